@@ -1,0 +1,512 @@
+//! Reading what providers say about their limits: Retry-After in its forms, OpenAI/Azure
+//! `x-ratelimit-*`, Anthropic `anthropic-ratelimit-*`, and delay hints in error messages.
+//! Every parser is tolerant: a value it cannot read is ignored, never an error.
+
+use super::limits::Dimension;
+use std::time::Duration;
+
+/// Provider delays above this are capped rather than honoured (a day is the longest
+/// window any provider documents).
+pub const MAX_PROVIDER_DELAY: Duration = Duration::from_secs(86_400);
+
+/// One dimension's figures from a response's headers.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HeaderLimit {
+    pub limit: Option<f64>,
+    pub remaining: Option<f64>,
+    /// Time until the provider's bucket is full again.
+    pub reset: Option<Duration>,
+}
+
+/// Everything a response's headers and error message say about limits.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ProviderSignals {
+    /// The provider's own delay, from retry-after-ms, x-ms-retry-after-ms, retry-after, or a
+    /// hint in the error message, in that order.
+    pub retry_after: Option<Duration>,
+    /// `x-should-retry`, which the SDKs obey.
+    pub should_retry: Option<bool>,
+    pub limits: Vec<(Dimension, HeaderLimit)>,
+}
+
+impl ProviderSignals {
+    /// Reads headers (names in any case) and an error message, at `now_unix_ms` for HTTP-dates
+    /// and RFC 3339 resets.
+    pub fn parse<'a, I>(headers: I, error_message: &str, now_unix_ms: i64) -> Self
+    where
+        I: IntoIterator<Item = (&'a str, &'a str)>,
+    {
+        let mut signals = ProviderSignals::default();
+        let mut retry_after_ms = None;
+        let mut ms_retry_after_ms = None;
+        let mut retry_after = None;
+        for (name, value) in headers {
+            let name = name.trim().to_ascii_lowercase();
+            let value = value.trim();
+            match name.as_str() {
+                "retry-after-ms" => retry_after_ms = parse_millis(value),
+                "x-ms-retry-after-ms" => ms_retry_after_ms = parse_millis(value),
+                "retry-after" => retry_after = parse_retry_after(value, now_unix_ms),
+                "x-should-retry" => {
+                    signals.should_retry = match value.to_ascii_lowercase().as_str() {
+                        "true" => Some(true),
+                        "false" => Some(false),
+                        _ => None,
+                    }
+                }
+                _ => {
+                    if let Some((dim, field)) = openai_limit_header(&name) {
+                        let entry = signals.entry(dim);
+                        match field {
+                            Field::Limit => entry.limit = parse_count(value),
+                            Field::Remaining => entry.remaining = parse_count(value),
+                            Field::Reset => entry.reset = parse_go_duration(value),
+                        }
+                    } else if let Some((dim, field)) = anthropic_limit_header(&name) {
+                        let entry = signals.entry(dim);
+                        match field {
+                            Field::Limit => entry.limit = parse_count(value),
+                            Field::Remaining => entry.remaining = parse_count(value),
+                            Field::Reset => {
+                                entry.reset = parse_rfc3339_ms(value).map(|at| {
+                                    Duration::from_millis((at - now_unix_ms).max(0) as u64)
+                                })
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        signals.retry_after = retry_after_ms
+            .or(ms_retry_after_ms)
+            .or(retry_after)
+            .or_else(|| parse_message_hint(error_message))
+            .map(|d| d.min(MAX_PROVIDER_DELAY));
+        signals
+            .limits
+            .retain(|(_, l)| l.limit.is_some() || l.remaining.is_some());
+        signals
+    }
+
+    fn entry(&mut self, dim: Dimension) -> &mut HeaderLimit {
+        let pos = match self.limits.iter().position(|(d, _)| *d == dim) {
+            Some(pos) => pos,
+            None => {
+                self.limits.push((dim, HeaderLimit::default()));
+                self.limits.len() - 1
+            }
+        };
+        &mut self.limits[pos].1
+    }
+}
+
+enum Field {
+    Limit,
+    Remaining,
+    Reset,
+}
+
+fn field(s: &str) -> Option<Field> {
+    match s {
+        "limit" => Some(Field::Limit),
+        "remaining" => Some(Field::Remaining),
+        "reset" => Some(Field::Reset),
+        _ => None,
+    }
+}
+
+/// `x-ratelimit-{limit,remaining,reset}-{requests,tokens}`.
+fn openai_limit_header(name: &str) -> Option<(Dimension, Field)> {
+    let rest = name.strip_prefix("x-ratelimit-")?;
+    let (f, dim) = rest.split_once('-')?;
+    let dim = match dim {
+        "requests" => Dimension::Requests,
+        "tokens" => Dimension::Tokens,
+        _ => return None,
+    };
+    Some((dim, field(f)?))
+}
+
+/// `anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-{limit,remaining,reset}`.
+fn anthropic_limit_header(name: &str) -> Option<(Dimension, Field)> {
+    let rest = name.strip_prefix("anthropic-ratelimit-")?;
+    let (dim, f) = rest.rsplit_once('-')?;
+    let dim = match dim {
+        "requests" => Dimension::Requests,
+        "tokens" => Dimension::Tokens,
+        "input-tokens" => Dimension::InputTokens,
+        "output-tokens" => Dimension::OutputTokens,
+        _ => return None,
+    };
+    Some((dim, field(f)?))
+}
+
+/// A non-negative count; fractions are tolerated.
+fn parse_count(s: &str) -> Option<f64> {
+    let v: f64 = s.parse().ok()?;
+    (v.is_finite() && v >= 0.0).then_some(v)
+}
+
+fn parse_millis(s: &str) -> Option<Duration> {
+    parse_count(s)
+        .map(|ms| Duration::from_secs_f64((ms / 1000.0).min(MAX_PROVIDER_DELAY.as_secs_f64())))
+}
+
+/// Retry-After per RFC 9110: delay-seconds (floats tolerated) or an HTTP-date in any of its
+/// three forms. A date in the past means zero.
+pub fn parse_retry_after(value: &str, now_unix_ms: i64) -> Option<Duration> {
+    let value = value.trim();
+    if let Some(secs) = parse_count(value) {
+        return Some(Duration::from_secs_f64(
+            secs.min(MAX_PROVIDER_DELAY.as_secs_f64()),
+        ));
+    }
+    if value.starts_with('-') {
+        return None;
+    }
+    let at = parse_http_date_ms(value)?;
+    Some(Duration::from_millis(
+        (at - now_unix_ms).clamp(0, MAX_PROVIDER_DELAY.as_millis() as i64) as u64,
+    ))
+}
+
+/// Go-style durations (`1s`, `6m0s`, `12ms`, `1.428s`, `1h2m`), or Azure's integer seconds.
+/// `-1` and a bare `0` (Azure's "unknown") give None.
+pub fn parse_go_duration(s: &str) -> Option<Duration> {
+    let s = s.trim();
+    if s.is_empty() || s.starts_with('-') {
+        return None;
+    }
+    if s.bytes().all(|b| b.is_ascii_digit()) {
+        let secs: u64 = s.parse().ok()?;
+        return (secs > 0).then(|| Duration::from_secs(secs.min(MAX_PROVIDER_DELAY.as_secs())));
+    }
+    let mut total = 0.0f64;
+    let mut rest = s;
+    while !rest.is_empty() {
+        let num_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        if num_len == 0 {
+            return None;
+        }
+        let n: f64 = rest[..num_len].parse().ok()?;
+        rest = &rest[num_len..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let secs_per_unit = match &rest[..unit_len] {
+            "h" => 3600.0,
+            "m" => 60.0,
+            "s" => 1.0,
+            "ms" => 1e-3,
+            "us" | "µs" => 1e-6,
+            "ns" => 1e-9,
+            _ => return None,
+        };
+        rest = &rest[unit_len..];
+        total += n * secs_per_unit;
+    }
+    (total.is_finite())
+        .then(|| Duration::from_secs_f64(total.min(MAX_PROVIDER_DELAY.as_secs_f64())))
+}
+
+/// Delay hints inside error messages: OpenAI's "Please try again in 1.146s" (or "in 20ms",
+/// "in 3 seconds") and Gemini's `"retryDelay": "38s"`.
+pub fn parse_message_hint(message: &str) -> Option<Duration> {
+    let lower = message.to_ascii_lowercase();
+    if let Some(i) = lower.find("try again in") {
+        let rest = lower[i + "try again in".len()..].trim_start();
+        let num_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        if let Ok(n) = rest[..num_len].parse::<f64>() {
+            let unit = rest[num_len..].trim_start();
+            let secs = if unit.starts_with("ms") {
+                n / 1000.0
+            } else if unit.starts_with('s') {
+                n
+            } else if unit.starts_with('m') {
+                n * 60.0
+            } else {
+                f64::NAN
+            };
+            if secs.is_finite() && secs >= 0.0 {
+                return Some(Duration::from_secs_f64(
+                    secs.min(MAX_PROVIDER_DELAY.as_secs_f64()),
+                ));
+            }
+        }
+    }
+    if let Some(i) = lower.find("retrydelay") {
+        let rest = &lower[i + "retrydelay".len()..];
+        let rest = rest.trim_start_matches(|c: char| c == '"' || c == ':' || c == ' ' || c == '\'');
+        let end = rest.find(['"', '\'', ',', '}', ' ']).unwrap_or(rest.len());
+        return parse_go_duration(&rest[..end]);
+    }
+    None
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date.
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = if y >= 0 { y } else { y - 399 } / 400;
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+fn unix_ms(y: i64, mo: i64, d: i64, h: i64, mi: i64, s: i64) -> Option<i64> {
+    let valid = (1..=12).contains(&mo)
+        && (1..=31).contains(&d)
+        && (0..=23).contains(&h)
+        && (0..=59).contains(&mi)
+        && (0..=60).contains(&s);
+    valid.then(|| ((days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60_000 + s * 1000)
+}
+
+fn month(s: &str) -> Option<i64> {
+    const MONTHS: [&str; 12] = [
+        "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+    ];
+    let s = s.to_ascii_lowercase();
+    MONTHS.iter().position(|m| *m == s).map(|i| i as i64 + 1)
+}
+
+fn hms(s: &str) -> Option<(i64, i64, i64)> {
+    let mut it = s.split(':').map(|p| p.parse::<i64>().ok());
+    let t = (it.next()??, it.next()??, it.next()??);
+    it.next().is_none().then_some(t)
+}
+
+/// HTTP-date: IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), rfc850
+/// (`Sunday, 06-Nov-94 08:49:37 GMT`) and asctime (`Sun Nov  6 08:49:37 1994`, UTC).
+pub fn parse_http_date_ms(s: &str) -> Option<i64> {
+    let parts: Vec<&str> = s.split_whitespace().collect();
+    match parts.as_slice() {
+        [_, d, mo, y, t, "GMT"] => {
+            let (h, mi, se) = hms(t)?;
+            unix_ms(y.parse().ok()?, month(mo)?, d.parse().ok()?, h, mi, se)
+        }
+        [_, dmy, t, "GMT"] => {
+            let mut it = dmy.split('-');
+            let (d, mo, y) = (it.next()?, it.next()?, it.next()?);
+            let y: i64 = y.parse().ok()?;
+            // rfc850 two-digit years: RFC 9110 says pick the nearest century; providers are recent.
+            let y = if y < 100 {
+                if y < 70 {
+                    2000 + y
+                } else {
+                    1900 + y
+                }
+            } else {
+                y
+            };
+            let (h, mi, se) = hms(t)?;
+            unix_ms(y, month(mo)?, d.parse().ok()?, h, mi, se)
+        }
+        [_, mo, d, t, y] => {
+            let (h, mi, se) = hms(t)?;
+            unix_ms(y.parse().ok()?, month(mo)?, d.parse().ok()?, h, mi, se)
+        }
+        _ => None,
+    }
+}
+
+/// RFC 3339 (`2025-08-21T12:40:59Z`, fractions and offsets allowed) as Unix ms.
+pub fn parse_rfc3339_ms(s: &str) -> Option<i64> {
+    let s = s.trim();
+    let b = s.as_bytes();
+    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| s.get(r)?.parse::<i64>().ok();
+    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (h, mi, se) = hms(s.get(11..19)?)?;
+    let mut rest = s.get(19..)?;
+    let mut frac_ms = 0i64;
+    if let Some(r) = rest.strip_prefix('.') {
+        let n = r.find(|c: char| !c.is_ascii_digit()).unwrap_or(r.len());
+        if n == 0 {
+            return None;
+        }
+        let digits = &r[..n.min(3)];
+        frac_ms = digits.parse::<i64>().ok()? * 10i64.pow(3 - digits.len() as u32);
+        rest = &r[n..];
+    }
+    let offset_min = match rest {
+        "Z" | "z" => 0,
+        _ => {
+            let sign = match rest.as_bytes().first()? {
+                b'+' => 1,
+                b'-' => -1,
+                _ => return None,
+            };
+            let (oh, om) = rest.get(1..)?.split_once(':')?;
+            sign * (oh.parse::<i64>().ok()? * 60 + om.parse::<i64>().ok()?)
+        }
+    };
+    Some(unix_ms(y, mo, d, h, mi, se)? + frac_ms - offset_min * 60_000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: i64 = 784_111_777_000; // Sun, 06 Nov 1994 08:49:37 GMT
+
+    #[test]
+    fn retry_after_seconds_and_floats() {
+        assert_eq!(parse_retry_after("2", NOW), Some(Duration::from_secs(2)));
+        assert_eq!(
+            parse_retry_after("1.5", NOW),
+            Some(Duration::from_millis(1500))
+        );
+        assert_eq!(parse_retry_after("-3", NOW), None);
+        assert_eq!(parse_retry_after("NaN", NOW), None);
+        assert_eq!(parse_retry_after("inf", NOW), None);
+        assert_eq!(parse_retry_after("soon", NOW), None);
+        assert_eq!(parse_retry_after("99999999", NOW), Some(MAX_PROVIDER_DELAY));
+    }
+
+    #[test]
+    fn retry_after_http_dates_in_all_three_forms() {
+        let later = Some(Duration::from_secs(10));
+        assert_eq!(
+            parse_retry_after("Sun, 06 Nov 1994 08:49:47 GMT", NOW),
+            later
+        );
+        assert_eq!(
+            parse_retry_after("Sunday, 06-Nov-94 08:49:47 GMT", NOW),
+            later
+        );
+        assert_eq!(parse_retry_after("Sun Nov  6 08:49:47 1994", NOW), later);
+        // A date in the past means now.
+        assert_eq!(
+            parse_retry_after("Sun, 06 Nov 1994 08:00:00 GMT", NOW),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(
+            parse_retry_after("Sun, 06 Foo 1994 08:00:00 GMT", NOW),
+            None
+        );
+    }
+
+    #[test]
+    fn go_durations() {
+        assert_eq!(parse_go_duration("1s"), Some(Duration::from_secs(1)));
+        assert_eq!(parse_go_duration("6m0s"), Some(Duration::from_secs(360)));
+        assert_eq!(parse_go_duration("20ms"), Some(Duration::from_millis(20)));
+        assert_eq!(parse_go_duration("1.5s"), Some(Duration::from_millis(1500)));
+        assert_eq!(parse_go_duration("1h2m3s"), Some(Duration::from_secs(3723)));
+        assert_eq!(parse_go_duration("12"), Some(Duration::from_secs(12)));
+        assert_eq!(parse_go_duration("0"), None);
+        assert_eq!(parse_go_duration("-1"), None);
+        assert_eq!(parse_go_duration("1x"), None);
+        assert_eq!(parse_go_duration("s"), None);
+    }
+
+    #[test]
+    fn rfc3339() {
+        assert_eq!(parse_rfc3339_ms("1994-11-06T08:49:37Z"), Some(NOW));
+        assert_eq!(
+            parse_rfc3339_ms("1994-11-06T08:49:37.250Z"),
+            Some(NOW + 250)
+        );
+        assert_eq!(parse_rfc3339_ms("1994-11-06T09:49:37+01:00"), Some(NOW));
+        assert_eq!(parse_rfc3339_ms("1994-13-06T09:49:37Z"), None);
+        assert_eq!(parse_rfc3339_ms("yesterday"), None);
+    }
+
+    #[test]
+    fn message_hints() {
+        let m =
+            "Rate limit reached for gpt-5.5 on tokens per min. Please try again in 1.146s. Visit";
+        assert_eq!(parse_message_hint(m), Some(Duration::from_millis(1146)));
+        assert_eq!(
+            parse_message_hint("try again in 20ms"),
+            Some(Duration::from_millis(20))
+        );
+        assert_eq!(
+            parse_message_hint("Try again in 3 seconds"),
+            Some(Duration::from_secs(3))
+        );
+        let g = r#"{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"38s"}"#;
+        assert_eq!(parse_message_hint(g), Some(Duration::from_secs(38)));
+        assert_eq!(parse_message_hint("Overloaded"), None);
+    }
+
+    #[test]
+    fn openai_headers() {
+        let h = [
+            ("X-RateLimit-Limit-Requests", "5000"),
+            ("x-ratelimit-remaining-requests", "4999"),
+            ("x-ratelimit-reset-requests", "12ms"),
+            ("x-ratelimit-limit-tokens", "800000"),
+            ("x-ratelimit-remaining-tokens", "garbage"),
+            ("x-ratelimit-reset-tokens", "6m0s"),
+            ("retry-after", "3"),
+            ("retry-after-ms", "1500"),
+        ];
+        let s = ProviderSignals::parse(h, "", NOW);
+        assert_eq!(s.retry_after, Some(Duration::from_millis(1500)));
+        let req = &s
+            .limits
+            .iter()
+            .find(|(d, _)| *d == Dimension::Requests)
+            .expect("requests")
+            .1;
+        assert_eq!(req.limit, Some(5000.0));
+        assert_eq!(req.remaining, Some(4999.0));
+        assert_eq!(req.reset, Some(Duration::from_millis(12)));
+        let tok = &s
+            .limits
+            .iter()
+            .find(|(d, _)| *d == Dimension::Tokens)
+            .expect("tokens")
+            .1;
+        assert_eq!(tok.limit, Some(800000.0));
+        assert_eq!(tok.remaining, None);
+        assert_eq!(tok.reset, Some(Duration::from_secs(360)));
+    }
+
+    #[test]
+    fn anthropic_headers() {
+        let h = [
+            ("anthropic-ratelimit-input-tokens-limit", "40000"),
+            ("anthropic-ratelimit-input-tokens-remaining", "12000"),
+            (
+                "anthropic-ratelimit-input-tokens-reset",
+                "1994-11-06T08:50:37Z",
+            ),
+            ("anthropic-ratelimit-output-tokens-remaining", "8000"),
+            ("anthropic-ratelimit-unknown-remaining", "1"),
+            ("x-should-retry", "false"),
+        ];
+        let s = ProviderSignals::parse(h, "", NOW);
+        assert_eq!(s.should_retry, Some(false));
+        assert_eq!(s.retry_after, None);
+        assert_eq!(s.limits.len(), 2);
+        let inp = &s.limits[0];
+        assert_eq!(inp.0, Dimension::InputTokens);
+        assert_eq!(inp.1.remaining, Some(12000.0));
+        assert_eq!(inp.1.reset, Some(Duration::from_secs(60)));
+        assert_eq!(s.limits[1].0, Dimension::OutputTokens);
+    }
+
+    #[test]
+    fn retry_after_precedence_and_azure() {
+        let s = ProviderSignals::parse(
+            [("x-ms-retry-after-ms", "250"), ("retry-after", "9")],
+            "",
+            NOW,
+        );
+        assert_eq!(s.retry_after, Some(Duration::from_millis(250)));
+        let s = ProviderSignals::parse([("retry-after", "9")], "try again in 1s", NOW);
+        assert_eq!(s.retry_after, Some(Duration::from_secs(9)));
+        let s = ProviderSignals::parse([], "Please try again in 1s", NOW);
+        assert_eq!(s.retry_after, Some(Duration::from_secs(1)));
+    }
+}

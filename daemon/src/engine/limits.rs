@@ -1,0 +1,145 @@
+//! What a key may use: dimensions, periods, rates and bursts, resolved from config or headers.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A countable thing a provider limits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Dimension {
+    Requests,
+    /// Input plus output tokens.
+    Tokens,
+    InputTokens,
+    OutputTokens,
+}
+
+impl Dimension {
+    pub const ALL: [Dimension; 4] = [
+        Dimension::Requests,
+        Dimension::Tokens,
+        Dimension::InputTokens,
+        Dimension::OutputTokens,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dimension::Requests => "requests",
+            Dimension::Tokens => "tokens",
+            Dimension::InputTokens => "input_tokens",
+            Dimension::OutputTokens => "output_tokens",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|d| d.as_str() == s)
+    }
+}
+
+impl fmt::Display for Dimension {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Period {
+    Minute,
+    Day,
+}
+
+impl Period {
+    pub fn millis(self) -> f64 {
+        match self {
+            Period::Minute => 60_000.0,
+            Period::Day => 86_400_000.0,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Period::Minute => "minute",
+            Period::Day => "day",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "minute" => Some(Period::Minute),
+            "day" => Some(Period::Day),
+            _ => None,
+        }
+    }
+}
+
+/// Where a limit came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LimitSource {
+    Config,
+    /// Learned from a provider's rate-limit headers.
+    Headers,
+}
+
+impl LimitSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LimitSource::Config => "config",
+            LimitSource::Headers => "headers",
+        }
+    }
+}
+
+/// One rate: `limit` units per `period`, with a bucket of `capacity` units.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rate {
+    pub dimension: Dimension,
+    pub period: Period,
+    pub limit: f64,
+    pub capacity: f64,
+}
+
+impl Rate {
+    /// A rate with the documented default burst: one second's worth of requests (at least 1),
+    /// a whole period's worth of tokens (so any request the provider accepts can fit), and the
+    /// whole allowance for per-day limits.
+    pub fn with_default_burst(dimension: Dimension, period: Period, limit: f64) -> Self {
+        let capacity = match (dimension, period) {
+            (Dimension::Requests, Period::Minute) => (limit / 60.0).max(1.0),
+            _ => limit,
+        };
+        Rate {
+            dimension,
+            period,
+            limit,
+            capacity,
+        }
+    }
+
+    /// Units added per millisecond.
+    pub fn per_ms(&self) -> f64 {
+        self.limit / self.period.millis()
+    }
+}
+
+/// How output tokens are charged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputCounting {
+    /// Tokens produced (Anthropic): unused max_tokens are refunded.
+    #[default]
+    Actual,
+    /// max_tokens at admission (OpenAI): no refund of output tokens.
+    Reserved,
+}
+
+/// Every limit of one key.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct KeyLimits {
+    pub rates: Vec<Rate>,
+    pub max_concurrency: Option<u64>,
+    pub output_counted_as: OutputCounting,
+    /// Count cached input tokens toward input and total token limits.
+    pub cached_input_counts: bool,
+}

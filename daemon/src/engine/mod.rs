@@ -1,0 +1,1562 @@
+//! The limiter itself: pure state and rules. No I/O, no async, no clock of its own: every call
+//! takes `Now`, so each rule is testable with a fake clock and benchmarkable in-process.
+
+pub mod advice;
+mod error;
+pub mod headers;
+pub mod limits;
+mod stats;
+#[cfg(test)]
+mod tests;
+
+pub use advice::{Action, Advice, Class};
+pub use error::EngineError;
+pub use headers::ProviderSignals;
+pub use limits::{Dimension, KeyLimits, LimitSource, OutputCounting, Period, Rate};
+
+use serde::{Deserialize, Serialize};
+use stats::{MinuteWindow, RecentWaits};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::time::{Duration, Instant};
+
+/// Sizes above this are refused as absurd.
+pub const MAX_UNITS: i64 = 1_000_000_000;
+pub const MAX_KEY_BYTES: usize = 256;
+pub const MAX_WAIT: Duration = Duration::from_secs(3600);
+pub const MAX_COOLDOWN: Duration = Duration::from_secs(86_400);
+
+/// A moment, on the monotonic clock (for all arithmetic) and the wall clock (for answers).
+#[derive(Clone, Copy, Debug)]
+pub struct Now {
+    pub mono: Instant,
+    pub unix_ms: i64,
+}
+
+impl Now {
+    pub fn after(self, d: Duration) -> Now {
+        Now {
+            mono: self.mono + d,
+            unix_ms: self.unix_ms + d.as_millis() as i64,
+        }
+    }
+
+    fn unix_of(self, at: Instant) -> i64 {
+        if at >= self.mono {
+            self.unix_ms + at.duration_since(self.mono).as_millis() as i64
+        } else {
+            self.unix_ms - self.mono.duration_since(at).as_millis() as i64
+        }
+    }
+}
+
+/// The engine's own bounds and policy knobs.
+#[derive(Clone, Debug)]
+pub struct EngineConfig {
+    pub lease_ttl: Duration,
+    pub max_keys: usize,
+    pub max_waiters: usize,
+    pub max_leases: usize,
+    /// First cooldown after a 429 that names no delay; doubles with each repeated 429.
+    pub cooldown_base: Duration,
+    /// Cap of that escalation (a provider's own longer delay is still honoured).
+    pub cooldown_max: Duration,
+    pub max_attempts: u32,
+    pub retry_base: Duration,
+    pub retry_cap: Duration,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            lease_ttl: Duration::from_secs(600),
+            max_keys: 10_000,
+            max_waiters: 10_000,
+            max_leases: 100_000,
+            cooldown_base: Duration::from_secs(1),
+            cooldown_max: Duration::from_secs(60),
+            max_attempts: 8,
+            retry_base: Duration::from_millis(500),
+            retry_cap: Duration::from_secs(30),
+        }
+    }
+}
+
+/// What one Acquire asks for.
+#[derive(Clone, Debug, Default)]
+pub struct AcquireRequest {
+    pub key: String,
+    pub requests: i64,
+    pub input_tokens: i64,
+    pub output_tokens: i64,
+    pub priority: i32,
+    pub max_wait: Duration,
+    pub client_id: String,
+    pub run_id: String,
+    pub route_group: String,
+}
+
+/// A granted lease, as the caller sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Grant {
+    pub lease_id: String,
+    pub key: String,
+    pub waited: Duration,
+    pub expires_unix_ms: i64,
+}
+
+/// Not granted in time: when it may be, and why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Refusal {
+    pub key: String,
+    /// 0 when unknown (waiting on concurrency).
+    pub not_before_unix_ms: i64,
+    pub reason: String,
+    pub waited: Duration,
+}
+
+pub type WaiterId = u64;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Acquired {
+    Granted(Grant),
+    /// Waiting in the queue: the answer comes out of `drain_answers`.
+    Queued(WaiterId),
+    NotGranted(Refusal),
+}
+
+/// An answer for a waiter, produced while the queue moves.
+#[derive(Clone, Debug, PartialEq)]
+pub enum WaiterAnswer {
+    Granted(Grant),
+    NotGranted(Refusal),
+}
+
+/// What a Report says happened.
+#[derive(Clone, Debug, Default)]
+pub struct Outcome {
+    /// HTTP status; 0 when no answer came.
+    pub status: u16,
+    pub input_tokens: u64,
+    pub cached_input_tokens: u64,
+    pub output_tokens: u64,
+    pub usage_known: bool,
+    pub error_type: String,
+    pub error_message: String,
+    pub stream_started: bool,
+    pub attempt: u32,
+    pub signals: ProviderSignals,
+    /// The rate-limit headers to keep as the key's last seen.
+    pub headers: Vec<(String, String)>,
+}
+
+/// Units one request reserves.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Need {
+    requests: u64,
+    input: u64,
+    output: u64,
+}
+
+impl Need {
+    fn amount(&self, dim: Dimension) -> f64 {
+        (match dim {
+            Dimension::Requests => self.requests,
+            Dimension::Tokens => self.input + self.output,
+            Dimension::InputTokens => self.input,
+            Dimension::OutputTokens => self.output,
+        }) as f64
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Bucket {
+    rate: Rate,
+    level: f64,
+    updated: Instant,
+    source: LimitSource,
+}
+
+impl Bucket {
+    fn refill(&mut self, now: Instant) {
+        if now > self.updated {
+            let ms = now.duration_since(self.updated).as_secs_f64() * 1000.0;
+            if self.level < self.rate.capacity {
+                self.level = (self.level + ms * self.rate.per_ms()).min(self.rate.capacity);
+            }
+            self.updated = now;
+        }
+        if self.level > self.rate.capacity {
+            self.level = self.rate.capacity;
+        }
+    }
+
+    /// When `need` units will be there, counting only refill.
+    fn ready_at(&self, need: f64) -> Instant {
+        if self.level >= need {
+            return self.updated;
+        }
+        let ms = (need - self.level) / self.rate.per_ms();
+        self.updated + Duration::from_secs_f64((ms / 1000.0).min(1e9))
+    }
+
+    fn setting(&self) -> String {
+        match (self.rate.dimension, self.rate.period) {
+            (d, Period::Minute) => format!("burst_{d}"),
+            (d, Period::Day) => format!("{d}_per_day"),
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct KeyStats {
+    requests_total: u64,
+    granted_total: u64,
+    rejected_total: u64,
+    rate_limited_total: u64,
+    rate_limited: MinuteWindow,
+    granted: MinuteWindow,
+    waits: RecentWaits,
+    tokens_reserved: u64,
+    tokens_used: u64,
+    tokens_outstanding: u64,
+    fallbacks_total: u64,
+}
+
+#[derive(Debug)]
+struct KeyState {
+    name: String,
+    /// This key, then each configured ancestor, nearest first.
+    scope: Vec<usize>,
+    buckets: Vec<Bucket>,
+    max_concurrency: Option<u64>,
+    in_flight: u64,
+    output_counted_as: OutputCounting,
+    cached_input_counts: bool,
+    configured: bool,
+    dirty: bool,
+    stats: KeyStats,
+    last_headers: BTreeMap<String, String>,
+}
+
+impl KeyState {
+    fn has_limits(&self) -> bool {
+        self.configured || !self.buckets.is_empty() || self.max_concurrency.is_some()
+    }
+}
+
+#[derive(Clone, Debug)]
+struct CooldownEntry {
+    until: Instant,
+    reason: String,
+    /// When it was last installed or escalated: 429s from leases granted before this do not
+    /// escalate it again (they were already in flight).
+    started: Instant,
+    strikes: u32,
+    /// The lease sent first after the cooldown ended; the rest wait for its result.
+    probe: Option<u64>,
+}
+
+#[derive(Debug)]
+struct Waiter {
+    key: usize,
+    need: Need,
+    deadline: Instant,
+    enqueued: Instant,
+    client_id: String,
+    run_id: String,
+}
+
+#[derive(Debug)]
+struct Lease {
+    key: usize,
+    need: Need,
+    granted_at: Instant,
+    client_id: String,
+    holds_slot: bool,
+    probe_for: Vec<String>,
+    #[allow(dead_code)]
+    run_id: String,
+}
+
+/// Where a cooldown lets a request through.
+enum Gate {
+    Open(Vec<String>),
+    Until(Instant),
+    ProbeInFlight,
+}
+
+/// A blocked bucket (index) or concurrency slot (`usize::MAX`) of a key.
+type Slot = (usize, usize);
+const CONCURRENCY: usize = usize::MAX;
+
+/// Saved levels, runtime limits and last headers of one key.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KeySnapshot {
+    pub key: String,
+    pub saved_unix_ms: i64,
+    pub buckets: Vec<BucketSnapshot>,
+    #[serde(default)]
+    pub last_headers: BTreeMap<String, String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BucketSnapshot {
+    pub dimension: Dimension,
+    pub period: Period,
+    pub limit: f64,
+    pub capacity: f64,
+    pub level: f64,
+    pub source: LimitSource,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CooldownSnapshot {
+    pub key: String,
+    pub until_unix_ms: i64,
+    pub reason: String,
+    pub strikes: u32,
+}
+
+/// What status shows of one bucket.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BucketStatus {
+    pub dimension: Dimension,
+    pub period: Period,
+    pub limit: f64,
+    pub capacity: f64,
+    pub level: f64,
+    pub source: LimitSource,
+}
+
+/// What status shows of one key.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KeyStatus {
+    pub key: String,
+    pub ancestors: Vec<String>,
+    pub buckets: Vec<BucketStatus>,
+    pub in_flight: u64,
+    pub max_concurrency: u64,
+    pub queue_depth: u64,
+    pub queue_wait_p50_ms: u64,
+    pub queue_wait_p95_ms: u64,
+    pub rate_limited_total: u64,
+    pub rate_limited_per_minute: f64,
+    pub tokens_reserved: u64,
+    pub tokens_used: u64,
+    pub tokens_outstanding: u64,
+    pub cooldown_remaining: Duration,
+    pub cooldown_reason: String,
+    pub fallbacks_total: u64,
+    pub requests_total: u64,
+    pub granted_total: u64,
+    pub rejected_total: u64,
+    pub requests_per_second: f64,
+    pub last_headers: BTreeMap<String, String>,
+}
+
+/// The limiter: keys, buckets, the wait queue, leases and cooldowns.
+pub struct Engine {
+    config: EngineConfig,
+    base: Instant,
+    keys: Vec<KeyState>,
+    index: HashMap<String, usize>,
+    /// Ordered by priority (highest first), then arrival.
+    queue: BTreeMap<(Reverse<i32>, WaiterId), Waiter>,
+    waiter_priority: HashMap<WaiterId, i32>,
+    next_waiter: WaiterId,
+    leases: HashMap<u64, Lease>,
+    expiries: BinaryHeap<Reverse<(Instant, u64)>>,
+    lease_epoch: u64,
+    next_lease: u64,
+    cooldowns: HashMap<String, CooldownEntry>,
+    cooldowns_dirty: bool,
+    dirty_keys: Vec<usize>,
+    answers: Vec<(WaiterId, WaiterAnswer)>,
+    rng: u64,
+}
+
+fn validate_units(what: &str, v: i64) -> Result<u64, EngineError> {
+    if !(0..=MAX_UNITS).contains(&v) {
+        return Err(EngineError::InvalidArgument(format!(
+            "{what} = {v} is out of range; give a whole number from 0 to {MAX_UNITS}"
+        )));
+    }
+    Ok(v as u64)
+}
+
+/// Checks a key name: non-empty, at most 256 bytes, no control characters, `/`-separated
+/// segments that are not empty.
+pub fn validate_key(key: &str) -> Result<(), EngineError> {
+    let bad = |why: &str| Err(EngineError::InvalidArgument(format!("key {key:?} {why}")));
+    if key.is_empty() {
+        return Err(EngineError::InvalidArgument(
+            "key is empty; name the quota, e.g. \"openai/gpt-5.5\"".into(),
+        ));
+    }
+    if key.len() > MAX_KEY_BYTES {
+        return Err(EngineError::InvalidArgument(format!(
+            "key of {} bytes is longer than {MAX_KEY_BYTES}; use a shorter name",
+            key.len()
+        )));
+    }
+    if key.chars().any(char::is_control) {
+        return bad("contains a control character; use printable characters only");
+    }
+    if key.split('/').any(str::is_empty) {
+        return bad(
+            "has an empty segment; write segments separated by single '/', e.g. \"openai/gpt-5.5\"",
+        );
+    }
+    Ok(())
+}
+
+/// The key's ancestors by name, nearest first: `a/b/c` → `a/b`, `a`.
+fn ancestors(key: &str) -> impl Iterator<Item = &str> {
+    key.char_indices()
+        .rev()
+        .filter(|(_, c)| *c == '/')
+        .map(move |(i, _)| &key[..i])
+}
+
+impl Engine {
+    /// An engine with the configured keys. Buckets start empty: a restarted limiter must not
+    /// burst; `restore` brings back saved levels. `epoch` keeps lease ids unique across restarts.
+    pub fn new(
+        config: EngineConfig,
+        keys: Vec<(String, KeyLimits)>,
+        now: Now,
+        epoch: u64,
+    ) -> Result<Engine, EngineError> {
+        let mut engine = Engine {
+            config,
+            base: now.mono,
+            keys: Vec::new(),
+            index: HashMap::new(),
+            queue: BTreeMap::new(),
+            waiter_priority: HashMap::new(),
+            next_waiter: 1,
+            leases: HashMap::new(),
+            expiries: BinaryHeap::new(),
+            lease_epoch: epoch & 0xffff_ffff,
+            next_lease: 1,
+            cooldowns: HashMap::new(),
+            cooldowns_dirty: false,
+            dirty_keys: Vec::new(),
+            answers: Vec::new(),
+            rng: epoch | 1,
+        };
+        for (name, limits) in keys {
+            validate_key(&name)?;
+            let id = engine.insert_key(&name, now.mono)?;
+            let k = &mut engine.keys[id];
+            k.configured = true;
+            k.max_concurrency = limits.max_concurrency;
+            k.output_counted_as = limits.output_counted_as;
+            k.cached_input_counts = limits.cached_input_counts;
+            k.buckets = limits
+                .rates
+                .iter()
+                .map(|&rate| Bucket {
+                    rate,
+                    level: 0.0,
+                    updated: now.mono,
+                    source: LimitSource::Config,
+                })
+                .collect();
+        }
+        for id in 0..engine.keys.len() {
+            engine.keys[id].scope = engine.scope_of(id);
+        }
+        Ok(engine)
+    }
+
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    fn scope_of(&self, id: usize) -> Vec<usize> {
+        let name = &self.keys[id].name;
+        let mut scope = vec![id];
+        scope.extend(
+            ancestors(name)
+                .filter_map(|a| self.index.get(a).copied())
+                .filter(|&a| self.keys[a].has_limits()),
+        );
+        scope
+    }
+
+    fn insert_key(&mut self, name: &str, now: Instant) -> Result<usize, EngineError> {
+        if self.keys.len() >= self.config.max_keys {
+            return Err(EngineError::Exhausted {
+                what: "keys",
+                limit: self.config.max_keys,
+                setting: "max_keys",
+            });
+        }
+        let id = self.keys.len();
+        let _ = now;
+        self.keys.push(KeyState {
+            name: name.to_string(),
+            scope: vec![id],
+            buckets: Vec::new(),
+            max_concurrency: None,
+            in_flight: 0,
+            output_counted_as: OutputCounting::default(),
+            cached_input_counts: false,
+            configured: false,
+            dirty: false,
+            stats: KeyStats::default(),
+            last_headers: BTreeMap::new(),
+        });
+        self.index.insert(name.to_string(), id);
+        Ok(id)
+    }
+
+    fn resolve(&mut self, name: &str, now: Instant) -> Result<usize, EngineError> {
+        if let Some(&id) = self.index.get(name) {
+            return Ok(id);
+        }
+        let id = self.insert_key(name, now)?;
+        self.keys[id].scope = self.scope_of(id);
+        Ok(id)
+    }
+
+    fn mark_dirty(&mut self, id: usize) {
+        if !self.keys[id].dirty {
+            self.keys[id].dirty = true;
+            self.dirty_keys.push(id);
+        }
+    }
+
+    fn next_random(&mut self) -> u64 {
+        // xorshift64*: enough for jitter, and deterministic for a given epoch.
+        let mut x = self.rng;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.rng = x;
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// Asks for a lease. Grants at once, queues up to `max_wait`, or refuses with `not_before`
+    /// when capacity or a cooldown cannot come in time.
+    pub fn acquire(&mut self, req: &AcquireRequest, now: Now) -> Result<Acquired, EngineError> {
+        validate_key(&req.key)?;
+        let need = Need {
+            requests: validate_units("requests", req.requests)?.max(1),
+            input: validate_units("input_tokens", req.input_tokens)?,
+            output: validate_units("output_tokens", req.output_tokens)?,
+        };
+        if req.max_wait > MAX_WAIT {
+            return Err(EngineError::InvalidArgument(format!(
+                "max_wait of {} ms is over the 1 hour bound; wait at most 3600000 ms and reschedule",
+                req.max_wait.as_millis()
+            )));
+        }
+        if !req.route_group.is_empty() {
+            return Err(EngineError::InvalidArgument(format!(
+                "route group {:?} is not configured; acquire a key instead",
+                req.route_group
+            )));
+        }
+        let id = self.resolve(&req.key, now.mono)?;
+        self.check_fits(id, need)?;
+        self.keys[id].stats.requests_total += 1;
+
+        if self.queue.is_empty() {
+            match self.gate(&req.key, now.mono) {
+                Gate::Open(probe_for) => {
+                    if self.shortfall(id, need, now.mono, &[], &mut Vec::new()) {
+                        // falls through to waiting
+                    } else {
+                        if self.leases.len() >= self.config.max_leases {
+                            return Err(self.leases_full());
+                        }
+                        let grant = self.grant(
+                            id,
+                            need,
+                            &req.client_id,
+                            &req.run_id,
+                            probe_for,
+                            now,
+                            now.mono,
+                        );
+                        return Ok(Acquired::Granted(grant));
+                    }
+                }
+                Gate::Until(_) | Gate::ProbeInFlight => {}
+            }
+        }
+        if self.leases.len() >= self.config.max_leases {
+            return Err(self.leases_full());
+        }
+        let wid = self.next_waiter;
+        self.next_waiter += 1;
+        self.queue.insert(
+            (Reverse(req.priority), wid),
+            Waiter {
+                key: id,
+                need,
+                deadline: now.mono + req.max_wait,
+                enqueued: now.mono,
+                client_id: req.client_id.clone(),
+                run_id: req.run_id.clone(),
+            },
+        );
+        self.waiter_priority.insert(wid, req.priority);
+        self.pump(now);
+        if let Some(pos) = self.answers.iter().position(|(w, _)| *w == wid) {
+            let (_, answer) = self.answers.swap_remove(pos);
+            return Ok(match answer {
+                WaiterAnswer::Granted(g) => Acquired::Granted(g),
+                WaiterAnswer::NotGranted(r) => Acquired::NotGranted(r),
+            });
+        }
+        // Checked after the pump, so a request that can go at once never finds the queue full.
+        if self.queue.len() > self.config.max_waiters {
+            self.waiter_priority.remove(&wid);
+            self.queue.remove(&(Reverse(req.priority), wid));
+            return Err(EngineError::Exhausted {
+                what: "waiters",
+                limit: self.config.max_waiters,
+                setting: "max_waiters",
+            });
+        }
+        let estimate = self.estimate(wid, now.mono);
+        let deadline = now.mono + req.max_wait;
+        let too_late = match estimate {
+            Some(at) => at > deadline,
+            None => req.max_wait.is_zero(),
+        };
+        if too_late {
+            if let Some(refusal) = self.remove_waiter(wid, now, estimate) {
+                // Leaving can unblock those behind it.
+                self.pump(now);
+                return Ok(Acquired::NotGranted(refusal));
+            }
+        }
+        Ok(Acquired::Queued(wid))
+    }
+
+    fn leases_full(&self) -> EngineError {
+        EngineError::Exhausted {
+            what: "leases",
+            limit: self.config.max_leases,
+            setting: "max_leases",
+        }
+    }
+
+    fn check_fits(&self, id: usize, need: Need) -> Result<(), EngineError> {
+        for &k in &self.keys[id].scope {
+            let key = &self.keys[k];
+            for b in &key.buckets {
+                let n = need.amount(b.rate.dimension);
+                if n > b.rate.capacity {
+                    return Err(EngineError::NeverFits {
+                        key: key.name.clone(),
+                        dimension: b.rate.dimension.to_string(),
+                        need: n,
+                        capacity: b.rate.capacity,
+                        setting: b.setting(),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether a cooldown on the key or an ancestor name holds it back.
+    fn gate(&self, key: &str, now: Instant) -> Gate {
+        if self.cooldowns.is_empty() {
+            return Gate::Open(Vec::new());
+        }
+        let mut probe_for = Vec::new();
+        let mut until: Option<Instant> = None;
+        let mut probe_busy = false;
+        for name in std::iter::once(key).chain(ancestors(key)) {
+            if let Some(c) = self.cooldowns.get(name) {
+                if now < c.until {
+                    until = Some(until.map_or(c.until, |u| u.max(c.until)));
+                } else if c.probe.is_some() {
+                    probe_busy = true;
+                } else {
+                    probe_for.push(name.to_string());
+                }
+            }
+        }
+        match (until, probe_busy) {
+            (Some(u), _) => Gate::Until(u),
+            (None, true) => Gate::ProbeInFlight,
+            (None, false) => Gate::Open(probe_for),
+        }
+    }
+
+    /// Refills the scope's buckets and records in `short` every slot that cannot give `need`
+    /// now or is already `blocked` by a waiter ahead. True when anything is short.
+    fn shortfall(
+        &mut self,
+        id: usize,
+        need: Need,
+        now: Instant,
+        blocked: &[Slot],
+        short: &mut Vec<Slot>,
+    ) -> bool {
+        let mut any = false;
+        for si in 0..self.keys[id].scope.len() {
+            let k = self.keys[id].scope[si];
+            let key = &mut self.keys[k];
+            for (bi, b) in key.buckets.iter_mut().enumerate() {
+                let n = need.amount(b.rate.dimension);
+                if n == 0.0 {
+                    continue;
+                }
+                b.refill(now);
+                if b.level < n || blocked.contains(&(k, bi)) {
+                    short.push((k, bi));
+                    any = true;
+                }
+            }
+            if let Some(max) = key.max_concurrency {
+                if key.in_flight >= max || blocked.contains(&(k, CONCURRENCY)) {
+                    short.push((k, CONCURRENCY));
+                    any = true;
+                }
+            }
+        }
+        any
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn grant(
+        &mut self,
+        id: usize,
+        need: Need,
+        client_id: &str,
+        run_id: &str,
+        probe_for: Vec<String>,
+        now: Now,
+        enqueued: Instant,
+    ) -> Grant {
+        for si in 0..self.keys[id].scope.len() {
+            let k = self.keys[id].scope[si];
+            let key = &mut self.keys[k];
+            for b in &mut key.buckets {
+                b.level -= need.amount(b.rate.dimension);
+            }
+            key.in_flight += 1;
+            if !key.buckets.is_empty() {
+                self.mark_dirty(k);
+            }
+        }
+        let lease_no = (self.lease_epoch << 32) | (self.next_lease & 0xffff_ffff);
+        self.next_lease += 1;
+        for name in &probe_for {
+            if let Some(c) = self.cooldowns.get_mut(name) {
+                c.probe = Some(lease_no);
+            }
+        }
+        let expires_at = now.mono + self.config.lease_ttl;
+        let waited = now.mono.saturating_duration_since(enqueued);
+        let tokens = need.input + need.output;
+        let base = self.base;
+        let stats = &mut self.keys[id].stats;
+        stats.granted_total += 1;
+        stats.granted.add(base, now.mono, 1);
+        stats.waits.push(waited.as_millis() as u64);
+        stats.tokens_reserved += tokens;
+        stats.tokens_outstanding += tokens;
+        self.leases.insert(
+            lease_no,
+            Lease {
+                key: id,
+                need,
+                granted_at: now.mono,
+                client_id: client_id.to_string(),
+                holds_slot: true,
+                probe_for,
+                run_id: run_id.to_string(),
+            },
+        );
+        self.expiries.push(Reverse((expires_at, lease_no)));
+        Grant {
+            lease_id: format!("{lease_no:016x}"),
+            key: self.keys[id].name.clone(),
+            waited,
+            expires_unix_ms: now.unix_of(expires_at),
+        }
+    }
+
+    /// Moves the queue: grants every waiter that can go now, in priority then arrival order;
+    /// a waiter that cannot go holds back the buckets it is short of from those behind it, so
+    /// a large request at the head is never starved by small ones. Waiters held past their
+    /// deadline by a cooldown are answered at once.
+    pub fn pump(&mut self, now: Now) {
+        if self.queue.is_empty() {
+            return;
+        }
+        let mut blocked: Vec<Slot> = Vec::new();
+        let order: Vec<(Reverse<i32>, WaiterId)> = self.queue.keys().copied().collect();
+        for qk in order {
+            let Some(w) = self.queue.get(&qk) else {
+                continue;
+            };
+            let (id, need, enqueued, deadline) = (w.key, w.need, w.enqueued, w.deadline);
+            let probe_for = match self.gate(&self.keys[id].name, now.mono) {
+                Gate::Open(p) => p,
+                Gate::Until(until) => {
+                    if until > deadline {
+                        if let Some(r) = self.remove_waiter(qk.1, now, Some(until)) {
+                            self.answers.push((qk.1, WaiterAnswer::NotGranted(r)));
+                        }
+                    }
+                    continue;
+                }
+                Gate::ProbeInFlight => continue,
+            };
+            let mut short = Vec::new();
+            if self.shortfall(id, need, now.mono, &blocked, &mut short) {
+                blocked.extend(short);
+                continue;
+            }
+            let Some(w) = self.queue.remove(&qk) else {
+                continue;
+            };
+            self.waiter_priority.remove(&qk.1);
+            let grant = self.grant(id, need, &w.client_id, &w.run_id, probe_for, now, enqueued);
+            self.answers.push((qk.1, WaiterAnswer::Granted(grant)));
+        }
+    }
+
+    /// When the waiter could be granted, counting refill, cooldowns and the needs of every
+    /// waiter ahead of it on the same buckets. None when it waits on concurrency.
+    fn estimate(&mut self, wid: WaiterId, now: Instant) -> Option<Instant> {
+        let prio = *self.waiter_priority.get(&wid)?;
+        let w = self.queue.get(&(Reverse(prio), wid))?;
+        let (id, need) = (w.key, w.need);
+        let mut at = now;
+        match self.gate(&self.keys[id].name, now) {
+            Gate::Until(u) => at = at.max(u),
+            Gate::ProbeInFlight => return None,
+            Gate::Open(_) => {}
+        }
+        let scope = self.keys[id].scope.clone();
+        for &k in &scope {
+            if let Some(max) = self.keys[k].max_concurrency {
+                if self.keys[k].in_flight >= max {
+                    return None;
+                }
+            }
+            for bi in 0..self.keys[k].buckets.len() {
+                let dim = self.keys[k].buckets[bi].rate.dimension;
+                let n = need.amount(dim);
+                if n == 0.0 {
+                    continue;
+                }
+                let ahead: f64 = self
+                    .queue
+                    .range(..(Reverse(prio), wid))
+                    .filter(|(_, o)| self.keys[o.key].scope.contains(&k))
+                    .map(|(_, o)| o.need.amount(dim))
+                    .sum();
+                let b = &mut self.keys[k].buckets[bi];
+                b.refill(now);
+                at = at.max(b.ready_at(n + ahead));
+            }
+        }
+        Some(at)
+    }
+
+    fn remove_waiter(
+        &mut self,
+        wid: WaiterId,
+        now: Now,
+        not_before: Option<Instant>,
+    ) -> Option<Refusal> {
+        let prio = self.waiter_priority.remove(&wid)?;
+        let w = self.queue.remove(&(Reverse(prio), wid))?;
+        let key = &mut self.keys[w.key];
+        key.stats.rejected_total += 1;
+        let (reason, not_before_unix_ms) = match not_before {
+            Some(at) => {
+                let why = match self.cooldowns_reason(w.key, now.mono) {
+                    Some(r) => format!("key {:?} is cooling down ({r})", self.keys[w.key].name),
+                    None => format!("capacity on key {:?} will not be there in time", self.keys[w.key].name),
+                };
+                (why, now.unix_of(at))
+            }
+            None => (
+                format!("no capacity on key {:?} within max_wait (concurrency full or a probe in flight)", self.keys[w.key].name),
+                0,
+            ),
+        };
+        Some(Refusal {
+            key: self.keys[w.key].name.clone(),
+            not_before_unix_ms,
+            reason,
+            waited: now.mono.saturating_duration_since(w.enqueued),
+        })
+    }
+
+    fn cooldowns_reason(&self, id: usize, now: Instant) -> Option<String> {
+        let name = &self.keys[id].name;
+        std::iter::once(name.as_str())
+            .chain(ancestors(name))
+            .filter_map(|n| self.cooldowns.get(n))
+            .find(|c| now < c.until)
+            .map(|c| c.reason.clone())
+    }
+
+    /// The caller gave up waiting (max_wait passed, or it went away): leaves the queue and
+    /// says when it might succeed.
+    pub fn cancel(&mut self, wid: WaiterId, now: Now) -> Option<Refusal> {
+        let estimate = self.estimate(wid, now.mono);
+        let refusal = self.remove_waiter(wid, now, estimate);
+        // Leaving can unblock those behind it.
+        self.pump(now);
+        refusal
+    }
+
+    /// Answers produced for queued waiters since the last call.
+    pub fn drain_answers(&mut self) -> Vec<(WaiterId, WaiterAnswer)> {
+        std::mem::take(&mut self.answers)
+    }
+
+    pub fn waiting(&self) -> usize {
+        self.queue.len()
+    }
+
+    pub fn lease_count(&self) -> usize {
+        self.leases.len()
+    }
+
+    fn lease_no(lease_id: &str) -> Result<u64, EngineError> {
+        u64::from_str_radix(lease_id, 16)
+            .map_err(|_| EngineError::UnknownLease(lease_id.to_string()))
+    }
+
+    /// Settles a lease with what happened and advises the caller.
+    pub fn report(
+        &mut self,
+        lease_id: &str,
+        outcome: &Outcome,
+        now: Now,
+    ) -> Result<Advice, EngineError> {
+        let lease_no = Self::lease_no(lease_id)?;
+        let lease = self
+            .leases
+            .remove(&lease_no)
+            .ok_or_else(|| EngineError::UnknownLease(lease_id.to_string()))?;
+        let class = advice::classify(outcome.status, &outcome.error_type);
+        let id = lease.key;
+        // A request that got no answer may still have been served: settle it at its estimate.
+        let usage = if outcome.usage_known || (200..300).contains(&outcome.status) {
+            Some(outcome)
+        } else if outcome.status == 0 {
+            None
+        } else {
+            Some(&Outcome::default())
+        };
+        self.settle(lease_no, &lease, usage, now.mono);
+        self.apply_headers(id, outcome, now.mono);
+
+        let rate_limited = matches!(class, Class::RateLimited | Class::Overloaded);
+        if rate_limited {
+            let stats = &mut self.keys[id].stats;
+            stats.rate_limited_total += 1;
+            stats.rate_limited.add(self.base, now.mono, 1);
+            let reason = match (&class, outcome.error_type.as_str()) {
+                (Class::Overloaded, _) => format!("provider overloaded ({})", outcome.status),
+                (_, "") => format!("provider answered {}", outcome.status),
+                (_, t) => format!("provider answered {} {t}", outcome.status),
+            };
+            let name = self.keys[id].name.clone();
+            self.install_cooldown(
+                &name,
+                outcome.signals.retry_after,
+                reason,
+                Some(lease.granted_at),
+                now.mono,
+            )?;
+        }
+        // The probe's answer decides whether the rest may follow.
+        for name in &lease.probe_for {
+            if let Some(c) = self.cooldowns.get_mut(name) {
+                if c.probe == Some(lease_no) {
+                    c.probe = None;
+                    if !rate_limited && outcome.status != 0 && now.mono >= c.until {
+                        self.cooldowns.remove(name);
+                        self.cooldowns_dirty = true;
+                    }
+                }
+            }
+        }
+        self.pump(now);
+        Ok(self.advise(id, &class, outcome, now.mono))
+    }
+
+    fn advise(&mut self, id: usize, class: &Class, outcome: &Outcome, now: Instant) -> Advice {
+        let advice = |action, retry_after, reason: String| Advice {
+            action,
+            retry_after,
+            fallback_key: String::new(),
+            reason,
+        };
+        let attempt = outcome.attempt.max(1);
+        match class {
+            Class::Success => advice(Action::Done, Duration::ZERO, String::new()),
+            Class::Fatal(why) => advice(Action::GiveUp, Duration::ZERO, why.clone()),
+            _ if outcome.stream_started => advice(
+                Action::GiveUp,
+                Duration::ZERO,
+                format!(
+                    "{} after output was delivered; a retry would not be transparent",
+                    if outcome.error_type.is_empty() {
+                        "error"
+                    } else {
+                        &outcome.error_type
+                    }
+                ),
+            ),
+            _ if outcome.signals.should_retry == Some(false) => advice(
+                Action::GiveUp,
+                Duration::ZERO,
+                "the provider said x-should-retry: false".into(),
+            ),
+            _ if attempt >= self.config.max_attempts => advice(
+                Action::GiveUp,
+                Duration::ZERO,
+                format!(
+                    "attempt {attempt} of {} failed; no attempts left",
+                    self.config.max_attempts
+                ),
+            ),
+            Class::RateLimited | Class::Overloaded => {
+                let name = &self.keys[id].name;
+                let until = std::iter::once(name.as_str())
+                    .chain(ancestors(name))
+                    .filter_map(|n| self.cooldowns.get(n))
+                    .map(|c| c.until)
+                    .max()
+                    .unwrap_or(now);
+                let wait = until.saturating_duration_since(now);
+                advice(
+                    Action::Retry,
+                    wait,
+                    format!("key {name:?} is cooling down; acquire again"),
+                )
+            }
+            Class::Transient => {
+                let exp = self
+                    .config
+                    .retry_base
+                    .saturating_mul(1u32 << (attempt - 1).min(20));
+                let ceiling = exp.min(self.config.retry_cap);
+                let jitter = (self.next_random() % 1_000_001) as f64 / 1_000_000.0;
+                let backoff = ceiling.mul_f64(jitter);
+                let wait = backoff.max(outcome.signals.retry_after.unwrap_or_default());
+                advice(
+                    Action::Retry,
+                    wait,
+                    format!("transient failure (status {})", outcome.status),
+                )
+            }
+        }
+    }
+
+    /// Returns a lease's reservation to its buckets, less what was actually used (or plus it,
+    /// as debt). `usage` None settles at the estimate.
+    fn settle(&mut self, lease_no: u64, lease: &Lease, usage: Option<&Outcome>, now: Instant) {
+        let _ = lease_no;
+        let id = lease.key;
+        for si in 0..self.keys[id].scope.len() {
+            let k = self.keys[id].scope[si];
+            let key = &mut self.keys[k];
+            if lease.holds_slot {
+                key.in_flight = key.in_flight.saturating_sub(1);
+            }
+            let Some(u) = usage else { continue };
+            let input = u.input_tokens.saturating_sub(if key.cached_input_counts {
+                0
+            } else {
+                u.cached_input_tokens
+            });
+            let output = match key.output_counted_as {
+                OutputCounting::Actual => u.output_tokens,
+                OutputCounting::Reserved => u.output_tokens.max(lease.need.output),
+            };
+            let mut changed = false;
+            for b in &mut key.buckets {
+                let used = match b.rate.dimension {
+                    Dimension::Requests => lease.need.requests,
+                    Dimension::Tokens => input + output,
+                    Dimension::InputTokens => input,
+                    Dimension::OutputTokens => output,
+                } as f64;
+                let delta = lease.need.amount(b.rate.dimension) - used;
+                if delta != 0.0 {
+                    b.refill(now);
+                    b.level = (b.level + delta).min(b.rate.capacity);
+                    changed = true;
+                }
+            }
+            if changed {
+                self.mark_dirty(k);
+            }
+        }
+        let stats = &mut self.keys[id].stats;
+        let reserved = lease.need.input + lease.need.output;
+        stats.tokens_outstanding = stats.tokens_outstanding.saturating_sub(reserved);
+        stats.tokens_used += match usage {
+            Some(u) => u.input_tokens + u.output_tokens,
+            None => reserved,
+        };
+    }
+
+    /// Lowers buckets the provider says are emptier than we think, and creates limits the
+    /// provider names that the config does not.
+    fn apply_headers(&mut self, id: usize, outcome: &Outcome, now: Instant) {
+        let mut changed = false;
+        let key = &mut self.keys[id];
+        for (dim, hl) in &outcome.signals.limits {
+            let pos = key
+                .buckets
+                .iter()
+                .position(|b| b.rate.dimension == *dim && b.rate.period == Period::Minute);
+            match pos {
+                Some(i) => {
+                    let b = &mut key.buckets[i];
+                    b.refill(now);
+                    if b.source == LimitSource::Headers {
+                        if let Some(limit) = hl.limit.filter(|l| *l > 0.0 && *l != b.rate.limit) {
+                            b.rate = Rate::with_default_burst(*dim, Period::Minute, limit);
+                            b.level = b.level.min(b.rate.capacity);
+                            changed = true;
+                        }
+                    }
+                    if let Some(rem) = hl.remaining {
+                        if rem < b.level {
+                            b.level = rem;
+                            changed = true;
+                        }
+                    }
+                }
+                None => {
+                    if let Some(limit) = hl.limit.filter(|l| *l > 0.0) {
+                        let rate = Rate::with_default_burst(*dim, Period::Minute, limit);
+                        key.buckets.push(Bucket {
+                            rate,
+                            level: hl.remaining.unwrap_or(0.0).min(rate.capacity),
+                            updated: now,
+                            source: LimitSource::Headers,
+                        });
+                        changed = true;
+                    }
+                }
+            }
+        }
+        if !outcome.headers.is_empty() {
+            key.last_headers = outcome.headers.iter().cloned().collect();
+            changed = true;
+        }
+        if changed {
+            self.mark_dirty(id);
+        }
+    }
+
+    /// Installs or extends a cooldown on a key name (and so its descendants). The provider's
+    /// delay is a floor; a 429 from a lease granted after the last one escalates; a cooldown
+    /// never shortens. Returns the deadline.
+    fn install_cooldown(
+        &mut self,
+        name: &str,
+        provider_delay: Option<Duration>,
+        reason: String,
+        granted_at: Option<Instant>,
+        now: Instant,
+    ) -> Result<Instant, EngineError> {
+        if !self.cooldowns.contains_key(name) && self.cooldowns.len() >= self.config.max_keys {
+            self.cooldowns
+                .retain(|_, c| now < c.until || c.probe.is_some());
+            if self.cooldowns.len() >= self.config.max_keys {
+                return Err(EngineError::Exhausted {
+                    what: "cooldowns",
+                    limit: self.config.max_keys,
+                    setting: "max_keys",
+                });
+            }
+        }
+        let (base, cap) = (self.config.cooldown_base, self.config.cooldown_max);
+        let entry = self
+            .cooldowns
+            .entry(name.to_string())
+            .or_insert(CooldownEntry {
+                until: now,
+                reason: String::new(),
+                started: now,
+                strikes: 0,
+                probe: None,
+            });
+        let escalates = match granted_at {
+            Some(g) => entry.strikes == 0 || g > entry.started,
+            None => false,
+        };
+        let mut delay = provider_delay.unwrap_or_default();
+        if escalates {
+            entry.strikes += 1;
+            entry.started = now;
+            let backoff = base
+                .saturating_mul(1u32 << (entry.strikes - 1).min(20))
+                .min(cap);
+            delay = delay.max(backoff);
+        }
+        let until = now + delay;
+        if until > entry.until {
+            entry.until = until;
+            entry.reason = reason;
+        }
+        self.cooldowns_dirty = true;
+        Ok(entry.until)
+    }
+
+    /// `Cooldown`: nothing is granted on `key` or below it before `now + duration`.
+    pub fn cooldown(
+        &mut self,
+        key: &str,
+        duration: Duration,
+        reason: &str,
+        now: Now,
+    ) -> Result<i64, EngineError> {
+        validate_key(key)?;
+        if duration.is_zero() || duration > MAX_COOLDOWN {
+            return Err(EngineError::InvalidArgument(format!(
+                "cooldown of {} ms is out of range; give from 1 ms to 24 h",
+                duration.as_millis()
+            )));
+        }
+        let reason = if reason.is_empty() {
+            "set by Cooldown".to_string()
+        } else {
+            reason.to_string()
+        };
+        let until = self.install_cooldown(key, Some(duration), reason, None, now.mono)?;
+        self.pump(now);
+        Ok(now.unix_of(until))
+    }
+
+    /// A client session ended: its leases give back their concurrency slots (their token
+    /// reservations stay until reported or expired).
+    pub fn release_client(&mut self, client_id: &str, now: Now) -> usize {
+        if client_id.is_empty() {
+            return 0;
+        }
+        let mut released = 0;
+        let mut keys = Vec::new();
+        for lease in self.leases.values_mut() {
+            if lease.holds_slot && lease.client_id == client_id {
+                lease.holds_slot = false;
+                keys.push(lease.key);
+                released += 1;
+            }
+        }
+        for id in keys {
+            for si in 0..self.keys[id].scope.len() {
+                let k = self.keys[id].scope[si];
+                self.keys[k].in_flight = self.keys[k].in_flight.saturating_sub(1);
+            }
+        }
+        if released > 0 {
+            self.pump(now);
+        }
+        released
+    }
+
+    /// Settles every lease whose TTL ran out at its estimate. Returns how many.
+    pub fn expire(&mut self, now: Now) -> usize {
+        let mut n = 0;
+        while let Some(Reverse((at, lease_no))) = self.expiries.peek().copied() {
+            if at > now.mono {
+                break;
+            }
+            self.expiries.pop();
+            let Some(lease) = self.leases.remove(&lease_no) else {
+                continue;
+            };
+            self.settle(lease_no, &lease, None, now.mono);
+            for name in &lease.probe_for {
+                if let Some(c) = self.cooldowns.get_mut(name) {
+                    if c.probe == Some(lease_no) {
+                        c.probe = None;
+                    }
+                }
+            }
+            n += 1;
+        }
+        if n > 0 {
+            self.pump(now);
+        }
+        n
+    }
+
+    /// The next moment something may change without a call: a waiter's buckets refill, a
+    /// cooldown ends, a lease expires.
+    pub fn next_wakeup(&mut self, now: Now) -> Option<Instant> {
+        let mut next = self.expiries.peek().map(|Reverse((at, _))| *at);
+        let mut consider = |at: Instant| next = Some(next.map_or(at, |n: Instant| n.min(at)));
+        let waiters: Vec<(usize, Need)> = self.queue.values().map(|w| (w.key, w.need)).collect();
+        for (id, need) in waiters {
+            match self.gate(&self.keys[id].name, now.mono) {
+                Gate::Until(u) => consider(u),
+                Gate::ProbeInFlight => {}
+                Gate::Open(_) => {
+                    let mut at: Option<Instant> = None;
+                    for si in 0..self.keys[id].scope.len() {
+                        let k = self.keys[id].scope[si];
+                        for b in &mut self.keys[k].buckets {
+                            let n = need.amount(b.rate.dimension);
+                            if n > 0.0 {
+                                b.refill(now.mono);
+                                let r = b.ready_at(n);
+                                at = Some(at.map_or(r, |a| a.max(r)));
+                            }
+                        }
+                    }
+                    if let Some(at) = at {
+                        consider(at.max(now.mono));
+                    }
+                }
+            }
+        }
+        next
+    }
+
+    /// Status of every key, sorted by name.
+    pub fn status(&mut self, now: Now) -> Vec<KeyStatus> {
+        let mut depth = vec![0u64; self.keys.len()];
+        for w in self.queue.values() {
+            depth[w.key] += 1;
+        }
+        let base = self.base;
+        let mut out = Vec::with_capacity(self.keys.len());
+        for id in 0..self.keys.len() {
+            let (cooldown_until, cooldown_reason) = {
+                let name = &self.keys[id].name;
+                std::iter::once(name.as_str())
+                    .chain(ancestors(name))
+                    .filter_map(|n| self.cooldowns.get(n))
+                    .filter(|c| now.mono < c.until)
+                    .map(|c| (c.until, c.reason.clone()))
+                    .max_by_key(|(u, _)| *u)
+                    .unwrap_or((now.mono, String::new()))
+            };
+            let ancestors_names = self.keys[id].scope[1..]
+                .iter()
+                .map(|&a| self.keys[a].name.clone())
+                .collect();
+            let key = &mut self.keys[id];
+            for b in &mut key.buckets {
+                b.refill(now.mono);
+            }
+            let rl_minute = key.stats.rate_limited.sum_last(base, now.mono, 60);
+            let granted_10s = key.stats.granted.sum_last(base, now.mono, 10);
+            out.push(KeyStatus {
+                key: key.name.clone(),
+                ancestors: ancestors_names,
+                buckets: key
+                    .buckets
+                    .iter()
+                    .map(|b| BucketStatus {
+                        dimension: b.rate.dimension,
+                        period: b.rate.period,
+                        limit: b.rate.limit,
+                        capacity: b.rate.capacity,
+                        level: b.level,
+                        source: b.source,
+                    })
+                    .collect(),
+                in_flight: key.in_flight,
+                max_concurrency: key.max_concurrency.unwrap_or(0),
+                queue_depth: depth[id],
+                queue_wait_p50_ms: key.stats.waits.percentile(50.0),
+                queue_wait_p95_ms: key.stats.waits.percentile(95.0),
+                rate_limited_total: key.stats.rate_limited_total,
+                rate_limited_per_minute: rl_minute as f64,
+                tokens_reserved: key.stats.tokens_reserved,
+                tokens_used: key.stats.tokens_used,
+                tokens_outstanding: key.stats.tokens_outstanding,
+                cooldown_remaining: cooldown_until.saturating_duration_since(now.mono),
+                cooldown_reason,
+                fallbacks_total: key.stats.fallbacks_total,
+                requests_total: key.stats.requests_total,
+                granted_total: key.stats.granted_total,
+                rejected_total: key.stats.rejected_total,
+                requests_per_second: granted_10s as f64 / 10.0,
+                last_headers: key.last_headers.clone(),
+            });
+        }
+        out.sort_by(|a, b| a.key.cmp(&b.key));
+        out
+    }
+
+    /// Levels, runtime limits and headers of keys changed since the last call.
+    pub fn take_dirty(&mut self, now: Now) -> Vec<KeySnapshot> {
+        let ids = std::mem::take(&mut self.dirty_keys);
+        ids.into_iter()
+            .map(|id| {
+                self.keys[id].dirty = false;
+                self.snapshot_key(id, now)
+            })
+            .collect()
+    }
+
+    /// Every key with buckets or headers, for a final flush.
+    pub fn snapshot_all(&mut self, now: Now) -> Vec<KeySnapshot> {
+        self.dirty_keys.clear();
+        let ids: Vec<usize> = (0..self.keys.len())
+            .filter(|&id| {
+                !self.keys[id].buckets.is_empty() || !self.keys[id].last_headers.is_empty()
+            })
+            .collect();
+        ids.into_iter()
+            .map(|id| {
+                self.keys[id].dirty = false;
+                self.snapshot_key(id, now)
+            })
+            .collect()
+    }
+
+    fn snapshot_key(&mut self, id: usize, now: Now) -> KeySnapshot {
+        let key = &mut self.keys[id];
+        KeySnapshot {
+            key: key.name.clone(),
+            saved_unix_ms: now.unix_ms,
+            buckets: key
+                .buckets
+                .iter_mut()
+                .map(|b| {
+                    b.refill(now.mono);
+                    BucketSnapshot {
+                        dimension: b.rate.dimension,
+                        period: b.rate.period,
+                        limit: b.rate.limit,
+                        capacity: b.rate.capacity,
+                        level: b.level,
+                        source: b.source,
+                    }
+                })
+                .collect(),
+            last_headers: key.last_headers.clone(),
+        }
+    }
+
+    /// The cooldowns still in force, when they changed since the last call.
+    pub fn take_cooldowns(&mut self, now: Now) -> Option<Vec<CooldownSnapshot>> {
+        if !std::mem::take(&mut self.cooldowns_dirty) {
+            return None;
+        }
+        let mut v: Vec<CooldownSnapshot> = self
+            .cooldowns
+            .iter()
+            .map(|(key, c)| CooldownSnapshot {
+                key: key.clone(),
+                until_unix_ms: now.unix_of(c.until),
+                reason: c.reason.clone(),
+                strikes: c.strikes,
+            })
+            .collect();
+        v.sort_by(|a, b| a.key.cmp(&b.key));
+        Some(v)
+    }
+
+    /// Brings back saved state with refill for the time passed since it was saved. Buckets of
+    /// keys with no snapshot stay empty. Returns the names of configured keys left empty.
+    pub fn restore(
+        &mut self,
+        keys: &[KeySnapshot],
+        cooldowns: &[CooldownSnapshot],
+        now: Now,
+    ) -> Vec<String> {
+        let mut restored = vec![false; self.keys.len()];
+        for snap in keys {
+            if validate_key(&snap.key).is_err() {
+                continue;
+            }
+            let Ok(id) = self.resolve(&snap.key, now.mono) else {
+                continue;
+            };
+            if restored.len() <= id {
+                restored.resize(id + 1, false);
+            }
+            let elapsed_ms = (now.unix_ms - snap.saved_unix_ms).max(0) as f64;
+            for b in &snap.buckets {
+                if !(b.level.is_finite()
+                    && b.limit.is_finite()
+                    && b.limit > 0.0
+                    && b.capacity.is_finite())
+                {
+                    continue;
+                }
+                let key = &mut self.keys[id];
+                let existing = key
+                    .buckets
+                    .iter_mut()
+                    .find(|x| x.rate.dimension == b.dimension && x.rate.period == b.period);
+                let bucket = match existing {
+                    Some(x) => x,
+                    None if b.source == LimitSource::Headers => {
+                        key.buckets.push(Bucket {
+                            rate: Rate {
+                                dimension: b.dimension,
+                                period: b.period,
+                                limit: b.limit,
+                                capacity: b.capacity.max(1.0),
+                            },
+                            level: 0.0,
+                            updated: now.mono,
+                            source: LimitSource::Headers,
+                        });
+                        let Some(last) = key.buckets.last_mut() else {
+                            continue;
+                        };
+                        last
+                    }
+                    None => continue,
+                };
+                let refilled = b.level + elapsed_ms * bucket.rate.per_ms();
+                bucket.level = refilled.min(bucket.rate.capacity);
+                bucket.updated = now.mono;
+                restored[id] = true;
+            }
+            self.keys[id].last_headers = snap.last_headers.clone();
+        }
+        for id in 0..self.keys.len() {
+            self.keys[id].scope = self.scope_of(id);
+        }
+        for c in cooldowns {
+            if c.until_unix_ms > now.unix_ms && validate_key(&c.key).is_ok() {
+                let left =
+                    Duration::from_millis((c.until_unix_ms - now.unix_ms) as u64).min(MAX_COOLDOWN);
+                self.cooldowns.insert(
+                    c.key.clone(),
+                    CooldownEntry {
+                        until: now.mono + left,
+                        reason: c.reason.clone(),
+                        started: now.mono,
+                        strikes: c.strikes,
+                        probe: None,
+                    },
+                );
+            }
+        }
+        self.keys
+            .iter()
+            .enumerate()
+            .filter(|(id, k)| {
+                k.configured
+                    && !k.buckets.is_empty()
+                    && !restored.get(*id).copied().unwrap_or(false)
+            })
+            .map(|(_, k)| k.name.clone())
+            .collect()
+    }
+}

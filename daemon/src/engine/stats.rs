@@ -1,0 +1,120 @@
+//! Small fixed-size windows for the figures status shows: events per second over the last
+//! minute, and recent queue waits for percentiles.
+
+use std::collections::VecDeque;
+use std::time::Instant;
+
+/// Counts per whole second over the last 60 seconds, measured from `base`.
+#[derive(Clone, Debug)]
+pub struct MinuteWindow {
+    slots: [u32; 60],
+    /// The second the newest slot belongs to.
+    head: u64,
+}
+
+impl Default for MinuteWindow {
+    fn default() -> Self {
+        MinuteWindow {
+            slots: [0; 60],
+            head: 0,
+        }
+    }
+}
+
+impl MinuteWindow {
+    fn advance(&mut self, sec: u64) {
+        if sec <= self.head {
+            return;
+        }
+        let gap = sec - self.head;
+        if gap >= 60 {
+            self.slots = [0; 60];
+        } else {
+            for s in self.head + 1..=sec {
+                self.slots[(s % 60) as usize] = 0;
+            }
+        }
+        self.head = sec;
+    }
+
+    pub fn add(&mut self, base: Instant, now: Instant, n: u32) {
+        let sec = now.saturating_duration_since(base).as_secs();
+        self.advance(sec);
+        if sec + 60 > self.head {
+            let slot = &mut self.slots[(sec % 60) as usize];
+            *slot = slot.saturating_add(n);
+        }
+    }
+
+    /// Events in the last `secs` whole seconds (the current one included).
+    pub fn sum_last(&mut self, base: Instant, now: Instant, secs: u64) -> u64 {
+        let sec = now.saturating_duration_since(base).as_secs();
+        self.advance(sec);
+        let secs = secs.clamp(1, 60);
+        (0..secs)
+            .filter_map(|i| sec.checked_sub(i))
+            .map(|s| u64::from(self.slots[(s % 60) as usize]))
+            .sum()
+    }
+}
+
+/// The last N queue waits, in milliseconds.
+#[derive(Clone, Debug, Default)]
+pub struct RecentWaits {
+    waits: VecDeque<u64>,
+}
+
+impl RecentWaits {
+    const KEEP: usize = 512;
+
+    pub fn push(&mut self, ms: u64) {
+        if self.waits.len() == Self::KEEP {
+            self.waits.pop_front();
+        }
+        self.waits.push_back(ms);
+    }
+
+    /// The p-th percentile (0..=100) by nearest rank; 0 with no samples.
+    pub fn percentile(&self, p: f64) -> u64 {
+        if self.waits.is_empty() {
+            return 0;
+        }
+        let mut v: Vec<u64> = self.waits.iter().copied().collect();
+        v.sort_unstable();
+        let rank = ((p / 100.0) * v.len() as f64).ceil() as usize;
+        v[rank.clamp(1, v.len()) - 1]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn window_forgets_after_a_minute() {
+        let base = Instant::now();
+        let mut w = MinuteWindow::default();
+        w.add(base, base, 3);
+        w.add(base, base + Duration::from_secs(10), 2);
+        assert_eq!(w.sum_last(base, base + Duration::from_secs(10), 60), 5);
+        assert_eq!(w.sum_last(base, base + Duration::from_secs(10), 5), 2);
+        assert_eq!(w.sum_last(base, base + Duration::from_secs(65), 60), 2);
+        assert_eq!(w.sum_last(base, base + Duration::from_secs(200), 60), 0);
+    }
+
+    #[test]
+    fn percentiles_by_nearest_rank() {
+        let mut w = RecentWaits::default();
+        assert_eq!(w.percentile(50.0), 0);
+        for ms in 1..=100 {
+            w.push(ms);
+        }
+        assert_eq!(w.percentile(50.0), 50);
+        assert_eq!(w.percentile(95.0), 95);
+        for _ in 0..600 {
+            w.push(7);
+        }
+        assert_eq!(w.percentile(95.0), 7);
+    }
+}

@@ -1,0 +1,4 @@
+//! The llmctl daemon: a pure limiter engine, its sled store, and the gRPC server that adapts
+//! one to the other on a Unix socket.
+
+pub mod engine;

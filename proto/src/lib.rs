@@ -1,0 +1,9 @@
+//! The `llmctl.v1` gRPC contract, generated at build time from `proto/llmctl/v1/limiter.proto`.
+
+#[allow(clippy::all, clippy::pedantic, clippy::unwrap_used, missing_docs)]
+pub mod v1 {
+    tonic::include_proto!("llmctl.v1");
+}
+
+pub use v1::limiter_client::LimiterClient;
+pub use v1::limiter_server::{Limiter, LimiterServer};
