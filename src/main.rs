@@ -1,1 +1,67 @@
-fn main() {}
+//! `llmctl`: the daemon and the command line that talks to it.
+
+mod cmd;
+mod exit;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "llmctl",
+    version,
+    about = "One scheduler per host for every process's LLM API calls",
+    long_about = "llmctl runs one daemon per host that owns the LLM API quotas every process shares. \
+                  Processes acquire before each provider call and report after it; the daemon keeps \
+                  the shared token buckets, cooldowns and provider headers."
+)]
+struct Cli {
+    /// The daemon's Unix socket [default: $XDG_RUNTIME_DIR/llmctl/llmctl.sock, else /tmp/llmctl-$UID/llmctl.sock]
+    #[arg(long, global = true, env = "LLMCTL_SOCKET", value_name = "PATH")]
+    socket: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run the daemon in the foreground
+    Daemon(cmd::daemon::DaemonArgs),
+    /// Ask for a lease on a key; prints the lease id (exit 75 when not granted in time)
+    Acquire(cmd::lease::AcquireArgs),
+    /// Settle a lease with the provider's answer; prints the advice
+    Report(cmd::lease::ReportArgs),
+    /// Stop granting on a key (and the keys below it) for a while
+    Cooldown(cmd::lease::CooldownArgs),
+    /// Show every key's limits, levels, queue and cooldown
+    Status(cmd::status::StatusArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let socket = cli
+        .socket
+        .unwrap_or_else(|| llmctl_daemon::paths::socket_path(&|k| std::env::var(k).ok()));
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            return exit::fail(
+                exit::SOFTWARE,
+                format!("cannot start the async runtime: {e}"),
+            )
+        }
+    };
+    runtime.block_on(async move {
+        match cli.command {
+            Command::Daemon(args) => cmd::daemon::run(args, socket).await,
+            Command::Acquire(args) => cmd::lease::acquire(args, socket).await,
+            Command::Report(args) => cmd::lease::report(args, socket).await,
+            Command::Cooldown(args) => cmd::lease::cooldown(args, socket).await,
+            Command::Status(args) => cmd::status::run(args, socket).await,
+        }
+    })
+}

@@ -1,4 +1,8 @@
 //! The llmctl daemon: a pure limiter engine, its sled store, and the gRPC server that adapts
 //! one to the other on a Unix socket.
 
+pub mod config;
 pub mod engine;
+pub mod paths;
+pub mod server;
+pub mod store;

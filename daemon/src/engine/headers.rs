@@ -240,7 +240,7 @@ pub fn parse_message_hint(message: &str) -> Option<Duration> {
     }
     if let Some(i) = lower.find("retrydelay") {
         let rest = &lower[i + "retrydelay".len()..];
-        let rest = rest.trim_start_matches(|c: char| c == '"' || c == ':' || c == ' ' || c == '\'');
+        let rest = rest.trim_start_matches(['"', ':', ' ', '\'']);
         let end = rest.find(['"', '\'', ',', '}', ' ']).unwrap_or(rest.len());
         return parse_go_duration(&rest[..end]);
     }

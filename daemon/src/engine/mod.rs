@@ -957,7 +957,7 @@ impl Engine {
         } else {
             Some(&Outcome::default())
         };
-        self.settle(lease_no, &lease, usage, now.mono);
+        self.settle(&lease, usage, true, now.mono);
         self.apply_headers(id, outcome, now.mono);
 
         let rate_limited = matches!(class, Class::RateLimited | Class::Overloaded);
@@ -1066,8 +1066,7 @@ impl Engine {
 
     /// Returns a lease's reservation to its buckets, less what was actually used (or plus it,
     /// as debt). `usage` None settles at the estimate.
-    fn settle(&mut self, lease_no: u64, lease: &Lease, usage: Option<&Outcome>, now: Instant) {
-        let _ = lease_no;
+    fn settle(&mut self, lease: &Lease, usage: Option<&Outcome>, sent: bool, now: Instant) {
         let id = lease.key;
         for si in 0..self.keys[id].scope.len() {
             let k = self.keys[id].scope[si];
@@ -1088,7 +1087,8 @@ impl Engine {
             let mut changed = false;
             for b in &mut key.buckets {
                 let used = match b.rate.dimension {
-                    Dimension::Requests => lease.need.requests,
+                    Dimension::Requests if sent => lease.need.requests,
+                    Dimension::Requests => 0,
                     Dimension::Tokens => input + output,
                     Dimension::InputTokens => input,
                     Dimension::OutputTokens => output,
@@ -1234,6 +1234,8 @@ impl Engine {
                 duration.as_millis()
             )));
         }
+        // The key shows in status even if nothing was acquired on it yet.
+        self.resolve(key, now.mono)?;
         let reason = if reason.is_empty() {
             "set by Cooldown".to_string()
         } else {
@@ -1242,6 +1244,41 @@ impl Engine {
         let until = self.install_cooldown(key, Some(duration), reason, None, now.mono)?;
         self.pump(now);
         Ok(now.unix_of(until))
+    }
+
+    /// A lease granted to a caller that went away before it heard of it: nothing was sent, so
+    /// every unit goes back.
+    pub fn abandon(&mut self, lease_id: &str, now: Now) {
+        let Ok(lease_no) = Self::lease_no(lease_id) else {
+            return;
+        };
+        let Some(lease) = self.leases.remove(&lease_no) else {
+            return;
+        };
+        self.settle(&lease, Some(&Outcome::default()), false, now.mono);
+        self.clear_probe(&lease, lease_no);
+        self.pump(now);
+    }
+
+    fn clear_probe(&mut self, lease: &Lease, lease_no: u64) {
+        for name in &lease.probe_for {
+            if let Some(c) = self.cooldowns.get_mut(name) {
+                if c.probe == Some(lease_no) {
+                    c.probe = None;
+                }
+            }
+        }
+    }
+
+    /// Answers every waiter at once (the daemon is stopping).
+    pub fn cancel_all(&mut self, reason: &str, now: Now) {
+        let ids: Vec<WaiterId> = self.queue.keys().map(|(_, w)| *w).collect();
+        for wid in ids {
+            if let Some(mut r) = self.remove_waiter(wid, now, None) {
+                r.reason = reason.to_string();
+                self.answers.push((wid, WaiterAnswer::NotGranted(r)));
+            }
+        }
     }
 
     /// A client session ended: its leases give back their concurrency slots (their token
@@ -1282,14 +1319,8 @@ impl Engine {
             let Some(lease) = self.leases.remove(&lease_no) else {
                 continue;
             };
-            self.settle(lease_no, &lease, None, now.mono);
-            for name in &lease.probe_for {
-                if let Some(c) = self.cooldowns.get_mut(name) {
-                    if c.probe == Some(lease_no) {
-                        c.probe = None;
-                    }
-                }
-            }
+            self.settle(&lease, None, true, now.mono);
+            self.clear_probe(&lease, lease_no);
             n += 1;
         }
         if n > 0 {
@@ -1338,7 +1369,7 @@ impl Engine {
         }
         let base = self.base;
         let mut out = Vec::with_capacity(self.keys.len());
-        for id in 0..self.keys.len() {
+        for (id, &queue_depth) in depth.iter().enumerate() {
             let (cooldown_until, cooldown_reason) = {
                 let name = &self.keys[id].name;
                 std::iter::once(name.as_str())
@@ -1376,7 +1407,7 @@ impl Engine {
                     .collect(),
                 in_flight: key.in_flight,
                 max_concurrency: key.max_concurrency.unwrap_or(0),
-                queue_depth: depth[id],
+                queue_depth,
                 queue_wait_p50_ms: key.stats.waits.percentile(50.0),
                 queue_wait_p95_ms: key.stats.waits.percentile(95.0),
                 rate_limited_total: key.stats.rate_limited_total,
@@ -1454,6 +1485,11 @@ impl Engine {
         if !std::mem::take(&mut self.cooldowns_dirty) {
             return None;
         }
+        Some(self.cooldowns_snapshot(now))
+    }
+
+    /// Every cooldown entry, in force or waiting on its probe.
+    pub fn cooldowns_snapshot(&self, now: Now) -> Vec<CooldownSnapshot> {
         let mut v: Vec<CooldownSnapshot> = self
             .cooldowns
             .iter()
@@ -1465,7 +1501,7 @@ impl Engine {
             })
             .collect();
         v.sort_by(|a, b| a.key.cmp(&b.key));
-        Some(v)
+        v
     }
 
     /// Brings back saved state with refill for the time passed since it was saved. Buckets of
@@ -1533,7 +1569,10 @@ impl Engine {
             self.keys[id].scope = self.scope_of(id);
         }
         for c in cooldowns {
-            if c.until_unix_ms > now.unix_ms && validate_key(&c.key).is_ok() {
+            if c.until_unix_ms > now.unix_ms
+                && validate_key(&c.key).is_ok()
+                && self.resolve(&c.key, now.mono).is_ok()
+            {
                 let left =
                     Duration::from_millis((c.until_unix_ms - now.unix_ms) as u64).min(MAX_COOLDOWN);
                 self.cooldowns.insert(

@@ -875,3 +875,28 @@ fn advice_for_each_kind_of_answer() {
     no.attempt = 1;
     assert_eq!(report(no).action, Action::GiveUp);
 }
+
+#[test]
+fn an_abandoned_lease_gives_everything_back() {
+    let mut fx = rpm600_burst10();
+    let id = lease(&fx.acquire("k", 0, 0, 0, 0));
+    assert_eq!(fx.level("k", Dimension::Requests, 0), 9.0);
+    fx.e.abandon(&id, fx.now(0));
+    assert_eq!(fx.level("k", Dimension::Requests, 0), 10.0);
+    assert_eq!(fx.e.lease_count(), 0);
+}
+
+#[test]
+fn stopping_answers_every_waiter() {
+    let mut fx = rpm600_burst10();
+    for _ in 0..10 {
+        lease(&fx.acquire("k", 0, 0, 0, 0));
+    }
+    let w = waiter(&fx.acquire("k", 0, 0, 5000, 0));
+    fx.e.cancel_all("daemon stopping", fx.now(1));
+    let answers = fx.e.drain_answers();
+    assert_eq!(answers.len(), 1);
+    assert_eq!(answers[0].0, w);
+    assert!(matches!(&answers[0].1, WaiterAnswer::NotGranted(r) if r.reason == "daemon stopping"));
+    assert_eq!(fx.e.waiting(), 0);
+}

@@ -1,0 +1,413 @@
+//! The daemon's TOML config: `[daemon]` settings and `[keys."name"]` limits. Unknown keys and
+//! bad values are refused with a message naming the file, the key and the value.
+
+use crate::engine::{Dimension, EngineConfig, KeyLimits, OutputCounting, Period, Rate};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use thiserror::Error;
+
+/// The example config shipped in the repository (and tested to parse).
+pub const EXAMPLE: &str = include_str!("../../config.example.toml");
+
+#[derive(Debug, Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("config file {path}: {message}")]
+    Invalid { path: String, message: String },
+}
+
+/// Reads a duration: `250ms`, `2s`, `1m`, `1h`, `1d`, or combinations like `1m30s`.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let fail = || format!("{s:?} is not a duration; write it like 250ms, 2s, 1m or 1h");
+    if t.is_empty() {
+        return Err(fail());
+    }
+    let mut total = 0f64;
+    let mut rest = t;
+    while !rest.is_empty() {
+        let n_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        if n_len == 0 {
+            return Err(fail());
+        }
+        let n: f64 = rest[..n_len].parse().map_err(|_| fail())?;
+        rest = &rest[n_len..];
+        let u_len = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let unit = match rest[..u_len].trim() {
+            "ms" => 1e-3,
+            "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            "d" => 86_400.0,
+            _ => return Err(fail()),
+        };
+        rest = &rest[u_len..];
+        total += n * unit;
+    }
+    if !total.is_finite() || total > 1e9 {
+        return Err(fail());
+    }
+    Ok(Duration::from_secs_f64(total))
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    #[serde(default)]
+    daemon: RawDaemon,
+    #[serde(default)]
+    keys: BTreeMap<String, RawKey>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDaemon {
+    lease_ttl: Option<String>,
+    data_dir: Option<PathBuf>,
+    socket_group: Option<String>,
+    snapshot_interval: Option<String>,
+    max_keys: Option<i64>,
+    max_waiters: Option<i64>,
+    max_leases: Option<i64>,
+    cooldown_base: Option<String>,
+    cooldown_max: Option<String>,
+    max_attempts: Option<i64>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawKey {
+    requests_per_minute: Option<i64>,
+    tokens_per_minute: Option<i64>,
+    input_tokens_per_minute: Option<i64>,
+    output_tokens_per_minute: Option<i64>,
+    requests_per_day: Option<i64>,
+    tokens_per_day: Option<i64>,
+    input_tokens_per_day: Option<i64>,
+    output_tokens_per_day: Option<i64>,
+    max_concurrency: Option<i64>,
+    burst_requests: Option<i64>,
+    burst_tokens: Option<i64>,
+    burst_input_tokens: Option<i64>,
+    burst_output_tokens: Option<i64>,
+    output_counted_as: Option<String>,
+    cached_input_counts: Option<bool>,
+}
+
+/// `[daemon]` settings; each can also be given as a flag of `llmctl daemon`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DaemonSettings {
+    pub lease_ttl: Option<Duration>,
+    pub data_dir: Option<PathBuf>,
+    pub socket_group: Option<String>,
+    pub snapshot_interval: Option<Duration>,
+    pub max_keys: Option<usize>,
+    pub max_waiters: Option<usize>,
+    pub max_leases: Option<usize>,
+    pub cooldown_base: Option<Duration>,
+    pub cooldown_max: Option<Duration>,
+    pub max_attempts: Option<u32>,
+}
+
+impl DaemonSettings {
+    /// `other`'s values win where given.
+    pub fn overlay(&mut self, other: &DaemonSettings) {
+        macro_rules! take {
+            ($($f:ident),*) => { $( if other.$f.is_some() { self.$f = other.$f.clone(); } )* };
+        }
+        take!(
+            lease_ttl,
+            data_dir,
+            socket_group,
+            snapshot_interval,
+            max_keys,
+            max_waiters,
+            max_leases,
+            cooldown_base,
+            cooldown_max,
+            max_attempts
+        );
+    }
+
+    pub fn engine_config(&self) -> EngineConfig {
+        let d = EngineConfig::default();
+        EngineConfig {
+            lease_ttl: self.lease_ttl.unwrap_or(d.lease_ttl),
+            max_keys: self.max_keys.unwrap_or(d.max_keys),
+            max_waiters: self.max_waiters.unwrap_or(d.max_waiters),
+            max_leases: self.max_leases.unwrap_or(d.max_leases),
+            cooldown_base: self.cooldown_base.unwrap_or(d.cooldown_base),
+            cooldown_max: self.cooldown_max.unwrap_or(d.cooldown_max),
+            max_attempts: self.max_attempts.unwrap_or(d.max_attempts),
+            ..d
+        }
+    }
+
+    pub fn snapshot_interval(&self) -> Duration {
+        self.snapshot_interval.unwrap_or(Duration::from_millis(250))
+    }
+}
+
+/// A parsed, checked config.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Config {
+    pub daemon: DaemonSettings,
+    pub keys: Vec<(String, KeyLimits)>,
+}
+
+impl Config {
+    /// Reads and checks a config file.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Config::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses config text; `origin` names it in errors.
+    pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
+        let invalid = |message: String| ConfigError::Invalid {
+            path: origin.to_string(),
+            message,
+        };
+        let raw: RawFile = toml::from_str(text).map_err(|e| {
+            let span = e
+                .span()
+                .map(|s| {
+                    let line = text[..s.start.min(text.len())].matches('\n').count() + 1;
+                    format!(" (line {line})")
+                })
+                .unwrap_or_default();
+            invalid(format!("{}{span}", e.message().trim()))
+        })?;
+        let daemon = daemon_settings(&raw.daemon).map_err(invalid)?;
+        let mut keys = Vec::new();
+        for (name, k) in &raw.keys {
+            crate::engine::validate_key(name)
+                .map_err(|e| invalid(format!("[keys.{name:?}]: {e}")))?;
+            keys.push((name.clone(), key_limits(name, k).map_err(invalid)?));
+        }
+        Ok(Config { daemon, keys })
+    }
+}
+
+fn duration_field(
+    section: &str,
+    field: &str,
+    v: &Option<String>,
+) -> Result<Option<Duration>, String> {
+    v.as_deref()
+        .map(|s| parse_duration(s).map_err(|e| format!("[{section}] {field} = {s:?}: {e}")))
+        .transpose()
+}
+
+fn count_field(
+    section: &str,
+    field: &str,
+    v: Option<i64>,
+    min: i64,
+    max: i64,
+) -> Result<Option<i64>, String> {
+    match v {
+        Some(n) if !(min..=max).contains(&n) => Err(format!(
+            "{section} {field} = {n}: must be a whole number from {min} to {max}"
+        )),
+        other => Ok(other),
+    }
+}
+
+fn daemon_settings(d: &RawDaemon) -> Result<DaemonSettings, String> {
+    let s = "[daemon]";
+    let size = |f: &str, v| count_field(s, f, v, 1, 10_000_000).map(|o| o.map(|n| n as usize));
+    let settings = DaemonSettings {
+        lease_ttl: duration_field("daemon", "lease_ttl", &d.lease_ttl)?,
+        data_dir: d.data_dir.clone(),
+        socket_group: d.socket_group.clone(),
+        snapshot_interval: duration_field("daemon", "snapshot_interval", &d.snapshot_interval)?,
+        max_keys: size("max_keys", d.max_keys)?,
+        max_waiters: size("max_waiters", d.max_waiters)?,
+        max_leases: size("max_leases", d.max_leases)?,
+        cooldown_base: duration_field("daemon", "cooldown_base", &d.cooldown_base)?,
+        cooldown_max: duration_field("daemon", "cooldown_max", &d.cooldown_max)?,
+        max_attempts: count_field(s, "max_attempts", d.max_attempts, 1, 100)?.map(|n| n as u32),
+    };
+    for (field, v) in [
+        ("lease_ttl", settings.lease_ttl),
+        ("snapshot_interval", settings.snapshot_interval),
+    ] {
+        if v == Some(Duration::ZERO) {
+            return Err(format!(
+                "[daemon] {field} = \"0s\": must be longer than zero"
+            ));
+        }
+    }
+    Ok(settings)
+}
+
+fn key_limits(name: &str, k: &RawKey) -> Result<KeyLimits, String> {
+    let section = format!("[keys.{name:?}]");
+    let limit = |field: &str, v| count_field(&section, field, v, 1, 1_000_000_000_000);
+    let burst = |field: &str, v| count_field(&section, field, v, 1, 1_000_000_000_000);
+    let mut rates = Vec::new();
+    let dims = [
+        (
+            Dimension::Requests,
+            "requests",
+            k.requests_per_minute,
+            k.requests_per_day,
+            k.burst_requests,
+        ),
+        (
+            Dimension::Tokens,
+            "tokens",
+            k.tokens_per_minute,
+            k.tokens_per_day,
+            k.burst_tokens,
+        ),
+        (
+            Dimension::InputTokens,
+            "input_tokens",
+            k.input_tokens_per_minute,
+            k.input_tokens_per_day,
+            k.burst_input_tokens,
+        ),
+        (
+            Dimension::OutputTokens,
+            "output_tokens",
+            k.output_tokens_per_minute,
+            k.output_tokens_per_day,
+            k.burst_output_tokens,
+        ),
+    ];
+    for (dim, word, per_minute, per_day, burst_v) in dims {
+        let per_minute = limit(&format!("{word}_per_minute"), per_minute)?;
+        let per_day = limit(&format!("{word}_per_day"), per_day)?;
+        let burst_v = burst(&format!("burst_{word}"), burst_v)?;
+        if let Some(l) = per_minute {
+            let mut rate = Rate::with_default_burst(dim, Period::Minute, l as f64);
+            if let Some(b) = burst_v {
+                rate.capacity = b as f64;
+            }
+            rates.push(rate);
+        } else if let Some(b) = burst_v {
+            return Err(format!(
+                "{section} burst_{word} = {b} has no {word}_per_minute to apply to; add {word}_per_minute or remove burst_{word}"
+            ));
+        }
+        if let Some(l) = per_day {
+            rates.push(Rate::with_default_burst(dim, Period::Day, l as f64));
+        }
+    }
+    let output_counted_as = match k.output_counted_as.as_deref() {
+        None | Some("actual") => OutputCounting::Actual,
+        Some("reserved") => OutputCounting::Reserved,
+        Some(other) => {
+            return Err(format!(
+                "{section} output_counted_as = {other:?}: must be \"actual\" (Anthropic-style) or \"reserved\" (OpenAI-style)"
+            ))
+        }
+    };
+    let max_concurrency =
+        count_field(&section, "max_concurrency", k.max_concurrency, 1, 1_000_000)?;
+    Ok(KeyLimits {
+        rates,
+        max_concurrency: max_concurrency.map(|n| n as u64),
+        output_counted_as,
+        cached_input_counts: k.cached_input_counts.unwrap_or(false),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> String {
+        Config::parse(text, "test.toml")
+            .expect_err("should be refused")
+            .to_string()
+    }
+
+    #[test]
+    fn the_example_config_parses() {
+        let c = Config::parse(EXAMPLE, "config.example.toml").expect("example parses");
+        let (_, gpt) = c
+            .keys
+            .iter()
+            .find(|(k, _)| k == "openai/gpt-5.5")
+            .expect("example key");
+        assert_eq!(gpt.max_concurrency, Some(64));
+        assert_eq!(gpt.output_counted_as, OutputCounting::Reserved);
+        let rpm = gpt
+            .rates
+            .iter()
+            .find(|r| r.dimension == Dimension::Requests && r.period == Period::Minute);
+        assert_eq!(rpm.map(|r| (r.limit, r.capacity)), Some((5000.0, 10.0)));
+        assert_eq!(c.daemon.lease_ttl, Some(Duration::from_secs(600)));
+    }
+
+    #[test]
+    fn default_bursts() {
+        let c = Config::parse(
+            "[keys.k]\nrequests_per_minute = 600\ntokens_per_minute = 90000\n",
+            "t",
+        )
+        .expect("parses");
+        let r = &c.keys[0].1.rates;
+        assert_eq!((r[0].limit, r[0].capacity), (600.0, 10.0));
+        assert_eq!((r[1].limit, r[1].capacity), (90000.0, 90000.0));
+        let c = Config::parse("[keys.k]\nrequests_per_minute = 30\n", "t").expect("parses");
+        assert_eq!(c.keys[0].1.rates[0].capacity, 1.0);
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_name_file_key_and_value() {
+        let m = err("[keys.\"a\"]\nrequests_per_minit = 5\n");
+        assert!(
+            m.contains("test.toml") && m.contains("requests_per_minit") && m.contains("line 2"),
+            "{m}"
+        );
+        let m = err("[keys.a]\nrequests_per_minute = -5\n");
+        assert!(m.contains("requests_per_minute = -5"), "{m}");
+        let m = err("[keys.a]\ntokens_per_minute = \"lots\"\n");
+        assert!(m.contains("tokens_per_minute") || m.contains("lots"), "{m}");
+        let m = err("[keys.a]\noutput_counted_as = \"maybe\"\n");
+        assert!(m.contains("\"maybe\"") && m.contains("reserved"), "{m}");
+        let m = err("[daemon]\nlease_ttl = \"forever\"\n");
+        assert!(m.contains("lease_ttl") && m.contains("forever"), "{m}");
+        let m = err("[daemon]\nsnapshot_every = \"1s\"\n");
+        assert!(m.contains("snapshot_every"), "{m}");
+        let m = err("[keys.\"a//b\"]\nrequests_per_minute = 5\n");
+        assert!(m.contains("a//b"), "{m}");
+        let m = err("[keys.a]\nburst_tokens = 5\n");
+        assert!(
+            m.contains("burst_tokens = 5") && m.contains("tokens_per_minute"),
+            "{m}"
+        );
+        let m = err("[keys.a]\nmax_concurrency = 0\n");
+        assert!(m.contains("max_concurrency = 0"), "{m}");
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("2s"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_duration("1m"), Ok(Duration::from_secs(60)));
+        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
+        assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        for bad in ["", "5", "s", "2 weeks", "-1s", "1x"] {
+            assert!(parse_duration(bad).is_err(), "{bad:?}");
+        }
+    }
+}

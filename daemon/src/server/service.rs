@@ -1,0 +1,527 @@
+//! gRPC adapter: checks what the wire brings, hands it to the engine, and waits for answers.
+//! Policy lives in the engine, not here.
+
+use super::{now, Shared};
+use crate::engine::{
+    self, Acquired, Action, EngineError, Grant, KeyStatus, Outcome, ProviderSignals, Refusal,
+    WaiterAnswer, WaiterId, MAX_UNITS,
+};
+use llmctl_proto::v1 as pb;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot};
+use tokio_stream::wrappers::ReceiverStream;
+use tokio_stream::Stream;
+use tonic::{Request, Response, Status};
+
+pub const MAX_HEADERS: usize = 64;
+pub const MAX_HEADER_BYTES: usize = 4096;
+
+pub struct LimiterService {
+    shared: Arc<Shared>,
+}
+
+impl LimiterService {
+    pub(crate) fn new(shared: Arc<Shared>) -> Self {
+        LimiterService { shared }
+    }
+}
+
+fn status_of(e: EngineError) -> Status {
+    let msg = e.to_string();
+    match e {
+        EngineError::InvalidArgument(_) => Status::invalid_argument(msg),
+        EngineError::NeverFits { .. } => Status::failed_precondition(msg),
+        EngineError::UnknownLease(_) => Status::not_found(msg),
+        EngineError::Exhausted { .. } => Status::resource_exhausted(msg),
+    }
+}
+
+fn stopping() -> Status {
+    Status::unavailable("the llmctl daemon is stopping; try again when it is back")
+}
+
+fn granted(g: Grant) -> pb::AcquireResponse {
+    pb::AcquireResponse {
+        granted: true,
+        lease_id: g.lease_id,
+        key: g.key,
+        waited_ms: g.waited.as_millis() as i64,
+        not_before_unix_ms: 0,
+        reason: String::new(),
+        expires_unix_ms: g.expires_unix_ms,
+    }
+}
+
+fn refused(r: Refusal) -> pb::AcquireResponse {
+    pb::AcquireResponse {
+        granted: false,
+        lease_id: String::new(),
+        key: r.key,
+        waited_ms: r.waited.as_millis() as i64,
+        not_before_unix_ms: r.not_before_unix_ms,
+        reason: r.reason,
+        expires_unix_ms: 0,
+    }
+}
+
+fn answer(a: WaiterAnswer) -> pb::AcquireResponse {
+    match a {
+        WaiterAnswer::Granted(g) => granted(g),
+        WaiterAnswer::NotGranted(r) => refused(r),
+    }
+}
+
+/// A queued caller. If the call goes away (client cancelled or gone) the guard takes the
+/// waiter out of the queue, or gives back a lease granted too late to be heard.
+struct Waiting {
+    shared: Arc<Shared>,
+    wid: WaiterId,
+    rx: oneshot::Receiver<WaiterAnswer>,
+    done: bool,
+}
+
+impl Waiting {
+    async fn wait(mut self, max_wait: Duration) -> pb::AcquireResponse {
+        let mut stop = self.shared.stopping.clone();
+        let timed_out = tokio::select! {
+            res = tokio::time::timeout(max_wait, &mut self.rx) => match res {
+                Ok(Ok(a)) => { self.done = true; return answer(a); }
+                Ok(Err(_)) => false,
+                Err(_) => true,
+            },
+            _ = stop.wait_for(|s| *s) => false,
+        };
+        let _ = timed_out;
+        self.done = true;
+        let t = now();
+        let mut core = self.shared.core();
+        core.waiters.remove(&self.wid);
+        let refusal = core.engine.cancel(self.wid, t);
+        core.deliver(t);
+        drop(core);
+        match refusal {
+            Some(r) => refused(r),
+            // Answered while we were timing out: the answer is already in the channel.
+            None => match self.rx.try_recv() {
+                Ok(a) => answer(a),
+                Err(_) => refused(Refusal {
+                    key: String::new(),
+                    not_before_unix_ms: 0,
+                    reason: "the llmctl daemon is stopping; acquire again when it is back".into(),
+                    waited: Duration::ZERO,
+                }),
+            },
+        }
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        let t = now();
+        let mut core = self.shared.core();
+        core.waiters.remove(&self.wid);
+        if core.engine.cancel(self.wid, t).is_none() {
+            if let Ok(WaiterAnswer::Granted(g)) = self.rx.try_recv() {
+                core.engine.abandon(&g.lease_id, t);
+            }
+        }
+        core.deliver(t);
+    }
+}
+
+fn units(what: &str, v: i64) -> Result<u64, Status> {
+    if !(0..=MAX_UNITS).contains(&v) {
+        return Err(Status::invalid_argument(format!(
+            "{what} = {v} is out of range; give a whole number from 0 to {MAX_UNITS}"
+        )));
+    }
+    Ok(v as u64)
+}
+
+/// The headers worth keeping as a key's "last seen".
+fn is_limit_header(name: &str) -> bool {
+    name.starts_with("x-ratelimit-")
+        || name.starts_with("anthropic-ratelimit-")
+        || matches!(
+            name,
+            "retry-after" | "retry-after-ms" | "x-ms-retry-after-ms" | "x-should-retry"
+        )
+}
+
+fn key_status(k: KeyStatus) -> pb::KeyStatus {
+    pb::KeyStatus {
+        key: k.key,
+        buckets: k
+            .buckets
+            .into_iter()
+            .map(|b| pb::Bucket {
+                dimension: b.dimension.as_str().into(),
+                period: b.period.as_str().into(),
+                limit: b.limit,
+                capacity: b.capacity,
+                level: b.level,
+                source: b.source.as_str().into(),
+            })
+            .collect(),
+        in_flight: k.in_flight as i64,
+        max_concurrency: k.max_concurrency as i64,
+        queue_depth: k.queue_depth as i64,
+        queue_wait_p50_ms: k.queue_wait_p50_ms as i64,
+        queue_wait_p95_ms: k.queue_wait_p95_ms as i64,
+        rate_limited_total: k.rate_limited_total as i64,
+        rate_limited_per_minute: k.rate_limited_per_minute,
+        tokens_reserved: k.tokens_reserved as i64,
+        tokens_used: k.tokens_used as i64,
+        cooldown_remaining_ms: k.cooldown_remaining.as_millis() as i64,
+        fallbacks_total: k.fallbacks_total as i64,
+        requests_total: k.requests_total as i64,
+        granted_total: k.granted_total as i64,
+        cooldown_reason: k.cooldown_reason,
+        tokens_outstanding: k.tokens_outstanding as i64,
+        ancestors: k.ancestors,
+        last_headers: k.last_headers.into_iter().collect(),
+        requests_per_second: k.requests_per_second,
+        rejected_total: k.rejected_total as i64,
+    }
+}
+
+impl Shared {
+    pub(crate) fn status(&self) -> pb::StatusResponse {
+        let t = now();
+        let (keys, sessions) = {
+            let mut core = self.core();
+            (core.engine.status(t), core.sessions.values().sum::<usize>())
+        };
+        pb::StatusResponse {
+            keys: keys.into_iter().map(key_status).collect(),
+            now_unix_ms: t.unix_ms,
+            started_unix_ms: self.started_unix_ms,
+            sessions: sessions as i64,
+            socket: self.socket.clone(),
+        }
+    }
+}
+
+/// A session's stream: when the client goes, its concurrency slots go back.
+pub struct SessionStream {
+    inner: ReceiverStream<Result<pb::SessionEvent, Status>>,
+    shared: Arc<Shared>,
+    client_id: String,
+}
+
+impl Stream for SessionStream {
+    type Item = Result<pb::SessionEvent, Status>;
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        Pin::new(&mut self.inner).poll_next(cx)
+    }
+}
+
+impl Drop for SessionStream {
+    fn drop(&mut self) {
+        let t = now();
+        let mut core = self.shared.core();
+        let left = match core.sessions.get_mut(&self.client_id) {
+            Some(n) => {
+                *n -= 1;
+                *n
+            }
+            None => 0,
+        };
+        if left == 0 {
+            core.sessions.remove(&self.client_id);
+            let released = core.engine.release_client(&self.client_id, t);
+            core.deliver(t);
+            if released > 0 {
+                tracing::info!(
+                    "client {:?} went away; released {released} concurrency slot(s)",
+                    self.client_id
+                );
+            }
+        }
+    }
+}
+
+#[tonic::async_trait]
+impl pb::limiter_server::Limiter for LimiterService {
+    async fn acquire(
+        &self,
+        request: Request<pb::AcquireRequest>,
+    ) -> Result<Response<pb::AcquireResponse>, Status> {
+        let r = request.into_inner();
+        if r.max_wait_ms < 0 {
+            return Err(Status::invalid_argument(format!(
+                "max_wait_ms = {} is negative; give 0 to answer at once, or up to 3600000",
+                r.max_wait_ms
+            )));
+        }
+        let max_wait = Duration::from_millis(r.max_wait_ms as u64);
+        let req = engine::AcquireRequest {
+            key: r.key,
+            requests: r.requests,
+            input_tokens: r.input_tokens,
+            output_tokens: r.output_tokens,
+            priority: r.priority,
+            max_wait,
+            client_id: r.client_id,
+            run_id: r.run_id,
+            route_group: r.route_group,
+        };
+        let (tx, rx) = oneshot::channel();
+        let t = now();
+        let acquired = {
+            let mut core = self.shared.core();
+            if core.closing {
+                return Err(stopping());
+            }
+            let acquired = core.engine.acquire(&req, t).map_err(status_of)?;
+            if let Acquired::Queued(wid) = acquired {
+                core.waiters.insert(wid, tx);
+            }
+            core.deliver(t);
+            acquired
+        };
+        let resp = match acquired {
+            Acquired::Granted(g) => granted(g),
+            Acquired::NotGranted(r) => refused(r),
+            Acquired::Queued(wid) => {
+                self.shared.driver.notify_one();
+                let waiting = Waiting {
+                    shared: self.shared.clone(),
+                    wid,
+                    rx,
+                    done: false,
+                };
+                waiting.wait(max_wait).await
+            }
+        };
+        Ok(Response::new(resp))
+    }
+
+    async fn report(
+        &self,
+        request: Request<pb::ReportRequest>,
+    ) -> Result<Response<pb::ReportResponse>, Status> {
+        let r = request.into_inner();
+        if r.headers.len() > MAX_HEADERS {
+            return Err(Status::invalid_argument(format!(
+                "{} headers sent; send at most {MAX_HEADERS} (the rate-limit and retry headers are enough)",
+                r.headers.len()
+            )));
+        }
+        if let Some((name, _)) = r
+            .headers
+            .iter()
+            .find(|(n, v)| n.len() + v.len() > MAX_HEADER_BYTES)
+        {
+            return Err(Status::invalid_argument(format!(
+                "header {:?} is over {MAX_HEADER_BYTES} bytes; send only the rate-limit and retry headers",
+                name.chars().take(64).collect::<String>()
+            )));
+        }
+        if !(0..=999).contains(&r.status_code) {
+            return Err(Status::invalid_argument(format!(
+                "status_code = {} is not an HTTP status; give 100..999, or 0 when no answer came",
+                r.status_code
+            )));
+        }
+        if r.attempt < 0 {
+            return Err(Status::invalid_argument(format!(
+                "attempt = {} is negative; the first attempt is 1",
+                r.attempt
+            )));
+        }
+        let t = now();
+        let headers: Vec<(String, String)> = r
+            .headers
+            .iter()
+            .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
+            .collect();
+        let outcome = Outcome {
+            status: r.status_code as u16,
+            input_tokens: units("input_tokens", r.input_tokens)?,
+            cached_input_tokens: units("cached_input_tokens", r.cached_input_tokens)?,
+            output_tokens: units("output_tokens", r.output_tokens)?,
+            usage_known: r.usage_known,
+            signals: ProviderSignals::parse(
+                headers.iter().map(|(a, b)| (a.as_str(), b.as_str())),
+                &r.error_message,
+                t.unix_ms,
+            ),
+            headers: headers
+                .into_iter()
+                .filter(|(n, _)| is_limit_header(n))
+                .collect(),
+            error_type: r.error_type,
+            error_message: r.error_message,
+            stream_started: r.stream_started,
+            attempt: r.attempt as u32,
+        };
+        if outcome.cached_input_tokens > outcome.input_tokens {
+            return Err(Status::invalid_argument(format!(
+                "cached_input_tokens = {} is more than input_tokens = {}; input_tokens counts all input, cached included",
+                outcome.cached_input_tokens, outcome.input_tokens
+            )));
+        }
+        let advice = {
+            let mut core = self.shared.core();
+            let advice = core
+                .engine
+                .report(&r.lease_id, &outcome, t)
+                .map_err(status_of)?;
+            core.deliver(t);
+            advice
+        };
+        self.shared.driver.notify_one();
+        if matches!(outcome.status, 429 | 529) || advice.action == Action::Retry {
+            self.shared.persist.notify_one();
+        }
+        Ok(Response::new(pb::ReportResponse {
+            advice: match advice.action {
+                Action::Done => pb::Advice::Done,
+                Action::Retry => pb::Advice::Retry,
+                Action::GiveUp => pb::Advice::GiveUp,
+                Action::Fallback => pb::Advice::Fallback,
+            } as i32,
+            retry_after_ms: advice.retry_after.as_millis() as i64,
+            fallback_key: advice.fallback_key,
+            reason: advice.reason,
+        }))
+    }
+
+    async fn cooldown(
+        &self,
+        request: Request<pb::CooldownRequest>,
+    ) -> Result<Response<pb::CooldownResponse>, Status> {
+        let r = request.into_inner();
+        if r.duration_ms <= 0 {
+            return Err(Status::invalid_argument(format!(
+                "duration_ms = {} must be positive (up to 24 h)",
+                r.duration_ms
+            )));
+        }
+        let t = now();
+        let until = {
+            let mut core = self.shared.core();
+            let until = core
+                .engine
+                .cooldown(
+                    &r.key,
+                    Duration::from_millis(r.duration_ms as u64),
+                    &r.reason,
+                    t,
+                )
+                .map_err(status_of)?;
+            core.deliver(t);
+            until
+        };
+        self.shared.driver.notify_one();
+        self.shared.persist.notify_one();
+        Ok(Response::new(pb::CooldownResponse {
+            until_unix_ms: until,
+        }))
+    }
+
+    async fn status(
+        &self,
+        _request: Request<pb::StatusRequest>,
+    ) -> Result<Response<pb::StatusResponse>, Status> {
+        Ok(Response::new(self.shared.status()))
+    }
+
+    type WatchStream = ReceiverStream<Result<pb::StatusResponse, Status>>;
+
+    async fn watch(
+        &self,
+        request: Request<pb::WatchRequest>,
+    ) -> Result<Response<Self::WatchStream>, Status> {
+        let interval_ms = request.into_inner().interval_ms;
+        if interval_ms < 0 {
+            return Err(Status::invalid_argument(format!(
+                "interval_ms = {interval_ms} is negative"
+            )));
+        }
+        let interval = Duration::from_millis(if interval_ms == 0 {
+            1000
+        } else {
+            interval_ms.clamp(50, 60_000) as u64
+        });
+        let (tx, rx) = mpsc::channel(2);
+        let shared = self.shared.clone();
+        let mut stop = shared.stopping.clone();
+        tokio::spawn(async move {
+            loop {
+                if tx.send(Ok(shared.status())).await.is_err() {
+                    return;
+                }
+                tokio::select! {
+                    _ = tokio::time::sleep(interval) => {}
+                    _ = stop.wait_for(|s| *s) => return,
+                    _ = tx.closed() => return,
+                }
+            }
+        });
+        Ok(Response::new(ReceiverStream::new(rx)))
+    }
+
+    async fn claim(
+        &self,
+        _request: Request<pb::ClaimRequest>,
+    ) -> Result<Response<pb::ClaimResponse>, Status> {
+        Err(Status::unimplemented(
+            "Claim (idempotency records) is not available in this version of llmctl",
+        ))
+    }
+
+    async fn complete(
+        &self,
+        _request: Request<pb::CompleteRequest>,
+    ) -> Result<Response<pb::CompleteResponse>, Status> {
+        Err(Status::unimplemented(
+            "Complete (idempotency records) is not available in this version of llmctl",
+        ))
+    }
+
+    type SessionStream = SessionStream;
+
+    async fn session(
+        &self,
+        request: Request<pb::SessionRequest>,
+    ) -> Result<Response<Self::SessionStream>, Status> {
+        let client_id = request.into_inner().client_id;
+        if client_id.is_empty() || client_id.len() > 256 || client_id.chars().any(char::is_control)
+        {
+            return Err(Status::invalid_argument(format!(
+                "client_id {client_id:?} must be 1 to 256 printable characters (e.g. host-pid-random)"
+            )));
+        }
+        {
+            let mut core = self.shared.core();
+            if core.closing {
+                return Err(stopping());
+            }
+            *core.sessions.entry(client_id.clone()).or_insert(0) += 1;
+        }
+        let (tx, rx) = mpsc::channel(1);
+        let _ = tx.try_send(Ok(pb::SessionEvent {
+            client_id: client_id.clone(),
+        }));
+        let mut stop = self.shared.stopping.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = tx.closed() => {}
+                _ = stop.wait_for(|s| *s) => {}
+            }
+        });
+        Ok(Response::new(SessionStream {
+            inner: ReceiverStream::new(rx),
+            shared: self.shared.clone(),
+            client_id,
+        }))
+    }
+}

@@ -1,0 +1,192 @@
+//! Durable engine state in sled: bucket levels and runtime limits per key, cooldowns. The store
+//! holds no policy; it saves and loads what the engine hands it.
+
+use crate::engine::{CooldownSnapshot, KeySnapshot};
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum StoreError {
+    #[error("cannot open the state store at {path}: {source}")]
+    Open { path: PathBuf, source: sled::Error },
+    #[error("cannot write the state store: {0}")]
+    Write(#[from] sled::Error),
+    #[error("cannot encode state: {0}")]
+    Encode(#[from] serde_json::Error),
+}
+
+/// What was found on disk, and what could not be read.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    pub keys: Vec<KeySnapshot>,
+    pub cooldowns: Vec<CooldownSnapshot>,
+    /// Entries that could not be read (their keys start empty).
+    pub unreadable: Vec<String>,
+}
+
+pub struct Store {
+    db: sled::Db,
+    keys: sled::Tree,
+    cooldowns: sled::Tree,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Opens (or creates) the store in `dir`.
+    pub fn open(dir: &Path) -> Result<Store, StoreError> {
+        let open_err = |source| StoreError::Open {
+            path: dir.to_path_buf(),
+            source,
+        };
+        let db = sled::Config::new()
+            .path(dir)
+            .flush_every_ms(Some(500))
+            .open()
+            .map_err(open_err)?;
+        let keys = db.open_tree("keys").map_err(open_err)?;
+        let cooldowns = db.open_tree("cooldowns").map_err(open_err)?;
+        Ok(Store {
+            db,
+            keys,
+            cooldowns,
+            path: dir.to_path_buf(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether the store had never been written before (a fresh data dir).
+    pub fn was_empty(&self) -> bool {
+        self.keys.is_empty() && self.cooldowns.is_empty()
+    }
+
+    pub fn load(&self) -> Loaded {
+        let mut loaded = Loaded::default();
+        for item in self.keys.iter() {
+            match item {
+                Ok((k, v)) => match serde_json::from_slice::<KeySnapshot>(&v) {
+                    Ok(s) => loaded.keys.push(s),
+                    Err(e) => loaded
+                        .unreadable
+                        .push(format!("key {:?}: {e}", String::from_utf8_lossy(&k))),
+                },
+                Err(e) => loaded.unreadable.push(format!("keys tree: {e}")),
+            }
+        }
+        for item in self.cooldowns.iter() {
+            match item {
+                Ok((k, v)) => match serde_json::from_slice::<CooldownSnapshot>(&v) {
+                    Ok(s) => loaded.cooldowns.push(s),
+                    Err(e) => loaded
+                        .unreadable
+                        .push(format!("cooldown {:?}: {e}", String::from_utf8_lossy(&k))),
+                },
+                Err(e) => loaded.unreadable.push(format!("cooldowns tree: {e}")),
+            }
+        }
+        loaded
+    }
+
+    pub fn save_keys(&self, snaps: &[KeySnapshot]) -> Result<(), StoreError> {
+        if snaps.is_empty() {
+            return Ok(());
+        }
+        let mut batch = sled::Batch::default();
+        for s in snaps {
+            batch.insert(s.key.as_bytes(), serde_json::to_vec(s)?);
+        }
+        self.keys.apply_batch(batch)?;
+        Ok(())
+    }
+
+    /// Replaces the saved cooldowns with `all`.
+    pub fn save_cooldowns(&self, all: &[CooldownSnapshot]) -> Result<(), StoreError> {
+        let mut batch = sled::Batch::default();
+        for item in self.cooldowns.iter().keys() {
+            let k = item?;
+            if !all.iter().any(|c| c.key.as_bytes() == k.as_ref()) {
+                batch.remove(k);
+            }
+        }
+        for c in all {
+            batch.insert(c.key.as_bytes(), serde_json::to_vec(c)?);
+        }
+        self.cooldowns.apply_batch(batch)?;
+        Ok(())
+    }
+
+    /// Makes everything written so far durable.
+    pub fn flush(&self) -> Result<(), StoreError> {
+        self.db.flush()?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{BucketSnapshot, Dimension, LimitSource, Period};
+    use std::collections::BTreeMap;
+
+    fn snap(key: &str, level: f64) -> KeySnapshot {
+        KeySnapshot {
+            key: key.into(),
+            saved_unix_ms: 5,
+            buckets: vec![BucketSnapshot {
+                dimension: Dimension::Tokens,
+                period: Period::Minute,
+                limit: 100.0,
+                capacity: 100.0,
+                level,
+                source: LimitSource::Config,
+            }],
+            last_headers: BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn saves_and_loads_across_reopen() {
+        let dir = std::env::temp_dir().join(format!("llmctl-store-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        {
+            let s = Store::open(&dir).expect("open");
+            assert!(s.was_empty());
+            s.save_keys(&[snap("a", 10.0), snap("b", -3.0)])
+                .expect("save");
+            s.save_keys(&[snap("a", 20.0)]).expect("save");
+            let c = |k: &str| CooldownSnapshot {
+                key: k.into(),
+                until_unix_ms: 9,
+                reason: "r".into(),
+                strikes: 1,
+            };
+            s.save_cooldowns(&[c("x"), c("y")]).expect("save");
+            s.save_cooldowns(&[c("y")]).expect("save");
+            s.keys.insert("broken", &b"{not json"[..]).expect("insert");
+            s.flush().expect("flush");
+        }
+        let s = Store::open(&dir).expect("reopen");
+        let loaded = s.load();
+        let mut levels: Vec<(String, f64)> = loaded
+            .keys
+            .iter()
+            .map(|k| (k.key.clone(), k.buckets[0].level))
+            .collect();
+        levels.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(levels, vec![("a".into(), 20.0), ("b".into(), -3.0)]);
+        assert_eq!(
+            loaded
+                .cooldowns
+                .iter()
+                .map(|c| c.key.as_str())
+                .collect::<Vec<_>>(),
+            vec!["y"]
+        );
+        assert_eq!(loaded.unreadable.len(), 1);
+        assert!(loaded.unreadable[0].contains("broken"));
+        drop(s);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,118 @@
+//! `llmctl daemon`: config from the file (XDG or --config), then flags; runs until SIGINT/SIGTERM.
+
+use crate::exit;
+use clap::Args;
+use llmctl_daemon::config::{Config, DaemonSettings};
+use llmctl_daemon::server::{self, DaemonError, DaemonOptions};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Args, Debug)]
+pub struct DaemonArgs {
+    /// Config file [default: $XDG_CONFIG_HOME/llmctl/config.toml, if it exists; else embedded defaults]
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Where state is kept (sled) [default: $XDG_STATE_HOME/llmctl]
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+    /// An unreported lease is settled at its estimate after this [default: 10m]
+    #[arg(long, value_name = "DUR", value_parser = super::duration)]
+    lease_ttl: Option<Duration>,
+    /// How often changed bucket levels are written [default: 250ms]
+    #[arg(long, value_name = "DUR", value_parser = super::duration)]
+    snapshot_interval: Option<Duration>,
+    /// Most keys the daemon tracks [default: 10000]
+    #[arg(long, value_name = "N")]
+    max_keys: Option<usize>,
+    /// Most callers waiting at once [default: 10000]
+    #[arg(long, value_name = "N")]
+    max_waiters: Option<usize>,
+    /// Most leases outstanding at once [default: 100000]
+    #[arg(long, value_name = "N")]
+    max_leases: Option<usize>,
+    /// First cooldown after a 429 that names no delay [default: 1s]
+    #[arg(long, value_name = "DUR", value_parser = super::duration)]
+    cooldown_base: Option<Duration>,
+    /// Cap of the escalation on repeated 429s [default: 60s]
+    #[arg(long, value_name = "DUR", value_parser = super::duration)]
+    cooldown_max: Option<Duration>,
+    /// Report advises give_up from this attempt on [default: 8]
+    #[arg(long, value_name = "N")]
+    max_attempts: Option<u32>,
+    /// Let this group use the socket (socket 0660, folder 0750)
+    #[arg(long, value_name = "GROUP")]
+    socket_group: Option<String>,
+}
+
+impl DaemonArgs {
+    fn settings(&self) -> DaemonSettings {
+        DaemonSettings {
+            lease_ttl: self.lease_ttl,
+            data_dir: self.data_dir.clone(),
+            socket_group: self.socket_group.clone(),
+            snapshot_interval: self.snapshot_interval,
+            max_keys: self.max_keys,
+            max_waiters: self.max_waiters,
+            max_leases: self.max_leases,
+            cooldown_base: self.cooldown_base,
+            cooldown_max: self.cooldown_max,
+            max_attempts: self.max_attempts,
+        }
+    }
+}
+
+async fn stop_signal() {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term => {}
+    }
+}
+
+pub async fn run(args: DaemonArgs, socket: PathBuf) -> ExitCode {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init();
+    let env = |k: &str| std::env::var(k).ok();
+    let loaded = match &args.config {
+        Some(path) => Config::load(path),
+        None => match llmctl_daemon::paths::config_file(&env) {
+            Some(path) if path.exists() => Config::load(&path),
+            _ => Ok(Config::default()),
+        },
+    };
+    let mut config = match loaded {
+        Ok(c) => c,
+        Err(e) => return exit::fail(exit::USAGE, e),
+    };
+    config.daemon.overlay(&args.settings());
+    let data_dir = config
+        .daemon
+        .data_dir
+        .clone()
+        .unwrap_or_else(|| llmctl_daemon::paths::data_dir(&env));
+    let opts = DaemonOptions {
+        socket,
+        data_dir,
+        config,
+    };
+    match server::run(opts, stop_signal()).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e @ DaemonError::Socket(_)) => exit::fail(exit::CANTCREAT, e),
+        Err(e @ DaemonError::Config(_)) => exit::fail(exit::USAGE, e),
+        Err(e) => exit::fail(exit::SOFTWARE, e),
+    }
+}

@@ -1,0 +1,132 @@
+//! `llmctl status`: one line per key, or JSON.
+
+use super::connect;
+use crate::exit;
+use clap::Args;
+use llmctl_client::pb;
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Args, Debug)]
+pub struct StatusArgs {
+    /// Print the whole status as JSON
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn key_json(k: &pb::KeyStatus) -> Value {
+    json!({
+        "key": k.key,
+        "ancestors": k.ancestors,
+        "buckets": k.buckets.iter().map(|b| json!({
+            "dimension": b.dimension,
+            "period": b.period,
+            "limit": b.limit,
+            "capacity": b.capacity,
+            "level": b.level,
+            "source": b.source,
+        })).collect::<Vec<_>>(),
+        "in_flight": k.in_flight,
+        "max_concurrency": k.max_concurrency,
+        "queue_depth": k.queue_depth,
+        "queue_wait_p50_ms": k.queue_wait_p50_ms,
+        "queue_wait_p95_ms": k.queue_wait_p95_ms,
+        "rate_limited_total": k.rate_limited_total,
+        "rate_limited_per_minute": k.rate_limited_per_minute,
+        "tokens_reserved": k.tokens_reserved,
+        "tokens_used": k.tokens_used,
+        "tokens_outstanding": k.tokens_outstanding,
+        "cooldown_remaining_ms": k.cooldown_remaining_ms,
+        "cooldown_reason": k.cooldown_reason,
+        "fallbacks_total": k.fallbacks_total,
+        "requests_total": k.requests_total,
+        "granted_total": k.granted_total,
+        "rejected_total": k.rejected_total,
+        "requests_per_second": k.requests_per_second,
+        "last_headers": k.last_headers,
+    })
+}
+
+fn period_word(p: &str) -> &str {
+    match p {
+        "minute" => "min",
+        other => other,
+    }
+}
+
+/// One line a person can scan: levels against capacity, in flight, queue, 429s, tokens, cooldown.
+pub fn key_line(k: &pb::KeyStatus) -> String {
+    let mut parts = vec![k.key.clone()];
+    for b in &k.buckets {
+        parts.push(format!(
+            "{} {:.0}/{:.0} ({:.0}/{}{})",
+            b.dimension,
+            b.level,
+            b.capacity,
+            b.limit,
+            period_word(&b.period),
+            if b.source == "headers" {
+                ", from headers"
+            } else {
+                ""
+            }
+        ));
+    }
+    let conc = if k.max_concurrency > 0 {
+        format!("in-flight {}/{}", k.in_flight, k.max_concurrency)
+    } else {
+        format!("in-flight {}", k.in_flight)
+    };
+    parts.push(conc);
+    parts.push(format!(
+        "queue {} (wait p50 {} ms, p95 {} ms)",
+        k.queue_depth, k.queue_wait_p50_ms, k.queue_wait_p95_ms
+    ));
+    parts.push(format!(
+        "429s {} ({:.0}/min)",
+        k.rate_limited_total, k.rate_limited_per_minute
+    ));
+    parts.push(format!(
+        "tokens reserved {} used {}",
+        k.tokens_reserved, k.tokens_used
+    ));
+    if k.cooldown_remaining_ms > 0 {
+        parts.push(format!(
+            "COOLDOWN {:.1}s ({})",
+            k.cooldown_remaining_ms as f64 / 1000.0,
+            k.cooldown_reason
+        ));
+    }
+    parts.join("  ")
+}
+
+pub async fn run(args: StatusArgs, socket: PathBuf) -> ExitCode {
+    let mut client = match connect(&socket).await {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let st = match client.status(pb::StatusRequest {}).await {
+        Ok(r) => r.into_inner(),
+        Err(s) => return exit::status(&s),
+    };
+    if args.json {
+        println!(
+            "{}",
+            json!({
+                "socket": st.socket,
+                "now_unix_ms": st.now_unix_ms,
+                "started_unix_ms": st.started_unix_ms,
+                "sessions": st.sessions,
+                "keys": st.keys.iter().map(key_json).collect::<Vec<_>>(),
+            })
+        );
+    } else if st.keys.is_empty() {
+        println!("no keys yet: configure [keys.\"...\"] or acquire on one");
+    } else {
+        for k in &st.keys {
+            println!("{}", key_line(k));
+        }
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,187 @@
+//! Starting and stopping a real daemon, and talking to it with the CLI or gRPC.
+
+use llmctl_client::pb;
+use llmctl_client::pb::limiter_client::LimiterClient;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+use tonic::transport::Channel;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_llmctl");
+
+pub struct Daemon {
+    pub dir: tempfile::TempDir,
+    pub socket: PathBuf,
+    pub data: PathBuf,
+    pub config: PathBuf,
+    pub child: Option<Child>,
+}
+
+impl Daemon {
+    /// Starts a daemon with `config` (TOML) and waits until it answers.
+    pub fn start(config: &str) -> Daemon {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let socket = dir.path().join("run/llmctl.sock");
+        let data = dir.path().join("state");
+        let config_path = dir.path().join("config.toml");
+        std::fs::write(&config_path, config).expect("write config");
+        let mut d = Daemon {
+            dir,
+            socket,
+            data,
+            config: config_path,
+            child: None,
+        };
+        d.restart();
+        d
+    }
+
+    /// Starts (again) on the same socket, data and config.
+    pub fn restart(&mut self) {
+        let child = Command::new(BIN)
+            .arg("daemon")
+            .arg("--socket")
+            .arg(&self.socket)
+            .arg("--data-dir")
+            .arg(&self.data)
+            .arg("--config")
+            .arg(&self.config)
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn daemon");
+        self.child = Some(child);
+        wait_until(Duration::from_secs(10), "the daemon to answer", || {
+            std::os::unix::net::UnixStream::connect(&self.socket).is_ok()
+        });
+    }
+
+    pub fn kill9(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// SIGTERM, then waits for the exit and returns it with stderr.
+    pub fn terminate(&mut self) -> Output {
+        let child = self.child.take().expect("running");
+        let status = Command::new("kill")
+            .arg("-TERM")
+            .arg(child.id().to_string())
+            .status()
+            .expect("kill");
+        assert!(status.success());
+        child.wait_with_output().expect("wait")
+    }
+
+    pub fn cli(&self, args: &[&str]) -> Output {
+        cli_on(&self.socket, args)
+    }
+
+    pub async fn client(&self) -> LimiterClient<Channel> {
+        llmctl_client::connect(&self.socket).await.expect("connect")
+    }
+
+    pub async fn key(&self, key: &str) -> pb::KeyStatus {
+        let st = self
+            .client()
+            .await
+            .status(pb::StatusRequest {})
+            .await
+            .expect("status")
+            .into_inner();
+        st.keys
+            .into_iter()
+            .find(|k| k.key == key)
+            .unwrap_or_else(|| panic!("key {key} not in status"))
+    }
+
+    pub async fn level(&self, key: &str, dimension: &str) -> f64 {
+        self.key(key)
+            .await
+            .buckets
+            .iter()
+            .find(|b| b.dimension == dimension)
+            .unwrap_or_else(|| panic!("no {dimension} bucket on {key}"))
+            .level
+    }
+
+    /// Waits until `key`'s `dimension` bucket is full.
+    pub async fn wait_full(&self, key: &str, dimension: &str) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let k = self.key(key).await;
+            let b = k
+                .buckets
+                .iter()
+                .find(|b| b.dimension == dimension)
+                .expect("bucket");
+            if b.level >= b.capacity {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{key} {dimension} never filled: {b:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        self.kill9();
+    }
+}
+
+pub fn cli_on(socket: &Path, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .env("LLMCTL_SOCKET", socket)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run llmctl")
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).trim().to_string()
+}
+
+pub fn wait_until(limit: Duration, what: &str, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !f() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+pub fn acquire_req(key: &str) -> pb::AcquireRequest {
+    pb::AcquireRequest {
+        key: key.into(),
+        requests: 1,
+        ..Default::default()
+    }
+}
+
+pub fn report_req(lease: &str, status: i32) -> pb::ReportRequest {
+    pb::ReportRequest {
+        lease_id: lease.into(),
+        status_code: status,
+        attempt: 1,
+        ..Default::default()
+    }
+}
+
+pub fn now_unix_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}

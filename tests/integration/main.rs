@@ -1,0 +1,8 @@
+//! End-to-end tests: each starts the real `llmctl` binary on a temporary socket and data dir.
+
+mod harness;
+mod lifecycle;
+mod limits;
+mod persistence;
+mod rejects;
+mod sessions;
