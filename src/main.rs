@@ -36,6 +36,8 @@ enum Command {
     Cooldown(cmd::lease::CooldownArgs),
     /// Show every key's limits, levels, queue and cooldown
     Status(cmd::status::StatusArgs),
+    /// Measure Acquire and Acquire+Report latency and throughput against an empty call
+    Bench(cmd::bench::BenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -62,6 +64,7 @@ fn main() -> ExitCode {
             Command::Report(args) => cmd::lease::report(args, socket).await,
             Command::Cooldown(args) => cmd::lease::cooldown(args, socket).await,
             Command::Status(args) => cmd::status::run(args, socket).await,
+            Command::Bench(args) => cmd::bench::run(args, socket).await,
         }
     })
 }

@@ -1,3 +1,4 @@
+pub mod bench;
 pub mod daemon;
 pub mod lease;
 pub mod status;

@@ -487,6 +487,13 @@ impl pb::limiter_server::Limiter for LimiterService {
         ))
     }
 
+    async fn ping(
+        &self,
+        _request: Request<pb::PingRequest>,
+    ) -> Result<Response<pb::PingResponse>, Status> {
+        Ok(Response::new(pb::PingResponse {}))
+    }
+
     type SessionStream = SessionStream;
 
     async fn session(
