@@ -38,6 +38,8 @@ enum Command {
     Status(cmd::status::StatusArgs),
     /// Measure Acquire and Acquire+Report latency and throughput against an empty call
     Bench(cmd::bench::BenchArgs),
+    /// Serve a fake LLM provider on loopback: OpenAI and Anthropic shapes, limits, 429s, faults
+    FakeProvider(cmd::fake::FakeArgs),
 }
 
 fn main() -> ExitCode {
@@ -65,6 +67,7 @@ fn main() -> ExitCode {
             Command::Cooldown(args) => cmd::lease::cooldown(args, socket).await,
             Command::Status(args) => cmd::status::run(args, socket).await,
             Command::Bench(args) => cmd::bench::run(args, socket).await,
+            Command::FakeProvider(args) => cmd::fake::run(args).await,
         }
     })
 }

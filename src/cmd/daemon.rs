@@ -62,7 +62,7 @@ impl DaemonArgs {
     }
 }
 
-async fn stop_signal() {
+pub async fn stop_signal() {
     let term = async {
         match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
             Ok(mut s) => {

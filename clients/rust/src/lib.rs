@@ -11,6 +11,8 @@ use tonic::transport::{Channel, Endpoint};
 
 pub use llmctl_proto::v1 as pb;
 
+pub mod time;
+
 #[derive(Debug, Error)]
 pub enum ConnectError {
     #[error("no llmctl daemon is answering on {path} ({reason}); start one with `llmctl daemon`, or point --socket / LLMCTL_SOCKET at a running one")]

@@ -1,0 +1,5 @@
+//! The fake provider (`llmctl fake-provider`) and the load simulator (`llmctl simulate`).
+
+pub mod estimate;
+pub mod provider;
+pub mod simulate;

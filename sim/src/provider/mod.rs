@@ -1,0 +1,476 @@
+//! `llmctl fake-provider`: a real HTTP server on loopback that behaves like an LLM provider under
+//! load. OpenAI `POST /v1/chat/completions` and Anthropic `POST /v1/messages` (streaming too) in
+//! shapes the official SDKs accept, continuous-refill limits, each provider's own 429s and
+//! headers, scripted faults, and `GET /stats`, `POST /reset`, `POST /faults`.
+
+mod bucket;
+pub mod faults;
+mod shapes;
+
+use crate::estimate;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, Response, StatusCode};
+use axum::routing::{get, post};
+use axum::Router;
+pub use bucket::Bucket;
+pub use faults::{Fault, FaultKind};
+use serde_json::{json, Value};
+use shapes::Api;
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// The dimensions a provider limits, in the order their 429s are reported.
+pub const DIMENSIONS: [&str; 4] = ["requests", "tokens", "input_tokens", "output_tokens"];
+
+/// Limits per minute and their bursts; `None` is unlimited.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Limits {
+    pub per_minute: [Option<f64>; 4],
+    pub burst: [Option<f64>; 4],
+}
+
+impl Limits {
+    /// Capacity: the burst if given, else one second of requests (at least 1) or a minute of tokens.
+    fn capacity(&self, i: usize) -> Option<f64> {
+        let limit = self.per_minute[i]?;
+        Some(self.burst[i].unwrap_or(if i == 0 { (limit / 60.0).max(1.0) } else { limit }))
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RetryAfter {
+    /// `retry-after: <seconds>` (and OpenAI's `retry-after-ms`).
+    #[default]
+    Seconds,
+    /// `retry-after: <HTTP-date>`.
+    Date,
+    /// No delay at all, in headers or message: clients must guess.
+    None,
+}
+
+#[derive(Clone, Debug)]
+pub struct ProviderConfig {
+    pub limits: Limits,
+    /// Rejected requests count against the requests limit (OpenAI says they do).
+    pub count_rejected: bool,
+    pub retry_after: RetryAfter,
+    /// Time to produce an answer.
+    pub latency: Duration,
+    /// Output tokens per answer (capped by the request's max_tokens).
+    pub completion_tokens: u64,
+    /// Share of input tokens reported as read from cache.
+    pub cache_share: f64,
+    pub faults: Vec<Fault>,
+}
+
+impl Default for ProviderConfig {
+    fn default() -> Self {
+        ProviderConfig {
+            limits: Limits::default(),
+            count_rejected: false,
+            retry_after: RetryAfter::Seconds,
+            latency: Duration::from_millis(20),
+            completion_tokens: 16,
+            cache_share: 0.0,
+            faults: Vec::new(),
+        }
+    }
+}
+
+/// What the provider saw, for `GET /stats`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Stats {
+    pub requests: u64,
+    pub responses: BTreeMap<u16, u64>,
+    pub rate_limited: [u64; 4],
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub first_success_unix_ms: Option<i64>,
+    pub last_success_unix_ms: Option<i64>,
+}
+
+impl Stats {
+    pub fn to_json(&self) -> Value {
+        let responses: BTreeMap<String, u64> = self.responses.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+        let rate_limited: BTreeMap<&str, u64> = DIMENSIONS.iter().copied().zip(self.rate_limited).collect();
+        json!({
+            "requests": self.requests,
+            "responses": responses,
+            "rate_limited": rate_limited,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "first_success_unix_ms": self.first_success_unix_ms,
+            "last_success_unix_ms": self.last_success_unix_ms,
+        })
+    }
+
+    pub fn count(&self, status: u16) -> u64 {
+        self.responses.get(&status).copied().unwrap_or(0)
+    }
+}
+
+struct State_ {
+    buckets: [Option<Bucket>; 4],
+    faults: Vec<Fault>,
+    started: Instant,
+    stats: Stats,
+    rng: u64,
+    next_id: u64,
+}
+
+pub struct Provider {
+    config: ProviderConfig,
+    state: Mutex<State_>,
+}
+
+/// What one request was granted, decided under the lock.
+enum Decision {
+    Error { status: u16, kind: ErrorKind },
+    Serve { slow: Option<Duration>, stream_error: Option<(String, u64)> },
+}
+
+enum ErrorKind {
+    RateLimited { dimension: usize, wait: Duration },
+    InsufficientQuota,
+    Status,
+}
+
+impl Provider {
+    pub fn new(config: ProviderConfig) -> Provider {
+        let now = Instant::now();
+        let state = State_ {
+            buckets: Self::fresh_buckets(&config.limits, now),
+            faults: config.faults.clone(),
+            started: now,
+            stats: Stats::default(),
+            rng: 0x9e37_79b9_7f4a_7c15 ^ u64::from(std::process::id()),
+            next_id: 1,
+        };
+        Provider {
+            config,
+            state: Mutex::new(state),
+        }
+    }
+
+    fn fresh_buckets(limits: &Limits, now: Instant) -> [Option<Bucket>; 4] {
+        std::array::from_fn(|i| Some(Bucket::full(limits.per_minute[i]?, limits.capacity(i)?, now)))
+    }
+
+    fn state(&self) -> MutexGuard<'_, State_> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn stats(&self) -> Stats {
+        self.state().stats.clone()
+    }
+
+    /// Zeroes the stats, refills the buckets and restarts fault windows.
+    pub fn reset(&self) {
+        let now = Instant::now();
+        let mut s = self.state();
+        s.buckets = Self::fresh_buckets(&self.config.limits, now);
+        s.stats = Stats::default();
+        s.started = now;
+    }
+
+    pub fn set_faults(&self, faults: Vec<Fault>) {
+        self.state().faults = faults;
+    }
+
+    fn draw(s: &mut State_) -> f64 {
+        let mut x = s.rng;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        s.rng = x;
+        (x >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Admission: faults first, then every configured bucket, all or nothing.
+    fn decide(&self, needs: [f64; 4], s: &mut State_, now: Instant) -> Decision {
+        s.stats.requests += 1;
+        let elapsed = now.duration_since(s.started);
+        let draw = Self::draw(s);
+        let mut slow = None;
+        let mut stream_error = None;
+        if let Some(f) = s.faults.iter_mut().find(|f| f.applies(elapsed, draw)) {
+            if let Some(n) = f.remaining.as_mut() {
+                *n -= 1;
+            }
+            match f.kind.clone() {
+                FaultKind::Status(code) => return Decision::Error { status: code, kind: ErrorKind::Status },
+                FaultKind::InsufficientQuota => {
+                    return Decision::Error { status: 429, kind: ErrorKind::InsufficientQuota }
+                }
+                FaultKind::RateLimit(secs) => {
+                    let wait = Duration::from_secs(secs.unwrap_or(1));
+                    return Decision::Error { status: 429, kind: ErrorKind::RateLimited { dimension: 0, wait } };
+                }
+                FaultKind::Slow(d) => slow = Some(d),
+                FaultKind::StreamError { error_type, after_tokens } => stream_error = Some((error_type, after_tokens)),
+            }
+        }
+        for b in s.buckets.iter_mut().flatten() {
+            b.refill(now);
+        }
+        let short = (0..4).find(|&i| s.buckets[i].as_ref().is_some_and(|b| needs[i] > 0.0 && b.level < needs[i]));
+        if let Some(i) = short {
+            if self.config.count_rejected {
+                if let Some(r) = s.buckets[0].as_mut() {
+                    r.level -= 1.0;
+                }
+            }
+            s.stats.rate_limited[i] += 1;
+            let wait = s.buckets[i].as_ref().map_or(Duration::ZERO, |b| b.wait_for(needs[i]));
+            return Decision::Error { status: 429, kind: ErrorKind::RateLimited { dimension: i, wait } };
+        }
+        for (b, need) in s.buckets.iter_mut().zip(needs) {
+            if let Some(b) = b {
+                b.level -= need;
+            }
+        }
+        Decision::Serve { slow, stream_error }
+    }
+
+    fn limit_headers(&self, api: Api, s: &State_, headers: &mut HeaderMap) {
+        let now_ms = llmctl_client::time::now_unix_ms();
+        for (i, b) in s.buckets.iter().enumerate() {
+            let Some(b) = b else { continue };
+            let remaining = b.level.max(0.0).floor();
+            match api {
+                Api::OpenAi => {
+                    // OpenAI names only requests and tokens.
+                    let Some(dim) = [Some("requests"), Some("tokens"), None, None][i] else { continue };
+                    put(headers, &format!("x-ratelimit-limit-{dim}"), format!("{}", b.per_minute as u64));
+                    put(headers, &format!("x-ratelimit-remaining-{dim}"), format!("{}", remaining as u64));
+                    put(headers, &format!("x-ratelimit-reset-{dim}"), shapes::go_duration(b.until_full()));
+                }
+                Api::Anthropic => {
+                    let dim = ["requests", "tokens", "input-tokens", "output-tokens"][i];
+                    // Token counts are rounded to the nearest thousand, as Anthropic documents.
+                    let shown = if i == 0 { remaining } else { (remaining / 1000.0).round() * 1000.0 };
+                    let reset = now_ms + b.until_full().as_millis() as i64;
+                    put(headers, &format!("anthropic-ratelimit-{dim}-limit"), format!("{}", b.per_minute as u64));
+                    put(headers, &format!("anthropic-ratelimit-{dim}-remaining"), format!("{}", shown as u64));
+                    put(headers, &format!("anthropic-ratelimit-{dim}-reset"), shapes::rfc3339_seconds(reset));
+                }
+            }
+        }
+    }
+
+    async fn handle(self: Arc<Self>, api: Api, body: Bytes) -> Response<Body> {
+        let body: Value = match serde_json::from_slice(&body) {
+            Ok(v @ Value::Object(_)) => v,
+            _ => {
+                return self.finish(api, shapes::error(api, 400, "invalid_request_error", "the body must be a JSON object", None));
+            }
+        };
+        let model = body.get("model").and_then(Value::as_str).unwrap_or("fake-model").to_string();
+        let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
+        let include_usage = body
+            .pointer("/stream_options/include_usage")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let max_out = match (estimate::max_output_tokens(&body), api) {
+            (Some(m), _) => m,
+            (None, Api::Anthropic) => {
+                return self.finish(api, shapes::error(api, 400, "invalid_request_error", "max_tokens: Field required", None));
+            }
+            (None, Api::OpenAi) => self.config.completion_tokens,
+        };
+        let input = estimate::input_tokens(&body);
+        let cached = (input as f64 * self.config.cache_share).floor() as u64;
+        let output = max_out.min(self.config.completion_tokens);
+        // OpenAI charges max_tokens at admission; Anthropic counts what is produced, and its
+        // input limit excludes cache reads.
+        let needs = match api {
+            Api::OpenAi => [1.0, (input + max_out) as f64, input as f64, max_out as f64],
+            Api::Anthropic => [1.0, (input + output) as f64, (input - cached) as f64, output as f64],
+        };
+        let now = Instant::now();
+        let (decision, id) = {
+            let mut s = self.state();
+            let d = self.decide(needs, &mut s, now);
+            s.next_id += 1;
+            (d, s.next_id)
+        };
+        let (slow, stream_error) = match decision {
+            Decision::Error { status, kind } => {
+                let mut resp = match kind {
+                    ErrorKind::RateLimited { dimension, wait } => {
+                        let hint = (self.config.retry_after != RetryAfter::None).then_some(wait);
+                        let mut r = shapes::rate_limited(api, &model, DIMENSIONS[dimension], hint);
+                        self.retry_after_headers(api, wait, r.headers_mut());
+                        r
+                    }
+                    ErrorKind::InsufficientQuota => shapes::insufficient_quota(api),
+                    ErrorKind::Status => shapes::server_error(api, status),
+                };
+                let s = self.state();
+                self.limit_headers(api, &s, resp.headers_mut());
+                drop(s);
+                shapes::request_id(api, id, resp.headers_mut());
+                return self.finish(api, resp);
+            }
+            Decision::Serve { slow, stream_error } => (slow, stream_error),
+        };
+        if let Some(d) = slow {
+            tokio::time::sleep(d).await;
+        }
+        tokio::time::sleep(self.config.latency).await;
+        let usage = shapes::Usage {
+            input,
+            cached,
+            output,
+        };
+        let mut resp = if stream {
+            shapes::stream(api, &model, id, usage, include_usage, stream_error)
+        } else {
+            shapes::complete(api, &model, id, usage, max_out)
+        };
+        {
+            let mut s = self.state();
+            s.stats.input_tokens += input;
+            s.stats.output_tokens += output;
+            let t = llmctl_client::time::now_unix_ms();
+            s.stats.first_success_unix_ms.get_or_insert(t);
+            s.stats.last_success_unix_ms = Some(t);
+            self.limit_headers(api, &s, resp.headers_mut());
+        }
+        shapes::request_id(api, id, resp.headers_mut());
+        self.finish(api, resp)
+    }
+
+    fn retry_after_headers(&self, api: Api, wait: Duration, headers: &mut HeaderMap) {
+        let secs = wait.as_secs_f64().ceil().max(1.0) as i64;
+        match self.config.retry_after {
+            RetryAfter::Seconds => {
+                put(headers, "retry-after", secs.to_string());
+                if api == Api::OpenAi {
+                    put(headers, "retry-after-ms", (wait.as_millis().max(1)).to_string());
+                }
+            }
+            RetryAfter::Date => {
+                let at = llmctl_client::time::now_unix_ms() / 1000 + secs;
+                put(headers, "retry-after", llmctl_client::time::http_date(at));
+            }
+            RetryAfter::None => {}
+        }
+    }
+
+    fn finish(&self, _api: Api, resp: Response<Body>) -> Response<Body> {
+        let status = resp.status().as_u16();
+        *self.state().stats.responses.entry(status).or_insert(0) += 1;
+        resp
+    }
+}
+
+fn put(headers: &mut HeaderMap, name: &str, value: String) {
+    if let (Ok(n), Ok(v)) = (axum::http::HeaderName::try_from(name), HeaderValue::try_from(value)) {
+        headers.insert(n, v);
+    }
+}
+
+fn json_response(status: StatusCode, v: Value) -> Response<Body> {
+    let mut r = Response::new(Body::from(v.to_string()));
+    *r.status_mut() = status;
+    r.headers_mut().insert("content-type", HeaderValue::from_static("application/json"));
+    r
+}
+
+async fn openai(State(p): State<Arc<Provider>>, body: Bytes) -> Response<Body> {
+    p.handle(Api::OpenAi, body).await
+}
+
+async fn anthropic(State(p): State<Arc<Provider>>, body: Bytes) -> Response<Body> {
+    p.handle(Api::Anthropic, body).await
+}
+
+async fn stats(State(p): State<Arc<Provider>>) -> Response<Body> {
+    json_response(StatusCode::OK, p.stats().to_json())
+}
+
+async fn reset(State(p): State<Arc<Provider>>) -> Response<Body> {
+    p.reset();
+    json_response(StatusCode::OK, json!({"reset": true}))
+}
+
+async fn set_faults(State(p): State<Arc<Provider>>, body: Bytes) -> Response<Body> {
+    let specs: Vec<String> = match serde_json::from_slice(&body) {
+        Ok(v) => v,
+        Err(e) => {
+            return json_response(
+                StatusCode::BAD_REQUEST,
+                json!({"error": format!("expected a JSON array of fault strings like [\"status=503,share=0.5\"]: {e}")}),
+            )
+        }
+    };
+    match specs.iter().map(|s| Fault::parse(s)).collect::<Result<Vec<_>, _>>() {
+        Ok(faults) => {
+            let n = faults.len();
+            p.set_faults(faults);
+            json_response(StatusCode::OK, json!({"faults": n}))
+        }
+        Err(e) => json_response(StatusCode::BAD_REQUEST, json!({"error": e.to_string()})),
+    }
+}
+
+async fn not_found() -> Response<Body> {
+    json_response(
+        StatusCode::NOT_FOUND,
+        json!({"error": {"message": "unknown path; the fake provider serves POST /v1/chat/completions, POST /v1/messages, GET /stats, POST /reset, POST /faults", "type": "not_found_error"}}),
+    )
+}
+
+pub fn router(p: Arc<Provider>) -> Router {
+    Router::new()
+        .route("/v1/chat/completions", post(openai))
+        .route("/v1/messages", post(anthropic))
+        .route("/stats", get(stats))
+        .route("/reset", post(reset))
+        .route("/faults", post(set_faults))
+        .fallback(not_found)
+        .with_state(p)
+}
+
+/// A fake provider serving in this process until dropped.
+pub struct FakeProvider {
+    pub addr: SocketAddr,
+    pub provider: Arc<Provider>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl FakeProvider {
+    /// Binds `listen` (loopback only) and serves.
+    pub async fn start(config: ProviderConfig, listen: SocketAddr) -> std::io::Result<FakeProvider> {
+        if !listen.ip().is_loopback() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("--listen {listen} is not a loopback address; the fake provider serves only 127.0.0.0/8 or ::1"),
+            ));
+        }
+        let listener = tokio::net::TcpListener::bind(listen).await?;
+        let addr = listener.local_addr()?;
+        let provider = Arc::new(Provider::new(config));
+        let app = router(provider.clone());
+        let task = tokio::spawn(async move {
+            if let Err(e) = axum::serve(listener, app).await {
+                tracing::error!("fake provider stopped: {e}");
+            }
+        });
+        Ok(FakeProvider { addr, provider, task })
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+}
+
+impl Drop for FakeProvider {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}

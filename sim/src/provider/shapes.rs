@@ -1,0 +1,305 @@
+//! Response bodies, SSE streams and headers in the shapes the official SDKs parse.
+
+use axum::body::{Body, Bytes};
+use axum::http::{HeaderMap, HeaderValue, Response, StatusCode};
+use serde_json::{json, Value};
+use std::convert::Infallible;
+use std::time::Duration;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Api {
+    OpenAi,
+    Anthropic,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Usage {
+    /// All input tokens, cached included.
+    pub input: u64,
+    pub cached: u64,
+    pub output: u64,
+}
+
+/// Go-style durations as OpenAI sends them: `12ms`, `1.428s`, `6m0s`.
+pub fn go_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms < 1000 {
+        format!("{ms}ms")
+    } else if ms < 60_000 {
+        let s = format!("{:.3}", d.as_secs_f64());
+        format!("{}s", s.trim_end_matches('0').trim_end_matches('.'))
+    } else {
+        format!("{}m{}s", ms / 60_000, (ms % 60_000) / 1000)
+    }
+}
+
+/// RFC 3339 to the second, as Anthropic's reset headers: `2025-08-21T12:40:59Z`.
+pub fn rfc3339_seconds(unix_ms: i64) -> String {
+    let full = llmctl_client::time::rfc3339(unix_ms);
+    format!("{}Z", &full[..19])
+}
+
+fn json_body(status: u16, v: &Value) -> Response<Body> {
+    let mut r = Response::new(Body::from(v.to_string()));
+    *r.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    r.headers_mut().insert("content-type", HeaderValue::from_static("application/json"));
+    r
+}
+
+/// An error in the provider's own format.
+pub fn error(api: Api, status: u16, error_type: &str, message: &str, code: Option<&str>) -> Response<Body> {
+    let v = match api {
+        Api::OpenAi => json!({"error": {"message": message, "type": error_type, "param": null, "code": code}}),
+        Api::Anthropic => json!({"type": "error", "error": {"type": error_type, "message": message}}),
+    };
+    json_body(status, &v)
+}
+
+pub fn rate_limited(api: Api, model: &str, dimension: &str, wait: Option<Duration>) -> Response<Body> {
+    let hint = wait.map_or(String::new(), |w| format!(" Please try again in {:.3}s.", w.as_secs_f64()));
+    match api {
+        Api::OpenAi => {
+            let what = if dimension == "requests" { "requests per min (RPM)" } else { "tokens per min (TPM)" };
+            let kind = if dimension == "requests" { "requests" } else { "tokens" };
+            error(
+                api,
+                429,
+                kind,
+                &format!("Rate limit reached for {model} in organization org-fake on {what}.{hint}"),
+                Some("rate_limit_exceeded"),
+            )
+        }
+        Api::Anthropic => error(
+            api,
+            429,
+            "rate_limit_error",
+            &format!("This request would exceed the rate limit for your organization on {dimension} per minute.{hint}"),
+            None,
+        ),
+    }
+}
+
+pub fn insufficient_quota(api: Api) -> Response<Body> {
+    match api {
+        Api::OpenAi => error(
+            api,
+            429,
+            "insufficient_quota",
+            "You exceeded your current quota, please check your plan and billing details.",
+            Some("insufficient_quota"),
+        ),
+        Api::Anthropic => error(
+            api,
+            400,
+            "billing_error",
+            "Your credit balance is too low to access the API.",
+            None,
+        ),
+    }
+}
+
+pub fn server_error(api: Api, status: u16) -> Response<Body> {
+    let (t, m) = match (api, status) {
+        (Api::Anthropic, 529) => ("overloaded_error", "Overloaded"),
+        (Api::Anthropic, 500..=599) => ("api_error", "Internal server error"),
+        (Api::OpenAi, 503) => ("service_unavailable", "The server is overloaded or not ready yet."),
+        (Api::OpenAi, 500..=599) => ("server_error", "The server had an error while processing your request."),
+        (Api::OpenAi, 429) => ("requests", "Rate limit reached."),
+        (Api::Anthropic, 429) => ("rate_limit_error", "Rate limited."),
+        (_, 401) => ("authentication_error", "invalid x-api-key"),
+        (_, 403) => ("permission_error", "not allowed"),
+        (_, 404) => ("not_found_error", "not found"),
+        (_, 413) => ("request_too_large", "request too large"),
+        _ => ("invalid_request_error", "invalid request"),
+    };
+    error(api, status, t, m, None)
+}
+
+pub fn request_id(api: Api, id: u64, headers: &mut HeaderMap) {
+    let name = match api {
+        Api::OpenAi => "x-request-id",
+        Api::Anthropic => "request-id",
+    };
+    if let Ok(v) = HeaderValue::try_from(format!("req_{id:016x}")) {
+        headers.insert(name, v);
+    }
+}
+
+fn text(tokens: u64) -> String {
+    "tok ".repeat(tokens as usize).trim_end().to_string()
+}
+
+fn created() -> i64 {
+    llmctl_client::time::now_unix_ms() / 1000
+}
+
+fn openai_usage(u: Usage) -> Value {
+    json!({
+        "prompt_tokens": u.input,
+        "completion_tokens": u.output,
+        "total_tokens": u.input + u.output,
+        "prompt_tokens_details": {"cached_tokens": u.cached, "audio_tokens": 0},
+        "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
+            "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0},
+    })
+}
+
+fn anthropic_usage(u: Usage, output: u64) -> Value {
+    json!({
+        "input_tokens": u.input - u.cached,
+        "output_tokens": output,
+        "cache_read_input_tokens": u.cached,
+        "cache_creation_input_tokens": 0,
+    })
+}
+
+/// A whole (non-streamed) answer.
+pub fn complete(api: Api, model: &str, id: u64, u: Usage, max_out: u64) -> Response<Body> {
+    let stop = u.output >= max_out;
+    let v = match api {
+        Api::OpenAi => json!({
+            "id": format!("chatcmpl-{id:x}"),
+            "object": "chat.completion",
+            "created": created(),
+            "model": model,
+            "choices": [{
+                "index": 0,
+                "message": {"role": "assistant", "content": text(u.output), "refusal": null},
+                "logprobs": null,
+                "finish_reason": if stop { "length" } else { "stop" },
+            }],
+            "usage": openai_usage(u),
+            "system_fingerprint": null,
+        }),
+        Api::Anthropic => json!({
+            "id": format!("msg_{id:016x}"),
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [{"type": "text", "text": text(u.output)}],
+            "stop_reason": if stop { "max_tokens" } else { "end_turn" },
+            "stop_sequence": null,
+            "usage": anthropic_usage(u, u.output),
+        }),
+    };
+    json_body(200, &v)
+}
+
+fn sse(event: Option<&str>, data: &Value) -> Bytes {
+    match event {
+        Some(e) => Bytes::from(format!("event: {e}\ndata: {data}\n\n")),
+        None => Bytes::from(format!("data: {data}\n\n")),
+    }
+}
+
+/// The events of a streamed answer; with `error`, an error event replaces the rest after
+/// `after_tokens` tokens.
+fn stream_events(api: Api, model: &str, id: u64, u: Usage, include_usage: bool, error: Option<(String, u64)>) -> Vec<Bytes> {
+    let cut = error.as_ref().map(|(_, n)| (*n).min(u.output));
+    let mut out = Vec::new();
+    match api {
+        Api::OpenAi => {
+            let chunk = |delta: Value, finish: Value| {
+                let mut c = json!({
+                    "id": format!("chatcmpl-{id:x}"),
+                    "object": "chat.completion.chunk",
+                    "created": created(),
+                    "model": model,
+                    "system_fingerprint": null,
+                    "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish}],
+                });
+                if include_usage {
+                    c["usage"] = Value::Null;
+                }
+                c
+            };
+            out.push(sse(None, &chunk(json!({"role": "assistant", "content": "", "refusal": null}), Value::Null)));
+            for i in 0..u.output {
+                if cut == Some(i) {
+                    break;
+                }
+                out.push(sse(None, &chunk(json!({"content": if i == 0 { "tok" } else { " tok" }}), Value::Null)));
+            }
+            if let Some((t, _)) = error {
+                let e = json!({"error": {"message": format!("stream interrupted: {t}"), "type": t, "param": null, "code": t}});
+                out.push(sse(None, &e));
+                return out;
+            }
+            out.push(sse(None, &chunk(json!({}), json!("stop"))));
+            if include_usage {
+                let mut last = chunk(json!({}), Value::Null);
+                last["choices"] = json!([]);
+                last["usage"] = openai_usage(u);
+                out.push(sse(None, &last));
+            }
+            out.push(Bytes::from_static(b"data: [DONE]\n\n"));
+        }
+        Api::Anthropic => {
+            let start = json!({"type": "message_start", "message": {
+                "id": format!("msg_{id:016x}"), "type": "message", "role": "assistant", "model": model,
+                "content": [], "stop_reason": null, "stop_sequence": null, "usage": anthropic_usage(u, 1)}});
+            out.push(sse(Some("message_start"), &start));
+            out.push(sse(
+                Some("content_block_start"),
+                &json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+            ));
+            out.push(sse(Some("ping"), &json!({"type": "ping"})));
+            for i in 0..u.output {
+                if cut == Some(i) {
+                    break;
+                }
+                let delta = json!({"type": "content_block_delta", "index": 0,
+                    "delta": {"type": "text_delta", "text": if i == 0 { "tok" } else { " tok" }}});
+                out.push(sse(Some("content_block_delta"), &delta));
+            }
+            if let Some((t, _)) = error {
+                let message = if t == "overloaded_error" { "Overloaded".to_string() } else { format!("stream interrupted: {t}") };
+                out.push(sse(Some("error"), &json!({"type": "error", "error": {"type": t, "message": message}})));
+                return out;
+            }
+            out.push(sse(Some("content_block_stop"), &json!({"type": "content_block_stop", "index": 0})));
+            out.push(sse(
+                Some("message_delta"),
+                &json!({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null},
+                    "usage": {"output_tokens": u.output}}),
+            ));
+            out.push(sse(Some("message_stop"), &json!({"type": "message_stop"})));
+        }
+    }
+    out
+}
+
+pub fn stream(api: Api, model: &str, id: u64, u: Usage, include_usage: bool, error: Option<(String, u64)>) -> Response<Body> {
+    let events = stream_events(api, model, id, u, include_usage, error);
+    let body = Body::from_stream(tokio_stream::iter(events.into_iter().map(Ok::<_, Infallible>)));
+    let mut r = Response::new(body);
+    r.headers_mut().insert("content-type", HeaderValue::from_static("text/event-stream; charset=utf-8"));
+    r.headers_mut().insert("cache-control", HeaderValue::from_static("no-cache"));
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_durations_as_openai_sends_them() {
+        assert_eq!(go_duration(Duration::from_millis(12)), "12ms");
+        assert_eq!(go_duration(Duration::from_millis(1428)), "1.428s");
+        assert_eq!(go_duration(Duration::from_secs(2)), "2s");
+        assert_eq!(go_duration(Duration::from_secs(360)), "6m0s");
+    }
+
+    #[test]
+    fn a_stream_error_cuts_the_stream_after_some_tokens() {
+        let u = Usage { input: 10, cached: 0, output: 8 };
+        let ev = stream_events(Api::Anthropic, "m", 1, u, false, Some(("overloaded_error".into(), 2)));
+        let text: Vec<String> = ev.iter().map(|b| String::from_utf8_lossy(b).to_string()).collect();
+        assert_eq!(text.iter().filter(|e| e.contains("text_delta")).count(), 2);
+        assert!(text.last().is_some_and(|e| e.starts_with("event: error") && e.contains("Overloaded")));
+        let ev = stream_events(Api::OpenAi, "m", 1, u, true, None);
+        let last_two: Vec<String> = ev[ev.len() - 2..].iter().map(|b| String::from_utf8_lossy(b).to_string()).collect();
+        assert!(last_two[0].contains("\"prompt_tokens\":10"), "{}", last_two[0]);
+        assert_eq!(last_two[1], "data: [DONE]\n\n");
+    }
+}

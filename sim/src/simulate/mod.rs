@@ -1,0 +1,1 @@
+//! `llmctl simulate` (to come in this module).

@@ -1,0 +1,132 @@
+//! `llmctl fake-provider`: serve the fake provider until SIGINT/SIGTERM.
+
+use crate::exit;
+use clap::{Args, ValueEnum};
+use llmctl_sim::provider::{faults, FakeProvider, Fault, Limits, ProviderConfig, RetryAfter};
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum RetryAfterArg {
+    /// `retry-after: <seconds>` (OpenAI also gets `retry-after-ms`)
+    Seconds,
+    /// `retry-after: <HTTP-date>`
+    Date,
+    /// no delay in headers or message
+    None,
+}
+
+#[derive(Args, Debug)]
+pub struct FakeArgs {
+    /// Address to serve on; loopback only (port 0 picks a free one)
+    #[arg(long, default_value = "127.0.0.1:0", value_name = "ADDR")]
+    listen: SocketAddr,
+    /// Requests per minute [default: unlimited]
+    #[arg(long, value_name = "N")]
+    rpm: Option<u64>,
+    /// Tokens (input + output) per minute
+    #[arg(long, value_name = "N")]
+    tpm: Option<u64>,
+    /// Input tokens per minute
+    #[arg(long, value_name = "N")]
+    itpm: Option<u64>,
+    /// Output tokens per minute
+    #[arg(long, value_name = "N")]
+    otpm: Option<u64>,
+    /// Requests bucket capacity [default: one second of requests, at least 1]
+    #[arg(long, value_name = "N")]
+    burst_requests: Option<u64>,
+    /// Tokens bucket capacity [default: one minute of tokens]
+    #[arg(long, value_name = "N")]
+    burst_tokens: Option<u64>,
+    /// Input tokens bucket capacity [default: one minute]
+    #[arg(long, value_name = "N")]
+    burst_input_tokens: Option<u64>,
+    /// Output tokens bucket capacity [default: one minute]
+    #[arg(long, value_name = "N")]
+    burst_output_tokens: Option<u64>,
+    /// Count rejected requests against the requests limit, as OpenAI does
+    #[arg(long)]
+    count_rejected: bool,
+    /// How 429s say when to come back
+    #[arg(long, value_enum, default_value = "seconds")]
+    retry_after: RetryAfterArg,
+    /// Time to produce an answer
+    #[arg(long, default_value = "20ms", value_parser = super::duration, value_name = "DUR")]
+    latency: Duration,
+    /// Output tokens per answer (capped by the request's max_tokens)
+    #[arg(long, default_value_t = 16, value_name = "N")]
+    completion_tokens: u64,
+    /// Share of input tokens reported as read from cache (0 to 1)
+    #[arg(long, default_value_t = 0.0, value_name = "F")]
+    cache_share: f64,
+    /// A fault: status=503,share=0.1 | insufficient_quota | rate_limit,retry_after=2 | slow=5s |
+    /// stream_error=overloaded_error,after_tokens=3; options share=F, count=N (repeatable)
+    #[arg(long = "fault", value_name = "SPEC")]
+    faults: Vec<String>,
+    /// A file of faults, one per line, each optionally after a window like 5s..10s
+    #[arg(long, value_name = "FILE")]
+    script: Option<PathBuf>,
+}
+
+impl FakeArgs {
+    pub fn config(&self) -> Result<ProviderConfig, String> {
+        let mut faults_list = self
+            .faults
+            .iter()
+            .map(|s| Fault::parse(s).map_err(|e| e.to_string()))
+            .collect::<Result<Vec<_>, _>>()?;
+        if let Some(path) = &self.script {
+            let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read --script {}: {e}", path.display()))?;
+            faults_list.extend(faults::parse_script(&text).map_err(|e| format!("--script {}: {e}", path.display()))?);
+        }
+        if !(0.0..=1.0).contains(&self.cache_share) {
+            return Err(format!("--cache-share {} must be from 0 to 1", self.cache_share));
+        }
+        let f = |v: Option<u64>| v.map(|n| n as f64);
+        for (name, v) in [("--rpm", self.rpm), ("--tpm", self.tpm), ("--itpm", self.itpm), ("--otpm", self.otpm)] {
+            if v == Some(0) {
+                return Err(format!("{name} 0 would refuse everything; give at least 1, or leave it out for no limit"));
+            }
+        }
+        Ok(ProviderConfig {
+            limits: Limits {
+                per_minute: [f(self.rpm), f(self.tpm), f(self.itpm), f(self.otpm)],
+                burst: [
+                    f(self.burst_requests),
+                    f(self.burst_tokens),
+                    f(self.burst_input_tokens),
+                    f(self.burst_output_tokens),
+                ],
+            },
+            count_rejected: self.count_rejected,
+            retry_after: match self.retry_after {
+                RetryAfterArg::Seconds => RetryAfter::Seconds,
+                RetryAfterArg::Date => RetryAfter::Date,
+                RetryAfterArg::None => RetryAfter::None,
+            },
+            latency: self.latency,
+            completion_tokens: self.completion_tokens,
+            cache_share: self.cache_share,
+            faults: faults_list,
+        })
+    }
+}
+
+pub async fn run(args: FakeArgs) -> ExitCode {
+    let config = match args.config() {
+        Ok(c) => c,
+        Err(e) => return exit::fail(exit::USAGE, e),
+    };
+    let provider = match FakeProvider::start(config, args.listen).await {
+        Ok(p) => p,
+        Err(e) => return exit::fail(exit::USAGE, format!("cannot serve on {}: {e}", args.listen)),
+    };
+    println!("listening on {}", provider.url());
+    let _ = std::io::stdout().flush();
+    super::daemon::stop_signal().await;
+    ExitCode::SUCCESS
+}
