@@ -59,7 +59,8 @@ mod tests {
 
     #[test]
     fn counts_text_messages_system_and_images() {
-        let b = json!({"messages": [{"role": "user", "content": "x".repeat(400)}], "max_tokens": 50});
+        let b =
+            json!({"messages": [{"role": "user", "content": "x".repeat(400)}], "max_tokens": 50});
         assert_eq!(input_tokens(&b), 100 + PER_MESSAGE);
         assert_eq!(max_output_tokens(&b), Some(50));
         let b = json!({

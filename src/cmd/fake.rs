@@ -80,14 +80,26 @@ impl FakeArgs {
             .map(|s| Fault::parse(s).map_err(|e| e.to_string()))
             .collect::<Result<Vec<_>, _>>()?;
         if let Some(path) = &self.script {
-            let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read --script {}: {e}", path.display()))?;
-            faults_list.extend(faults::parse_script(&text).map_err(|e| format!("--script {}: {e}", path.display()))?);
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read --script {}: {e}", path.display()))?;
+            faults_list.extend(
+                faults::parse_script(&text)
+                    .map_err(|e| format!("--script {}: {e}", path.display()))?,
+            );
         }
         if !(0.0..=1.0).contains(&self.cache_share) {
-            return Err(format!("--cache-share {} must be from 0 to 1", self.cache_share));
+            return Err(format!(
+                "--cache-share {} must be from 0 to 1",
+                self.cache_share
+            ));
         }
         let f = |v: Option<u64>| v.map(|n| n as f64);
-        for (name, v) in [("--rpm", self.rpm), ("--tpm", self.tpm), ("--itpm", self.itpm), ("--otpm", self.otpm)] {
+        for (name, v) in [
+            ("--rpm", self.rpm),
+            ("--tpm", self.tpm),
+            ("--itpm", self.itpm),
+            ("--otpm", self.otpm),
+        ] {
             if v == Some(0) {
                 return Err(format!("{name} 0 would refuse everything; give at least 1, or leave it out for no limit"));
             }

@@ -30,7 +30,9 @@ pub fn rfc3339(unix_ms: i64) -> String {
 /// Unix seconds as an IMF-fixdate HTTP-date: `Sun, 06 Nov 1994 08:49:37 GMT`.
 pub fn http_date(unix_secs: i64) -> String {
     const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
     let days = unix_secs.div_euclid(86_400);
     let (y, m, d) = civil_from_days(days);
     let rem = unix_secs.rem_euclid(86_400);

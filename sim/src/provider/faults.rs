@@ -23,7 +23,10 @@ pub enum FaultKind {
     /// Answer this much later (the work still counts).
     Slow(Duration),
     /// An error event of this type inside a streamed 200, after some tokens.
-    StreamError { error_type: String, after_tokens: u64 },
+    StreamError {
+        error_type: String,
+        after_tokens: u64,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -81,12 +84,19 @@ impl Fault {
         };
         let mut opts: Vec<(&str, &str)> = Vec::new();
         for item in items {
-            let (k, v) = item.split_once('=').ok_or_else(|| err(&format!("option {item:?} is not key=value")))?;
+            let (k, v) = item
+                .split_once('=')
+                .ok_or_else(|| err(&format!("option {item:?} is not key=value")))?;
             opts.push((k.trim(), v.trim()));
         }
         let opt = |k: &str| opts.iter().find(|(n, _)| *n == k).map(|(_, v)| *v);
         let num = |k: &str| -> Result<Option<u64>, FaultError> {
-            opt(k).map(|v| v.parse::<u64>().map_err(|_| err(&format!("{k}={v} is not a whole number")))).transpose()
+            opt(k)
+                .map(|v| {
+                    v.parse::<u64>()
+                        .map_err(|_| err(&format!("{k}={v} is not a whole number")))
+                })
+                .transpose()
         };
         let kind = match (name, value) {
             ("status", Some(v)) => {
@@ -98,7 +108,9 @@ impl Fault {
             }
             ("insufficient_quota", None) => FaultKind::InsufficientQuota,
             ("rate_limit", None) => FaultKind::RateLimit(num("retry_after")?),
-            ("slow", Some(v)) => FaultKind::Slow(parse_dur(v).ok_or_else(|| err("slow needs a duration like 5s"))?),
+            ("slow", Some(v)) => {
+                FaultKind::Slow(parse_dur(v).ok_or_else(|| err("slow needs a duration like 5s"))?)
+            }
             ("stream_error", Some(t)) if !t.is_empty() => FaultKind::StreamError {
                 error_type: t.to_string(),
                 after_tokens: num("after_tokens")?.unwrap_or(3),
@@ -151,16 +163,36 @@ mod tests {
     #[test]
     fn parses_every_kind() {
         let f = Fault::parse("status=503,share=0.25,count=4").expect("parses");
-        assert_eq!((f.kind, f.share, f.remaining), (FaultKind::Status(503), 0.25, Some(4)));
-        assert_eq!(Fault::parse("insufficient_quota").expect("q").kind, FaultKind::InsufficientQuota);
-        assert_eq!(Fault::parse("rate_limit,retry_after=2").expect("r").kind, FaultKind::RateLimit(Some(2)));
-        assert_eq!(Fault::parse("slow=1.5s").expect("s").kind, FaultKind::Slow(Duration::from_millis(1500)));
         assert_eq!(
-            Fault::parse("stream_error=overloaded_error,after_tokens=5").expect("e").kind,
-            FaultKind::StreamError { error_type: "overloaded_error".into(), after_tokens: 5 }
+            (f.kind, f.share, f.remaining),
+            (FaultKind::Status(503), 0.25, Some(4))
+        );
+        assert_eq!(
+            Fault::parse("insufficient_quota").expect("q").kind,
+            FaultKind::InsufficientQuota
+        );
+        assert_eq!(
+            Fault::parse("rate_limit,retry_after=2").expect("r").kind,
+            FaultKind::RateLimit(Some(2))
+        );
+        assert_eq!(
+            Fault::parse("slow=1.5s").expect("s").kind,
+            FaultKind::Slow(Duration::from_millis(1500))
+        );
+        assert_eq!(
+            Fault::parse("stream_error=overloaded_error,after_tokens=5")
+                .expect("e")
+                .kind,
+            FaultKind::StreamError {
+                error_type: "overloaded_error".into(),
+                after_tokens: 5
+            }
         );
         let f = Fault::parse("2s..5s status=500").expect("window");
-        assert_eq!((f.from, f.until), (Duration::from_secs(2), Some(Duration::from_secs(5))));
+        assert_eq!(
+            (f.from, f.until),
+            (Duration::from_secs(2), Some(Duration::from_secs(5)))
+        );
         assert!(!f.applies(Duration::from_secs(1), 0.0));
         assert!(f.applies(Duration::from_secs(3), 0.0));
         assert!(!f.applies(Duration::from_secs(5), 0.0));
@@ -168,11 +200,21 @@ mod tests {
 
     #[test]
     fn refuses_nonsense_with_the_spec_in_the_message() {
-        for bad in ["status=200", "status", "explode", "slow=soon", "status=500,share=2", "status=500,colour=red", "status=500,count"] {
+        for bad in [
+            "status=200",
+            "status",
+            "explode",
+            "slow=soon",
+            "status=500,share=2",
+            "status=500,colour=red",
+            "status=500,count",
+        ] {
             let e = Fault::parse(bad).expect_err(bad);
             assert!(e.to_string().contains(bad), "{e}");
         }
-        let faults = parse_script("# comment\n\n0s..1s status=500 # trailing\ninsufficient_quota\n").expect("script");
+        let faults =
+            parse_script("# comment\n\n0s..1s status=500 # trailing\ninsufficient_quota\n")
+                .expect("script");
         assert_eq!(faults.len(), 2);
     }
 }

@@ -36,7 +36,11 @@ impl Limits {
     /// Capacity: the burst if given, else one second of requests (at least 1) or a minute of tokens.
     fn capacity(&self, i: usize) -> Option<f64> {
         let limit = self.per_minute[i]?;
-        Some(self.burst[i].unwrap_or(if i == 0 { (limit / 60.0).max(1.0) } else { limit }))
+        Some(self.burst[i].unwrap_or(if i == 0 {
+            (limit / 60.0).max(1.0)
+        } else {
+            limit
+        }))
     }
 }
 
@@ -94,8 +98,13 @@ pub struct Stats {
 
 impl Stats {
     pub fn to_json(&self) -> Value {
-        let responses: BTreeMap<String, u64> = self.responses.iter().map(|(k, v)| (k.to_string(), *v)).collect();
-        let rate_limited: BTreeMap<&str, u64> = DIMENSIONS.iter().copied().zip(self.rate_limited).collect();
+        let responses: BTreeMap<String, u64> = self
+            .responses
+            .iter()
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect();
+        let rate_limited: BTreeMap<&str, u64> =
+            DIMENSIONS.iter().copied().zip(self.rate_limited).collect();
         json!({
             "requests": self.requests,
             "responses": responses,
@@ -128,8 +137,14 @@ pub struct Provider {
 
 /// What one request was granted, decided under the lock.
 enum Decision {
-    Error { status: u16, kind: ErrorKind },
-    Serve { slow: Option<Duration>, stream_error: Option<(String, u64)> },
+    Error {
+        status: u16,
+        kind: ErrorKind,
+    },
+    Serve {
+        slow: Option<Duration>,
+        stream_error: Option<(String, u64)>,
+    },
 }
 
 enum ErrorKind {
@@ -156,7 +171,13 @@ impl Provider {
     }
 
     fn fresh_buckets(limits: &Limits, now: Instant) -> [Option<Bucket>; 4] {
-        std::array::from_fn(|i| Some(Bucket::full(limits.per_minute[i]?, limits.capacity(i)?, now)))
+        std::array::from_fn(|i| {
+            Some(Bucket::full(
+                limits.per_minute[i]?,
+                limits.capacity(i)?,
+                now,
+            ))
+        })
     }
 
     fn state(&self) -> MutexGuard<'_, State_> {
@@ -201,22 +222,40 @@ impl Provider {
                 *n -= 1;
             }
             match f.kind.clone() {
-                FaultKind::Status(code) => return Decision::Error { status: code, kind: ErrorKind::Status },
+                FaultKind::Status(code) => {
+                    return Decision::Error {
+                        status: code,
+                        kind: ErrorKind::Status,
+                    }
+                }
                 FaultKind::InsufficientQuota => {
-                    return Decision::Error { status: 429, kind: ErrorKind::InsufficientQuota }
+                    return Decision::Error {
+                        status: 429,
+                        kind: ErrorKind::InsufficientQuota,
+                    }
                 }
                 FaultKind::RateLimit(secs) => {
                     let wait = Duration::from_secs(secs.unwrap_or(1));
-                    return Decision::Error { status: 429, kind: ErrorKind::RateLimited { dimension: 0, wait } };
+                    return Decision::Error {
+                        status: 429,
+                        kind: ErrorKind::RateLimited { dimension: 0, wait },
+                    };
                 }
                 FaultKind::Slow(d) => slow = Some(d),
-                FaultKind::StreamError { error_type, after_tokens } => stream_error = Some((error_type, after_tokens)),
+                FaultKind::StreamError {
+                    error_type,
+                    after_tokens,
+                } => stream_error = Some((error_type, after_tokens)),
             }
         }
         for b in s.buckets.iter_mut().flatten() {
             b.refill(now);
         }
-        let short = (0..4).find(|&i| s.buckets[i].as_ref().is_some_and(|b| needs[i] > 0.0 && b.level < needs[i]));
+        let short = (0..4).find(|&i| {
+            s.buckets[i]
+                .as_ref()
+                .is_some_and(|b| needs[i] > 0.0 && b.level < needs[i])
+        });
         if let Some(i) = short {
             if self.config.count_rejected {
                 if let Some(r) = s.buckets[0].as_mut() {
@@ -224,8 +263,13 @@ impl Provider {
                 }
             }
             s.stats.rate_limited[i] += 1;
-            let wait = s.buckets[i].as_ref().map_or(Duration::ZERO, |b| b.wait_for(needs[i]));
-            return Decision::Error { status: 429, kind: ErrorKind::RateLimited { dimension: i, wait } };
+            let wait = s.buckets[i]
+                .as_ref()
+                .map_or(Duration::ZERO, |b| b.wait_for(needs[i]));
+            return Decision::Error {
+                status: 429,
+                kind: ErrorKind::RateLimited { dimension: i, wait },
+            };
         }
         for (b, need) in s.buckets.iter_mut().zip(needs) {
             if let Some(b) = b {
@@ -243,19 +287,49 @@ impl Provider {
             match api {
                 Api::OpenAi => {
                     // OpenAI names only requests and tokens.
-                    let Some(dim) = [Some("requests"), Some("tokens"), None, None][i] else { continue };
-                    put(headers, &format!("x-ratelimit-limit-{dim}"), format!("{}", b.per_minute as u64));
-                    put(headers, &format!("x-ratelimit-remaining-{dim}"), format!("{}", remaining as u64));
-                    put(headers, &format!("x-ratelimit-reset-{dim}"), shapes::go_duration(b.until_full()));
+                    let Some(dim) = [Some("requests"), Some("tokens"), None, None][i] else {
+                        continue;
+                    };
+                    put(
+                        headers,
+                        &format!("x-ratelimit-limit-{dim}"),
+                        format!("{}", b.per_minute as u64),
+                    );
+                    put(
+                        headers,
+                        &format!("x-ratelimit-remaining-{dim}"),
+                        format!("{}", remaining as u64),
+                    );
+                    put(
+                        headers,
+                        &format!("x-ratelimit-reset-{dim}"),
+                        shapes::go_duration(b.until_full()),
+                    );
                 }
                 Api::Anthropic => {
                     let dim = ["requests", "tokens", "input-tokens", "output-tokens"][i];
                     // Token counts are rounded to the nearest thousand, as Anthropic documents.
-                    let shown = if i == 0 { remaining } else { (remaining / 1000.0).round() * 1000.0 };
+                    let shown = if i == 0 {
+                        remaining
+                    } else {
+                        (remaining / 1000.0).round() * 1000.0
+                    };
                     let reset = now_ms + b.until_full().as_millis() as i64;
-                    put(headers, &format!("anthropic-ratelimit-{dim}-limit"), format!("{}", b.per_minute as u64));
-                    put(headers, &format!("anthropic-ratelimit-{dim}-remaining"), format!("{}", shown as u64));
-                    put(headers, &format!("anthropic-ratelimit-{dim}-reset"), shapes::rfc3339_seconds(reset));
+                    put(
+                        headers,
+                        &format!("anthropic-ratelimit-{dim}-limit"),
+                        format!("{}", b.per_minute as u64),
+                    );
+                    put(
+                        headers,
+                        &format!("anthropic-ratelimit-{dim}-remaining"),
+                        format!("{}", shown as u64),
+                    );
+                    put(
+                        headers,
+                        &format!("anthropic-ratelimit-{dim}-reset"),
+                        shapes::rfc3339_seconds(reset),
+                    );
                 }
             }
         }
@@ -265,10 +339,23 @@ impl Provider {
         let body: Value = match serde_json::from_slice(&body) {
             Ok(v @ Value::Object(_)) => v,
             _ => {
-                return self.finish(api, shapes::error(api, 400, "invalid_request_error", "the body must be a JSON object", None));
+                return self.finish(
+                    api,
+                    shapes::error(
+                        api,
+                        400,
+                        "invalid_request_error",
+                        "the body must be a JSON object",
+                        None,
+                    ),
+                );
             }
         };
-        let model = body.get("model").and_then(Value::as_str).unwrap_or("fake-model").to_string();
+        let model = body
+            .get("model")
+            .and_then(Value::as_str)
+            .unwrap_or("fake-model")
+            .to_string();
         let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
         let include_usage = body
             .pointer("/stream_options/include_usage")
@@ -277,7 +364,16 @@ impl Provider {
         let max_out = match (estimate::max_output_tokens(&body), api) {
             (Some(m), _) => m,
             (None, Api::Anthropic) => {
-                return self.finish(api, shapes::error(api, 400, "invalid_request_error", "max_tokens: Field required", None));
+                return self.finish(
+                    api,
+                    shapes::error(
+                        api,
+                        400,
+                        "invalid_request_error",
+                        "max_tokens: Field required",
+                        None,
+                    ),
+                );
             }
             (None, Api::OpenAi) => self.config.completion_tokens,
         };
@@ -288,7 +384,12 @@ impl Provider {
         // input limit excludes cache reads.
         let needs = match api {
             Api::OpenAi => [1.0, (input + max_out) as f64, input as f64, max_out as f64],
-            Api::Anthropic => [1.0, (input + output) as f64, (input - cached) as f64, output as f64],
+            Api::Anthropic => [
+                1.0,
+                (input + output) as f64,
+                (input - cached) as f64,
+                output as f64,
+            ],
         };
         let now = Instant::now();
         let (decision, id) = {
@@ -350,7 +451,11 @@ impl Provider {
             RetryAfter::Seconds => {
                 put(headers, "retry-after", secs.to_string());
                 if api == Api::OpenAi {
-                    put(headers, "retry-after-ms", (wait.as_millis().max(1)).to_string());
+                    put(
+                        headers,
+                        "retry-after-ms",
+                        (wait.as_millis().max(1)).to_string(),
+                    );
                 }
             }
             RetryAfter::Date => {
@@ -369,7 +474,10 @@ impl Provider {
 }
 
 fn put(headers: &mut HeaderMap, name: &str, value: String) {
-    if let (Ok(n), Ok(v)) = (axum::http::HeaderName::try_from(name), HeaderValue::try_from(value)) {
+    if let (Ok(n), Ok(v)) = (
+        axum::http::HeaderName::try_from(name),
+        HeaderValue::try_from(value),
+    ) {
         headers.insert(n, v);
     }
 }
@@ -377,7 +485,8 @@ fn put(headers: &mut HeaderMap, name: &str, value: String) {
 fn json_response(status: StatusCode, v: Value) -> Response<Body> {
     let mut r = Response::new(Body::from(v.to_string()));
     *r.status_mut() = status;
-    r.headers_mut().insert("content-type", HeaderValue::from_static("application/json"));
+    r.headers_mut()
+        .insert("content-type", HeaderValue::from_static("application/json"));
     r
 }
 
@@ -408,7 +517,11 @@ async fn set_faults(State(p): State<Arc<Provider>>, body: Bytes) -> Response<Bod
             )
         }
     };
-    match specs.iter().map(|s| Fault::parse(s)).collect::<Result<Vec<_>, _>>() {
+    match specs
+        .iter()
+        .map(|s| Fault::parse(s))
+        .collect::<Result<Vec<_>, _>>()
+    {
         Ok(faults) => {
             let n = faults.len();
             p.set_faults(faults);
@@ -445,7 +558,10 @@ pub struct FakeProvider {
 
 impl FakeProvider {
     /// Binds `listen` (loopback only) and serves.
-    pub async fn start(config: ProviderConfig, listen: SocketAddr) -> std::io::Result<FakeProvider> {
+    pub async fn start(
+        config: ProviderConfig,
+        listen: SocketAddr,
+    ) -> std::io::Result<FakeProvider> {
         if !listen.ip().is_loopback() {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::InvalidInput,
@@ -461,7 +577,11 @@ impl FakeProvider {
                 tracing::error!("fake provider stopped: {e}");
             }
         });
-        Ok(FakeProvider { addr, provider, task })
+        Ok(FakeProvider {
+            addr,
+            provider,
+            task,
+        })
     }
 
     pub fn url(&self) -> String {

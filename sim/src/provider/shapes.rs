@@ -42,21 +42,39 @@ pub fn rfc3339_seconds(unix_ms: i64) -> String {
 fn json_body(status: u16, v: &Value) -> Response<Body> {
     let mut r = Response::new(Body::from(v.to_string()));
     *r.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    r.headers_mut().insert("content-type", HeaderValue::from_static("application/json"));
+    r.headers_mut()
+        .insert("content-type", HeaderValue::from_static("application/json"));
     r
 }
 
 /// An error in the provider's own format.
-pub fn error(api: Api, status: u16, error_type: &str, message: &str, code: Option<&str>) -> Response<Body> {
+pub fn error(
+    api: Api,
+    status: u16,
+    error_type: &str,
+    message: &str,
+    code: Option<&str>,
+) -> Response<Body> {
     let v = match api {
-        Api::OpenAi => json!({"error": {"message": message, "type": error_type, "param": null, "code": code}}),
-        Api::Anthropic => json!({"type": "error", "error": {"type": error_type, "message": message}}),
+        Api::OpenAi => {
+            json!({"error": {"message": message, "type": error_type, "param": null, "code": code}})
+        }
+        Api::Anthropic => {
+            json!({"type": "error", "error": {"type": error_type, "message": message}})
+        }
     };
     json_body(status, &v)
 }
 
-pub fn rate_limited(api: Api, model: &str, dimension: &str, wait: Option<Duration>) -> Response<Body> {
-    let hint = wait.map_or(String::new(), |w| format!(" Please try again in {:.3}s.", w.as_secs_f64()));
+pub fn rate_limited(
+    api: Api,
+    model: &str,
+    dimension: &str,
+    wait: Option<Duration>,
+) -> Response<Body> {
+    let hint = wait.map_or(String::new(), |w| {
+        format!(" Please try again in {:.3}s.", w.as_secs_f64())
+    });
     match api {
         Api::OpenAi => {
             let what = if dimension == "requests" { "requests per min (RPM)" } else { "tokens per min (TPM)" };
@@ -102,8 +120,14 @@ pub fn server_error(api: Api, status: u16) -> Response<Body> {
     let (t, m) = match (api, status) {
         (Api::Anthropic, 529) => ("overloaded_error", "Overloaded"),
         (Api::Anthropic, 500..=599) => ("api_error", "Internal server error"),
-        (Api::OpenAi, 503) => ("service_unavailable", "The server is overloaded or not ready yet."),
-        (Api::OpenAi, 500..=599) => ("server_error", "The server had an error while processing your request."),
+        (Api::OpenAi, 503) => (
+            "service_unavailable",
+            "The server is overloaded or not ready yet.",
+        ),
+        (Api::OpenAi, 500..=599) => (
+            "server_error",
+            "The server had an error while processing your request.",
+        ),
         (Api::OpenAi, 429) => ("requests", "Rate limit reached."),
         (Api::Anthropic, 429) => ("rate_limit_error", "Rate limited."),
         (_, 401) => ("authentication_error", "invalid x-api-key"),
@@ -194,7 +218,14 @@ fn sse(event: Option<&str>, data: &Value) -> Bytes {
 
 /// The events of a streamed answer; with `error`, an error event replaces the rest after
 /// `after_tokens` tokens.
-fn stream_events(api: Api, model: &str, id: u64, u: Usage, include_usage: bool, error: Option<(String, u64)>) -> Vec<Bytes> {
+fn stream_events(
+    api: Api,
+    model: &str,
+    id: u64,
+    u: Usage,
+    include_usage: bool,
+    error: Option<(String, u64)>,
+) -> Vec<Bytes> {
     let cut = error.as_ref().map(|(_, n)| (*n).min(u.output));
     let mut out = Vec::new();
     match api {
@@ -213,12 +244,24 @@ fn stream_events(api: Api, model: &str, id: u64, u: Usage, include_usage: bool, 
                 }
                 c
             };
-            out.push(sse(None, &chunk(json!({"role": "assistant", "content": "", "refusal": null}), Value::Null)));
+            out.push(sse(
+                None,
+                &chunk(
+                    json!({"role": "assistant", "content": "", "refusal": null}),
+                    Value::Null,
+                ),
+            ));
             for i in 0..u.output {
                 if cut == Some(i) {
                     break;
                 }
-                out.push(sse(None, &chunk(json!({"content": if i == 0 { "tok" } else { " tok" }}), Value::Null)));
+                out.push(sse(
+                    None,
+                    &chunk(
+                        json!({"content": if i == 0 { "tok" } else { " tok" }}),
+                        Value::Null,
+                    ),
+                ));
             }
             if let Some((t, _)) = error {
                 let e = json!({"error": {"message": format!("stream interrupted: {t}"), "type": t, "param": null, "code": t}});
@@ -253,11 +296,21 @@ fn stream_events(api: Api, model: &str, id: u64, u: Usage, include_usage: bool, 
                 out.push(sse(Some("content_block_delta"), &delta));
             }
             if let Some((t, _)) = error {
-                let message = if t == "overloaded_error" { "Overloaded".to_string() } else { format!("stream interrupted: {t}") };
-                out.push(sse(Some("error"), &json!({"type": "error", "error": {"type": t, "message": message}})));
+                let message = if t == "overloaded_error" {
+                    "Overloaded".to_string()
+                } else {
+                    format!("stream interrupted: {t}")
+                };
+                out.push(sse(
+                    Some("error"),
+                    &json!({"type": "error", "error": {"type": t, "message": message}}),
+                ));
                 return out;
             }
-            out.push(sse(Some("content_block_stop"), &json!({"type": "content_block_stop", "index": 0})));
+            out.push(sse(
+                Some("content_block_stop"),
+                &json!({"type": "content_block_stop", "index": 0}),
+            ));
             out.push(sse(
                 Some("message_delta"),
                 &json!({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null},
@@ -269,12 +322,25 @@ fn stream_events(api: Api, model: &str, id: u64, u: Usage, include_usage: bool, 
     out
 }
 
-pub fn stream(api: Api, model: &str, id: u64, u: Usage, include_usage: bool, error: Option<(String, u64)>) -> Response<Body> {
+pub fn stream(
+    api: Api,
+    model: &str,
+    id: u64,
+    u: Usage,
+    include_usage: bool,
+    error: Option<(String, u64)>,
+) -> Response<Body> {
     let events = stream_events(api, model, id, u, include_usage, error);
-    let body = Body::from_stream(tokio_stream::iter(events.into_iter().map(Ok::<_, Infallible>)));
+    let body = Body::from_stream(tokio_stream::iter(
+        events.into_iter().map(Ok::<_, Infallible>),
+    ));
     let mut r = Response::new(body);
-    r.headers_mut().insert("content-type", HeaderValue::from_static("text/event-stream; charset=utf-8"));
-    r.headers_mut().insert("cache-control", HeaderValue::from_static("no-cache"));
+    r.headers_mut().insert(
+        "content-type",
+        HeaderValue::from_static("text/event-stream; charset=utf-8"),
+    );
+    r.headers_mut()
+        .insert("cache-control", HeaderValue::from_static("no-cache"));
     r
 }
 
@@ -292,14 +358,37 @@ mod tests {
 
     #[test]
     fn a_stream_error_cuts_the_stream_after_some_tokens() {
-        let u = Usage { input: 10, cached: 0, output: 8 };
-        let ev = stream_events(Api::Anthropic, "m", 1, u, false, Some(("overloaded_error".into(), 2)));
-        let text: Vec<String> = ev.iter().map(|b| String::from_utf8_lossy(b).to_string()).collect();
+        let u = Usage {
+            input: 10,
+            cached: 0,
+            output: 8,
+        };
+        let ev = stream_events(
+            Api::Anthropic,
+            "m",
+            1,
+            u,
+            false,
+            Some(("overloaded_error".into(), 2)),
+        );
+        let text: Vec<String> = ev
+            .iter()
+            .map(|b| String::from_utf8_lossy(b).to_string())
+            .collect();
         assert_eq!(text.iter().filter(|e| e.contains("text_delta")).count(), 2);
-        assert!(text.last().is_some_and(|e| e.starts_with("event: error") && e.contains("Overloaded")));
+        assert!(text
+            .last()
+            .is_some_and(|e| e.starts_with("event: error") && e.contains("Overloaded")));
         let ev = stream_events(Api::OpenAi, "m", 1, u, true, None);
-        let last_two: Vec<String> = ev[ev.len() - 2..].iter().map(|b| String::from_utf8_lossy(b).to_string()).collect();
-        assert!(last_two[0].contains("\"prompt_tokens\":10"), "{}", last_two[0]);
+        let last_two: Vec<String> = ev[ev.len() - 2..]
+            .iter()
+            .map(|b| String::from_utf8_lossy(b).to_string())
+            .collect();
+        assert!(
+            last_two[0].contains("\"prompt_tokens\":10"),
+            "{}",
+            last_two[0]
+        );
         assert_eq!(last_two[1], "data: [DONE]\n\n");
     }
 }
