@@ -1,0 +1,46 @@
+"""llmctl: ask the host's llmctl daemon before each LLM API call, report what happened after.
+
+    import llmctl
+
+    client = llmctl.Client()
+    with client.acquire("openai/gpt-5.5", input_tokens=1200, output_tokens=500) as lease:
+        response = call_the_provider()
+        advice = lease.report_response(response)
+
+For the openai and anthropic SDKs, `llmctl.httpx.LimitedTransport` does this on every request.
+"""
+
+from ._aio import AsyncClient, AsyncLease, PendingLease
+from ._client import Client, Lease
+from ._common import Advice, Outcome, default_socket
+from ._errors import (
+    DaemonBusy,
+    InvalidArgument,
+    LeaseNotFound,
+    LlmctlError,
+    NeverFits,
+    NotGranted,
+    Unavailable,
+)
+from ._outcome import parse_usage
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Advice",
+    "AsyncClient",
+    "AsyncLease",
+    "Client",
+    "DaemonBusy",
+    "InvalidArgument",
+    "Lease",
+    "LeaseNotFound",
+    "LlmctlError",
+    "NeverFits",
+    "NotGranted",
+    "Outcome",
+    "PendingLease",
+    "Unavailable",
+    "default_socket",
+    "parse_usage",
+]

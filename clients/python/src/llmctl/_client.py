@@ -1,0 +1,367 @@
+"""The synchronous client: `Client` and its `Lease`."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import threading
+from types import TracebackType
+from typing import Any, Mapping, Optional, Type, Union
+
+import grpc
+
+from . import _errors as errors
+from ._common import (
+    CALL_TIMEOUT,
+    CHANNEL_OPTIONS,
+    Advice,
+    Health,
+    Outcome,
+    Seconds,
+    acquire_request,
+    advice_from,
+    check_client_id,
+    check_fail_mode,
+    check_key,
+    from_unix_ms,
+    is_unreachable,
+    local_advice,
+    logger,
+    new_client_id,
+    report_request,
+    rpc_error,
+    seconds,
+    socket_path,
+)
+from ._lease import LeaseBase
+from .v1 import limiter_pb2 as pb
+from .v1 import limiter_pb2_grpc as pb_grpc
+
+
+class Lease(LeaseBase):
+    """Capacity granted on a key; report what the provider answered with `report` or
+    `report_response`. As a context manager, leaving the block without a report reports the
+    exception that ended it (or an unknown outcome), so the lease never leaks."""
+
+    def __init__(self, client: "Client", **kw: Any) -> None:
+        super().__init__(**kw)
+        self._client = client
+
+    def report(
+        self,
+        status: int,
+        headers: Optional[Mapping[str, str]] = None,
+        input_tokens: Optional[int] = None,
+        cached_input_tokens: Optional[int] = None,
+        output_tokens: Optional[int] = None,
+        error_type: Optional[str] = None,
+        *,
+        error_message: Optional[str] = None,
+        stream_started: bool = False,
+        attempt: Optional[int] = None,
+        usage_known: Optional[bool] = None,
+    ) -> Advice:
+        """Settles the lease with what happened and returns the daemon's advice.
+
+        ``status`` is the HTTP status, 0 when no answer came. ``input_tokens`` counts all input,
+        cached included; ``cached_input_tokens`` is the cached part. Sizes left out are taken as
+        the lease's estimate and the usage as unknown."""
+        outcome = self._outcome(
+            status,
+            headers,
+            input_tokens,
+            cached_input_tokens,
+            output_tokens,
+            error_type,
+            error_message,
+            stream_started,
+            usage_known,
+        )
+        return self._send(outcome, attempt)
+
+    def report_response(self, obj: Any, *, stream_started: Optional[bool] = None) -> Advice:
+        """Reports from an httpx or requests response, an openai/anthropic result or raw
+        response (usage and, when there, headers), or an exception the call raised (SDK
+        ``APIStatusError`` and friends, timeouts, connection errors, errors inside a 200 stream).
+        Pass ``stream_started=True`` when streamed output already reached the user."""
+        return self._send(self._outcome_of(obj, stream_started), None)
+
+    def report_exception(self, exc: BaseException) -> Advice:
+        """Reports the exception a call raised (as ``report_response(exc)``)."""
+        return self._send(self._outcome_of(exc, None), None)
+
+    def report_outcome(self, outcome: Outcome) -> Advice:
+        """Reports an `llmctl.Outcome` built by the caller."""
+        return self._send(outcome, None)
+
+    def _send(self, outcome: Outcome, attempt: Optional[int]) -> Advice:
+        req = report_request(
+            self.lease_id, outcome, (self.input_tokens, self.output_tokens), self.attempt if attempt is None else attempt
+        )
+        self._claim_report()
+        try:
+            self.advice = self._client._report(self, req, outcome)
+        except errors.LeaseNotFound:
+            raise
+        except BaseException:
+            self._unclaim()  # not settled: the caller may report again
+            raise
+        return self.advice
+
+    def __enter__(self) -> "Lease":
+        return self
+
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> None:
+        if self._reported:
+            return
+        try:
+            self._send(self._exit_outcome(exc), None)
+        except errors.LlmctlError as e:
+            logger.warning("llmctl: could not report lease %s on %r: %s", self.lease_id, self.key, e)
+
+
+class _SessionKeeper:
+    """Holds the client's Session stream open in a thread, reopening it whenever it breaks, so
+    the daemon frees this process's concurrency slots when the process dies."""
+
+    def __init__(self, client: "Client") -> None:
+        self._client = client
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._call: Any = None
+        self.open = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="llmctl-session", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        c = self._client
+        backoff = 0.1
+        while not self._stop.is_set():
+            call = c._stub.Session(
+                pb.SessionRequest(client_id=c.client_id, pid=os.getpid()), wait_for_ready=True
+            )
+            with self._lock:
+                if self._stop.is_set():
+                    call.cancel()
+                    return
+                self._call = call
+            try:
+                for _ in call:
+                    self.open.set()
+                    backoff = 0.1
+            except grpc.RpcError:
+                pass
+            except ValueError:  # the channel was closed under us
+                return
+            if self.open.is_set():
+                self.open.clear()
+                c._health.session_lost()
+            self._stop.wait(backoff)
+            backoff = min(backoff * 2, 1.0)
+
+    def close(self) -> None:
+        self._stop.set()
+        with self._lock:
+            call = self._call
+        if call is not None:
+            call.cancel()
+        self._thread.join(timeout=2)
+
+
+class Client:
+    """A connection to the llmctl daemon on this host.
+
+    ``socket`` defaults to ``$LLMCTL_SOCKET``, else ``$XDG_RUNTIME_DIR/llmctl/llmctl.sock``, else
+    ``/tmp/llmctl-$UID/llmctl.sock``. ``client_id`` (default: unique to this process) ties the
+    leases to a session the client keeps open, so the daemon frees their concurrency slots when
+    the process dies. ``fail_mode="open"`` lets calls proceed unlimited while the daemon is
+    unreachable (with a warning at most once a minute) and reconnects by itself; ``"closed"``
+    raises `llmctl.Unavailable` instead. Safe to share between threads.
+    """
+
+    def __init__(
+        self,
+        socket: Union[str, "os.PathLike[str]", None] = None,
+        client_id: Optional[str] = None,
+        fail_mode: str = "open",
+    ) -> None:
+        self.fail_mode = check_fail_mode(fail_mode)
+        self.socket = socket_path(socket)
+        self.client_id = check_client_id(client_id) if client_id is not None else new_client_id()
+        self._health = Health(self.socket, self.fail_mode)
+        self._channel = grpc.insecure_channel("unix://" + self.socket, options=CHANNEL_OPTIONS)
+        self._stub = pb_grpc.LimiterStub(self._channel)
+        self._closed = False
+        self._session = _SessionKeeper(self)
+
+    def __repr__(self) -> str:
+        return f"<llmctl.Client {self.socket} client_id={self.client_id!r} fail_mode={self.fail_mode!r}>"
+
+    @property
+    def connected(self) -> bool:
+        """Whether the session with the daemon is open right now."""
+        return self._session.open.is_set()
+
+    def wait_connected(self, timeout: Optional[float] = None) -> bool:
+        """Waits until the session with the daemon is open; False if ``timeout`` passed first."""
+        return self._session.open.wait(timeout)
+
+    def acquire(
+        self,
+        key: str,
+        *,
+        requests: int = 1,
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+        priority: int = 0,
+        max_wait: Optional[Seconds] = None,
+        run_id: Optional[str] = None,
+        route_group: Optional[str] = None,
+        attempt: int = 1,
+    ) -> Lease:
+        """Reserves ``requests``, ``input_tokens`` and ``output_tokens`` (the call's max_tokens) on
+        ``key`` and its ancestors, waiting in the daemon up to ``max_wait`` seconds (default: its
+        maximum, one hour). Raises `llmctl.NotGranted` when capacity will not come in time."""
+        self._check_open()
+        req, wait = acquire_request(
+            key,
+            requests=requests,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            priority=priority,
+            max_wait=max_wait,
+            run_id=run_id,
+            route_group=route_group,
+            client_id=self.client_id,
+        )
+        if not self._health.should_try():
+            return self._unlimited(req, attempt)
+        epoch = self._health.epoch
+        future = self._stub.Acquire.future(req, timeout=wait + CALL_TIMEOUT)
+        try:
+            resp = future.result()
+        except grpc.RpcError as e:
+            if is_unreachable(e) and self._health.fail_open:
+                self._health.failed(e.details() or e.code().name)
+                return self._unlimited(req, attempt)
+            raise rpc_error(e, self.socket, "acquire") from None
+        except BaseException:
+            # Interrupted while waiting: cancelling takes the waiter out of the daemon's queue.
+            future.cancel()
+            raise
+        self._health.ok()
+        if not resp.granted:
+            raise errors.NotGranted(
+                resp.key or req.key, resp.reason, from_unix_ms(resp.not_before_unix_ms), resp.waited_ms / 1000.0
+            )
+        return Lease(
+            self,
+            key=resp.key or req.key,
+            lease_id=resp.lease_id,
+            input_tokens=req.input_tokens,
+            output_tokens=req.output_tokens,
+            attempt=attempt,
+            waited=resp.waited_ms / 1000.0,
+            expires=from_unix_ms(resp.expires_unix_ms),
+            epoch=epoch,
+        )
+
+    def _unlimited(self, req: pb.AcquireRequest, attempt: int) -> Lease:
+        return Lease(
+            self,
+            key=req.key,
+            lease_id="",
+            input_tokens=req.input_tokens,
+            output_tokens=req.output_tokens,
+            attempt=attempt,
+            limited=False,
+        )
+
+    def _report(self, lease: Lease, req: pb.ReportRequest, outcome: Outcome) -> Advice:
+        if not lease.limited:
+            return local_advice(outcome)
+        try:
+            resp = self._stub.Report(req, timeout=CALL_TIMEOUT)
+        except grpc.RpcError as e:
+            if is_unreachable(e) and self._health.fail_open:
+                self._health.failed(e.details() or e.code().name)
+                return local_advice(outcome)
+            err = rpc_error(e, self.socket, "report")
+            if (
+                isinstance(err, errors.LeaseNotFound)
+                and self._health.fail_open
+                and lease._epoch != self._health.epoch
+            ):
+                # The daemon went away since this lease was granted and took it along.
+                logger.info("llmctl: lease %s was lost when the daemon restarted", lease.lease_id)
+                return local_advice(outcome)
+            raise err from None
+        self._health.ok()
+        return advice_from(resp)
+
+    def cooldown(self, key: str, seconds_: Seconds, reason: str = "") -> Optional[_dt.datetime]:
+        """Stops the daemon granting on ``key`` (and the keys below it) for ``seconds_``; never
+        shortens a longer cooldown. Returns when it ends (None if the daemon is unreachable and
+        fail_mode is open)."""
+        self._check_open()
+        check_key(key)
+        dur = seconds("seconds", seconds_, 0.0, 86400.0)
+        if dur <= 0:
+            raise errors.InvalidArgument(f"cooldown of {dur} s on {key!r}: give a positive duration")
+        req = pb.CooldownRequest(key=key, duration_ms=max(1, int(round(dur * 1000))), reason=reason or "")
+        try:
+            resp = self._stub.Cooldown(req, timeout=CALL_TIMEOUT)
+        except grpc.RpcError as e:
+            if is_unreachable(e) and self._health.fail_open:
+                self._health.failed(e.details() or e.code().name)
+                return None
+            raise rpc_error(e, self.socket, "cooldown") from None
+        self._health.ok()
+        return from_unix_ms(resp.until_unix_ms)
+
+    def status(self) -> pb.StatusResponse:
+        """Every key's limits, levels, queue, cooldown and counters (`StatusResponse`).
+        Raises `llmctl.Unavailable` when the daemon does not answer, whatever the fail_mode."""
+        self._check_open()
+        try:
+            resp = self._stub.Status(pb.StatusRequest(), timeout=CALL_TIMEOUT)
+        except grpc.RpcError as e:
+            raise rpc_error(e, self.socket, "status") from None
+        self._health.ok()
+        return resp
+
+    def key_status(self, key: str) -> Optional[pb.KeyStatus]:
+        """The status of one key, or None if the daemon does not know it yet."""
+        return next((k for k in self.status().keys if k.key == key), None)
+
+    def ping(self) -> None:
+        """Raises `llmctl.Unavailable` unless the daemon answers."""
+        self._check_open()
+        try:
+            self._stub.Ping(pb.PingRequest(), timeout=CALL_TIMEOUT)
+        except grpc.RpcError as e:
+            raise rpc_error(e, self.socket, "ping") from None
+        self._health.ok()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise errors.LlmctlError("this llmctl.Client is closed; create a new one")
+
+    def close(self) -> None:
+        """Closes the session and the connection; the daemon frees this client's slots."""
+        if self._closed:
+            return
+        self._closed = True
+        self._session.close()
+        self._channel.close()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

@@ -1,0 +1,85 @@
+"""The exceptions the llmctl client raises."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import time
+from typing import Optional
+
+
+class LlmctlError(Exception):
+    """Base of every error the llmctl client raises.
+
+    ``code`` is the gRPC status name when the daemon answered with an error (``"INVALID_ARGUMENT"``,
+    ``"NOT_FOUND"``, ...), and ``message`` the words that say what was wrong.
+    """
+
+    def __init__(self, message: str, code: Optional[str] = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+class Unavailable(LlmctlError, ConnectionError):
+    """No llmctl daemon answered on the socket (raised with ``fail_mode="closed"``)."""
+
+    def __init__(self, message: str, socket: Optional[str] = None) -> None:
+        super().__init__(message, "UNAVAILABLE")
+        self.socket = socket
+
+
+class NotGranted(LlmctlError):
+    """The daemon could not grant the lease within ``max_wait``.
+
+    ``not_before`` is the earliest time (an aware UTC datetime) at which asking again may succeed,
+    or None when the daemon does not know; ``reason`` is the daemon's explanation.
+    """
+
+    def __init__(
+        self,
+        key: str,
+        reason: str,
+        not_before: Optional[_dt.datetime],
+        waited: float = 0.0,
+    ) -> None:
+        when = f"; ask again after {not_before.isoformat()}" if not_before else ""
+        super().__init__(f"llmctl did not grant {key!r} in time: {reason or 'no capacity'}{when}")
+        self.key = key
+        self.reason = reason
+        self.not_before = not_before
+        self.waited = waited
+
+    @property
+    def retry_after(self) -> Optional[float]:
+        """Seconds from now until ``not_before`` (0 when it has passed), or None if unknown."""
+        if self.not_before is None:
+            return None
+        return max(0.0, self.not_before.timestamp() - time.time())
+
+
+class InvalidArgument(LlmctlError, ValueError):
+    """Malformed input: an empty key, a negative size, a status that is no HTTP status, ..."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, "INVALID_ARGUMENT")
+
+
+class LeaseNotFound(LlmctlError, LookupError):
+    """The lease is unknown to the daemon or was already settled (reported or expired)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, "NOT_FOUND")
+
+
+class NeverFits(LlmctlError):
+    """The request is larger than a bucket of the key can ever hold; it would wait forever."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, "FAILED_PRECONDITION")
+
+
+class DaemonBusy(LlmctlError):
+    """The daemon's own bounds (keys, waiters or leases) are full."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, "RESOURCE_EXHAUSTED")

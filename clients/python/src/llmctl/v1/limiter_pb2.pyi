@@ -1,0 +1,277 @@
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class Advice(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ADVICE_UNSPECIFIED: _ClassVar[Advice]
+    DONE: _ClassVar[Advice]
+    RETRY: _ClassVar[Advice]
+    GIVE_UP: _ClassVar[Advice]
+    FALLBACK: _ClassVar[Advice]
+ADVICE_UNSPECIFIED: Advice
+DONE: Advice
+RETRY: Advice
+GIVE_UP: Advice
+FALLBACK: Advice
+
+class AcquireRequest(_message.Message):
+    __slots__ = ("key", "requests", "input_tokens", "output_tokens", "priority", "max_wait_ms", "client_id", "run_id", "route_group")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    REQUESTS_FIELD_NUMBER: _ClassVar[int]
+    INPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_FIELD_NUMBER: _ClassVar[int]
+    MAX_WAIT_MS_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_ID_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    ROUTE_GROUP_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    requests: int
+    input_tokens: int
+    output_tokens: int
+    priority: int
+    max_wait_ms: int
+    client_id: str
+    run_id: str
+    route_group: str
+    def __init__(self, key: _Optional[str] = ..., requests: _Optional[int] = ..., input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., priority: _Optional[int] = ..., max_wait_ms: _Optional[int] = ..., client_id: _Optional[str] = ..., run_id: _Optional[str] = ..., route_group: _Optional[str] = ...) -> None: ...
+
+class AcquireResponse(_message.Message):
+    __slots__ = ("granted", "lease_id", "key", "waited_ms", "not_before_unix_ms", "reason", "expires_unix_ms")
+    GRANTED_FIELD_NUMBER: _ClassVar[int]
+    LEASE_ID_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    WAITED_MS_FIELD_NUMBER: _ClassVar[int]
+    NOT_BEFORE_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    EXPIRES_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
+    granted: bool
+    lease_id: str
+    key: str
+    waited_ms: int
+    not_before_unix_ms: int
+    reason: str
+    expires_unix_ms: int
+    def __init__(self, granted: bool = ..., lease_id: _Optional[str] = ..., key: _Optional[str] = ..., waited_ms: _Optional[int] = ..., not_before_unix_ms: _Optional[int] = ..., reason: _Optional[str] = ..., expires_unix_ms: _Optional[int] = ...) -> None: ...
+
+class ReportRequest(_message.Message):
+    __slots__ = ("lease_id", "status_code", "headers", "input_tokens", "cached_input_tokens", "output_tokens", "error_type", "error_message", "stream_started", "attempt", "usage_known")
+    class HeadersEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    LEASE_ID_FIELD_NUMBER: _ClassVar[int]
+    STATUS_CODE_FIELD_NUMBER: _ClassVar[int]
+    HEADERS_FIELD_NUMBER: _ClassVar[int]
+    INPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    CACHED_INPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_TYPE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    STREAM_STARTED_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    USAGE_KNOWN_FIELD_NUMBER: _ClassVar[int]
+    lease_id: str
+    status_code: int
+    headers: _containers.ScalarMap[str, str]
+    input_tokens: int
+    cached_input_tokens: int
+    output_tokens: int
+    error_type: str
+    error_message: str
+    stream_started: bool
+    attempt: int
+    usage_known: bool
+    def __init__(self, lease_id: _Optional[str] = ..., status_code: _Optional[int] = ..., headers: _Optional[_Mapping[str, str]] = ..., input_tokens: _Optional[int] = ..., cached_input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., error_type: _Optional[str] = ..., error_message: _Optional[str] = ..., stream_started: bool = ..., attempt: _Optional[int] = ..., usage_known: bool = ...) -> None: ...
+
+class ReportResponse(_message.Message):
+    __slots__ = ("advice", "retry_after_ms", "fallback_key", "reason")
+    ADVICE_FIELD_NUMBER: _ClassVar[int]
+    RETRY_AFTER_MS_FIELD_NUMBER: _ClassVar[int]
+    FALLBACK_KEY_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    advice: Advice
+    retry_after_ms: int
+    fallback_key: str
+    reason: str
+    def __init__(self, advice: _Optional[_Union[Advice, str]] = ..., retry_after_ms: _Optional[int] = ..., fallback_key: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class CooldownRequest(_message.Message):
+    __slots__ = ("key", "duration_ms", "reason")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    DURATION_MS_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    duration_ms: int
+    reason: str
+    def __init__(self, key: _Optional[str] = ..., duration_ms: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class CooldownResponse(_message.Message):
+    __slots__ = ("until_unix_ms",)
+    UNTIL_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
+    until_unix_ms: int
+    def __init__(self, until_unix_ms: _Optional[int] = ...) -> None: ...
+
+class StatusRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class WatchRequest(_message.Message):
+    __slots__ = ("interval_ms",)
+    INTERVAL_MS_FIELD_NUMBER: _ClassVar[int]
+    interval_ms: int
+    def __init__(self, interval_ms: _Optional[int] = ...) -> None: ...
+
+class StatusResponse(_message.Message):
+    __slots__ = ("keys", "now_unix_ms", "started_unix_ms", "sessions", "socket")
+    KEYS_FIELD_NUMBER: _ClassVar[int]
+    NOW_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
+    STARTED_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    SOCKET_FIELD_NUMBER: _ClassVar[int]
+    keys: _containers.RepeatedCompositeFieldContainer[KeyStatus]
+    now_unix_ms: int
+    started_unix_ms: int
+    sessions: int
+    socket: str
+    def __init__(self, keys: _Optional[_Iterable[_Union[KeyStatus, _Mapping]]] = ..., now_unix_ms: _Optional[int] = ..., started_unix_ms: _Optional[int] = ..., sessions: _Optional[int] = ..., socket: _Optional[str] = ...) -> None: ...
+
+class Bucket(_message.Message):
+    __slots__ = ("dimension", "period", "limit", "capacity", "level", "source")
+    DIMENSION_FIELD_NUMBER: _ClassVar[int]
+    PERIOD_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    CAPACITY_FIELD_NUMBER: _ClassVar[int]
+    LEVEL_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    dimension: str
+    period: str
+    limit: float
+    capacity: float
+    level: float
+    source: str
+    def __init__(self, dimension: _Optional[str] = ..., period: _Optional[str] = ..., limit: _Optional[float] = ..., capacity: _Optional[float] = ..., level: _Optional[float] = ..., source: _Optional[str] = ...) -> None: ...
+
+class KeyStatus(_message.Message):
+    __slots__ = ("key", "buckets", "in_flight", "max_concurrency", "queue_depth", "queue_wait_p50_ms", "queue_wait_p95_ms", "rate_limited_total", "rate_limited_per_minute", "tokens_reserved", "tokens_used", "cooldown_remaining_ms", "fallbacks_total", "requests_total", "granted_total", "cooldown_reason", "tokens_outstanding", "ancestors", "last_headers", "requests_per_second", "rejected_total")
+    class LastHeadersEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    BUCKETS_FIELD_NUMBER: _ClassVar[int]
+    IN_FLIGHT_FIELD_NUMBER: _ClassVar[int]
+    MAX_CONCURRENCY_FIELD_NUMBER: _ClassVar[int]
+    QUEUE_DEPTH_FIELD_NUMBER: _ClassVar[int]
+    QUEUE_WAIT_P50_MS_FIELD_NUMBER: _ClassVar[int]
+    QUEUE_WAIT_P95_MS_FIELD_NUMBER: _ClassVar[int]
+    RATE_LIMITED_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    RATE_LIMITED_PER_MINUTE_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_RESERVED_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_USED_FIELD_NUMBER: _ClassVar[int]
+    COOLDOWN_REMAINING_MS_FIELD_NUMBER: _ClassVar[int]
+    FALLBACKS_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    REQUESTS_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    GRANTED_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    COOLDOWN_REASON_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_OUTSTANDING_FIELD_NUMBER: _ClassVar[int]
+    ANCESTORS_FIELD_NUMBER: _ClassVar[int]
+    LAST_HEADERS_FIELD_NUMBER: _ClassVar[int]
+    REQUESTS_PER_SECOND_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    buckets: _containers.RepeatedCompositeFieldContainer[Bucket]
+    in_flight: int
+    max_concurrency: int
+    queue_depth: int
+    queue_wait_p50_ms: int
+    queue_wait_p95_ms: int
+    rate_limited_total: int
+    rate_limited_per_minute: float
+    tokens_reserved: int
+    tokens_used: int
+    cooldown_remaining_ms: int
+    fallbacks_total: int
+    requests_total: int
+    granted_total: int
+    cooldown_reason: str
+    tokens_outstanding: int
+    ancestors: _containers.RepeatedScalarFieldContainer[str]
+    last_headers: _containers.ScalarMap[str, str]
+    requests_per_second: float
+    rejected_total: int
+    def __init__(self, key: _Optional[str] = ..., buckets: _Optional[_Iterable[_Union[Bucket, _Mapping]]] = ..., in_flight: _Optional[int] = ..., max_concurrency: _Optional[int] = ..., queue_depth: _Optional[int] = ..., queue_wait_p50_ms: _Optional[int] = ..., queue_wait_p95_ms: _Optional[int] = ..., rate_limited_total: _Optional[int] = ..., rate_limited_per_minute: _Optional[float] = ..., tokens_reserved: _Optional[int] = ..., tokens_used: _Optional[int] = ..., cooldown_remaining_ms: _Optional[int] = ..., fallbacks_total: _Optional[int] = ..., requests_total: _Optional[int] = ..., granted_total: _Optional[int] = ..., cooldown_reason: _Optional[str] = ..., tokens_outstanding: _Optional[int] = ..., ancestors: _Optional[_Iterable[str]] = ..., last_headers: _Optional[_Mapping[str, str]] = ..., requests_per_second: _Optional[float] = ..., rejected_total: _Optional[int] = ...) -> None: ...
+
+class ClaimRequest(_message.Message):
+    __slots__ = ("key", "ttl_ms")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    TTL_MS_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    ttl_ms: int
+    def __init__(self, key: _Optional[str] = ..., ttl_ms: _Optional[int] = ...) -> None: ...
+
+class ClaimResponse(_message.Message):
+    __slots__ = ("state", "result", "since_unix_ms")
+    class State(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+        __slots__ = ()
+        STATE_UNSPECIFIED: _ClassVar[ClaimResponse.State]
+        CLAIMED: _ClassVar[ClaimResponse.State]
+        PENDING: _ClassVar[ClaimResponse.State]
+        DONE: _ClassVar[ClaimResponse.State]
+    STATE_UNSPECIFIED: ClaimResponse.State
+    CLAIMED: ClaimResponse.State
+    PENDING: ClaimResponse.State
+    DONE: ClaimResponse.State
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    SINCE_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
+    state: ClaimResponse.State
+    result: bytes
+    since_unix_ms: int
+    def __init__(self, state: _Optional[_Union[ClaimResponse.State, str]] = ..., result: _Optional[bytes] = ..., since_unix_ms: _Optional[int] = ...) -> None: ...
+
+class CompleteRequest(_message.Message):
+    __slots__ = ("key", "result")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    result: bytes
+    def __init__(self, key: _Optional[str] = ..., result: _Optional[bytes] = ...) -> None: ...
+
+class CompleteResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class SessionRequest(_message.Message):
+    __slots__ = ("client_id", "pid")
+    CLIENT_ID_FIELD_NUMBER: _ClassVar[int]
+    PID_FIELD_NUMBER: _ClassVar[int]
+    client_id: str
+    pid: int
+    def __init__(self, client_id: _Optional[str] = ..., pid: _Optional[int] = ...) -> None: ...
+
+class SessionEvent(_message.Message):
+    __slots__ = ("client_id",)
+    CLIENT_ID_FIELD_NUMBER: _ClassVar[int]
+    client_id: str
+    def __init__(self, client_id: _Optional[str] = ...) -> None: ...
+
+class PingRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class PingResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...

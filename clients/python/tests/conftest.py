@@ -1,0 +1,261 @@
+"""Starting the real llmctl daemon and fake provider for the tests, on temporary sockets and
+loopback ports, and stopping them after."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterator, List, Optional
+
+import pytest
+
+import llmctl
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def llmctl_bin() -> str:
+    """The binary under test: $LLMCTL_BIN, else target/debug/llmctl. Waits a little if it is
+    being rebuilt."""
+    path = Path(os.environ.get("LLMCTL_BIN") or REPO / "target" / "debug" / "llmctl")
+    deadline = time.monotonic() + 60
+    while not (path.is_file() and os.access(path, os.X_OK)):
+        if time.monotonic() > deadline:
+            pytest.fail(f"no llmctl binary at {path}; build it with `cargo build` or set LLMCTL_BIN")
+        time.sleep(0.5)
+    return str(path)
+
+
+def wait_until(pred: Callable[[], Any], timeout: float, what: str, every: float = 0.02) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        v = pred()
+        if v:
+            return v
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(every)
+
+
+def _answers(path: str) -> bool:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.connect(path)
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+class Daemon:
+    """A real `llmctl daemon` on a socket in its own temporary folder."""
+
+    def __init__(self, config: str = "") -> None:
+        # Short paths: a Unix socket path must fit in 108 bytes.
+        self.dir = Path(tempfile.mkdtemp(prefix="llmctl-py-"))
+        self.socket = str(self.dir / "run" / "llmctl.sock")
+        self.data = str(self.dir / "state")
+        self.config = self.dir / "config.toml"
+        self.config.write_text(config)
+        self.proc: Optional[subprocess.Popen] = None
+        self.start()
+
+    def start(self) -> None:
+        log = open(self.dir / "daemon.log", "ab")
+        self.proc = subprocess.Popen(
+            [llmctl_bin(), "daemon", "--socket", self.socket, "--data-dir", self.data, "--config", str(self.config)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+            env={**os.environ, "RUST_LOG": "warn"},
+        )
+        log.close()
+        proc = self.proc
+
+        def up() -> bool:
+            if proc.poll() is not None:
+                raise AssertionError(f"the daemon exited with {proc.returncode}: {self.log()}")
+            return _answers(self.socket)
+
+        wait_until(up, 15, "the daemon to answer")
+
+    def log(self) -> str:
+        try:
+            return (self.dir / "daemon.log").read_text(errors="replace")[-4000:]
+        except OSError:
+            return ""
+
+    def kill9(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+        self.proc = None
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        self.proc = None
+
+    def cli(self, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [llmctl_bin(), *args],
+            env={**os.environ, "LLMCTL_SOCKET": self.socket},
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    def status(self) -> Dict[str, Any]:
+        with llmctl.Client(self.socket, fail_mode="closed") as c:
+            st = c.status()
+        return {k.key: k for k in st.keys}
+
+    def key(self, key: str) -> Any:
+        k = self.status().get(key)
+        assert k is not None, f"key {key} not in the daemon's status"
+        return k
+
+    def sessions(self) -> int:
+        with llmctl.Client(self.socket, fail_mode="closed") as c:
+            return int(c.status().sessions)
+
+    def wait_full(self, key: str, dimension: str = "requests", timeout: float = 30) -> None:
+        """Waits until the bucket is full (a new daemon starts its buckets empty)."""
+
+        def full() -> bool:
+            k = self.status().get(key)
+            if k is None:
+                return False
+            b = next((b for b in k.buckets if b.dimension == dimension), None)
+            assert b is not None, f"no {dimension} bucket on {key}: {k}"
+            return b.level >= b.capacity
+
+        wait_until(full, timeout, f"{key} {dimension} to fill", every=0.05)
+
+    def close(self) -> None:
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class Provider:
+    """A real `llmctl fake-provider` on a free loopback port."""
+
+    def __init__(self, *args: str) -> None:
+        self.proc = subprocess.Popen(
+            [llmctl_bin(), "fake-provider", "--listen", "127.0.0.1:0", *args],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline().strip()
+        if not line.startswith("listening on http://127.0.0.1:"):
+            self.proc.kill()
+            err = self.proc.stderr.read() if self.proc.stderr else ""
+            raise AssertionError(f"fake-provider did not start: {line!r} {err}")
+        self.url = line.split("listening on ", 1)[1].rstrip("/")
+        # Keep the pipes from filling up.
+        self.proc.stdout.close()
+
+    def _call(self, method: str, path: str, body: Any = None) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.url + path, data=data, method=method)
+        if data is not None:
+            req.add_header("content-type", "application/json")
+        with urllib.request.urlopen(req, timeout=10) as r:
+            raw = r.read()
+        return json.loads(raw) if raw.strip() else None
+
+    def stats(self) -> Dict[str, Any]:
+        return self._call("GET", "/stats")
+
+    def reset(self) -> None:
+        self._call("POST", "/reset")
+
+    def faults(self, specs: List[str]) -> None:
+        self._call("POST", "/faults", specs)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        if self.proc.stderr:
+            self.proc.stderr.close()
+
+
+@pytest.fixture
+def start_daemon() -> Iterator[Callable[..., Daemon]]:
+    started: List[Daemon] = []
+
+    def start(config: str = "") -> Daemon:
+        d = Daemon(config)
+        started.append(d)
+        return d
+
+    yield start
+    for d in started:
+        d.close()
+
+
+@pytest.fixture
+def daemon(start_daemon: Callable[..., Daemon]) -> Daemon:
+    return start_daemon("")
+
+
+@pytest.fixture
+def start_provider() -> Iterator[Callable[..., Provider]]:
+    started: List[Provider] = []
+
+    def start(*args: str) -> Provider:
+        p = Provider(*args)
+        started.append(p)
+        return p
+
+    yield start
+    for p in started:
+        p.close()
+
+
+@pytest.fixture
+def provider(start_provider: Callable[..., Provider]) -> Provider:
+    return start_provider()
+
+
+@pytest.fixture
+def client(daemon: Daemon) -> Iterator[llmctl.Client]:
+    c = llmctl.Client(daemon.socket, fail_mode="closed")
+    yield c
+    c.close()
+
+
+def run_python(code: str, env: Optional[Dict[str, str]] = None, timeout: float = 60) -> subprocess.CompletedProcess:
+    """Runs Python code in another process (another client of the same daemon)."""
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, **(env or {})},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
