@@ -16,9 +16,12 @@ import urllib.request
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional
 
+import grpc
 import pytest
 
 import llmctl
+from llmctl.v1 import limiter_pb2 as pb
+from llmctl.v1.limiter_pb2_grpc import LimiterStub
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -121,10 +124,15 @@ class Daemon:
             timeout=60,
         )
 
+    def raw_status(self) -> Any:
+        """The daemon's status through the bare generated stub: no session of its own, and
+        independent of the client under test."""
+        options = [("grpc.default_authority", "localhost"), ("grpc.use_local_subchannel_pool", 1)]
+        with grpc.insecure_channel("unix://" + self.socket, options=options) as ch:
+            return LimiterStub(ch).Status(pb.StatusRequest(), timeout=10)
+
     def status(self) -> Dict[str, Any]:
-        with llmctl.Client(self.socket, fail_mode="closed") as c:
-            st = c.status()
-        return {k.key: k for k in st.keys}
+        return {k.key: k for k in self.raw_status().keys}
 
     def key(self, key: str) -> Any:
         k = self.status().get(key)
@@ -132,8 +140,7 @@ class Daemon:
         return k
 
     def sessions(self) -> int:
-        with llmctl.Client(self.socket, fail_mode="closed") as c:
-            return int(c.status().sessions)
+        return int(self.raw_status().sessions)
 
     def wait_full(self, key: str, dimension: str = "requests", timeout: float = 30) -> None:
         """Waits until the bucket is full (a new daemon starts its buckets empty)."""

@@ -39,9 +39,13 @@ CHANNEL_OPTIONS = [
     # gRPC would send the socket path as the HTTP/2 authority, which the daemon's server refuses.
     ("grpc.default_authority", "localhost"),
     # gRPC would otherwise back off up to two minutes between reconnects to a restarted daemon.
+    # (Not grpc.min_reconnect_backoff_ms: it is also the connect timeout, which must stay long
+    # enough for a busy daemon to answer the handshake.)
     ("grpc.initial_reconnect_backoff_ms", 100),
-    ("grpc.min_reconnect_backoff_ms", 100),
     ("grpc.max_reconnect_backoff_ms", 1000),
+    # Subchannels are otherwise shared process-wide: a new client would inherit another's
+    # backoff after a failure and fail at once although the daemon is back.
+    ("grpc.use_local_subchannel_pool", 1),
 ]
 
 Seconds = Union[int, float, _dt.timedelta]
