@@ -40,6 +40,11 @@ enum Command {
     Bench(cmd::bench::BenchArgs),
     /// Serve a fake LLM provider on loopback: OpenAI and Anthropic shapes, limits, 429s, faults
     FakeProvider(cmd::fake::FakeArgs),
+    /// Run the same jobs through llmctl and the usual retry recipes against a fake provider
+    Simulate(cmd::simulate::SimulateArgs),
+    /// One simulated client process (started by simulate)
+    #[command(hide = true)]
+    SimulateWorker,
 }
 
 fn main() -> ExitCode {
@@ -68,6 +73,8 @@ fn main() -> ExitCode {
             Command::Status(args) => cmd::status::run(args, socket).await,
             Command::Bench(args) => cmd::bench::run(args, socket).await,
             Command::FakeProvider(args) => cmd::fake::run(args).await,
+            Command::Simulate(args) => cmd::simulate::run(args).await,
+            Command::SimulateWorker => cmd::simulate::worker().await,
         }
     })
 }

@@ -82,6 +82,7 @@ struct RawDaemon {
     cooldown_base: Option<String>,
     cooldown_max: Option<String>,
     max_attempts: Option<i64>,
+    transit_allowance: Option<String>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -117,6 +118,7 @@ pub struct DaemonSettings {
     pub cooldown_base: Option<Duration>,
     pub cooldown_max: Option<Duration>,
     pub max_attempts: Option<u32>,
+    pub transit_allowance: Option<Duration>,
 }
 
 impl DaemonSettings {
@@ -135,7 +137,8 @@ impl DaemonSettings {
             max_leases,
             cooldown_base,
             cooldown_max,
-            max_attempts
+            max_attempts,
+            transit_allowance
         );
     }
 
@@ -149,6 +152,7 @@ impl DaemonSettings {
             cooldown_base: self.cooldown_base.unwrap_or(d.cooldown_base),
             cooldown_max: self.cooldown_max.unwrap_or(d.cooldown_max),
             max_attempts: self.max_attempts.unwrap_or(d.max_attempts),
+            transit_allowance: self.transit_allowance.unwrap_or(d.transit_allowance),
             ..d
         }
     }
@@ -241,6 +245,7 @@ fn daemon_settings(d: &RawDaemon) -> Result<DaemonSettings, String> {
         cooldown_base: duration_field("daemon", "cooldown_base", &d.cooldown_base)?,
         cooldown_max: duration_field("daemon", "cooldown_max", &d.cooldown_max)?,
         max_attempts: count_field(s, "max_attempts", d.max_attempts, 1, 100)?.map(|n| n as u32),
+        transit_allowance: duration_field("daemon", "transit_allowance", &d.transit_allowance)?,
     };
     for (field, v) in [
         ("lease_ttl", settings.lease_ttl),

@@ -40,6 +40,9 @@ pub struct DaemonArgs {
     /// Report advises give_up from this attempt on [default: 8]
     #[arg(long, value_name = "N")]
     max_attempts: Option<u32>,
+    /// A bucket granted from full starts refilling after this (time to reach the provider) [default: 20ms]
+    #[arg(long, value_name = "DUR", value_parser = super::duration)]
+    transit_allowance: Option<Duration>,
     /// Let this group use the socket (socket 0660, folder 0750)
     #[arg(long, value_name = "GROUP")]
     socket_group: Option<String>,
@@ -58,6 +61,7 @@ impl DaemonArgs {
             cooldown_base: self.cooldown_base,
             cooldown_max: self.cooldown_max,
             max_attempts: self.max_attempts,
+            transit_allowance: self.transit_allowance,
         }
     }
 }

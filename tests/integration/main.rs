@@ -6,3 +6,4 @@ mod limits;
 mod persistence;
 mod rejects;
 mod sessions;
+mod simulate;

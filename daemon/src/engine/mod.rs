@@ -64,6 +64,9 @@ pub struct EngineConfig {
     pub max_attempts: u32,
     pub retry_base: Duration,
     pub retry_cap: Duration,
+    /// How long a request may take to reach the provider: a bucket granted from full starts
+    /// refilling only after it.
+    pub transit_allowance: Duration,
 }
 
 impl Default for EngineConfig {
@@ -78,6 +81,7 @@ impl Default for EngineConfig {
             max_attempts: 8,
             retry_base: Duration::from_millis(500),
             retry_cap: Duration::from_secs(30),
+            transit_allowance: Duration::from_millis(20),
         }
     }
 }
@@ -738,11 +742,18 @@ impl Engine {
         now: Now,
         enqueued: Instant,
     ) -> Grant {
+        let transit = self.config.transit_allowance;
         for si in 0..self.keys[id].scope.len() {
             let k = self.keys[id].scope[si];
             let key = &mut self.keys[k];
             for b in &mut key.buckets {
-                b.level -= need.amount(b.rate.dimension);
+                let n = need.amount(b.rate.dimension);
+                // The provider's bucket stays full (and loses refill) until the request reaches
+                // it: ours waits as long before it refills, so it never runs ahead.
+                if n > 0.0 && b.level >= b.rate.capacity {
+                    b.updated = b.updated.max(now.mono + transit);
+                }
+                b.level -= n;
             }
             key.in_flight += 1;
             if !key.buckets.is_empty() {
@@ -1359,6 +1370,18 @@ impl Engine {
             }
         }
         next
+    }
+
+    /// Fills every bucket to capacity: for a limiter that knows its quota is unused (a fresh
+    /// in-process bucket, a test). The daemon never does this on its own.
+    pub fn fill(&mut self, now: Now) {
+        for id in 0..self.keys.len() {
+            for b in &mut self.keys[id].buckets {
+                b.level = b.rate.capacity;
+                b.updated = now.mono;
+            }
+            self.mark_dirty(id);
+        }
     }
 
     /// Status of every key, sorted by name.

@@ -33,8 +33,13 @@ struct Fx {
 }
 
 impl Fx {
+    /// Exact timing: no transit allowance unless a test asks for one.
     fn new(keys: Vec<(&str, KeyLimits)>) -> Fx {
-        Self::with_config(EngineConfig::default(), keys)
+        let config = EngineConfig {
+            transit_allowance: Duration::ZERO,
+            ..EngineConfig::default()
+        };
+        Self::with_config(config, keys)
     }
 
     fn with_config(config: EngineConfig, keys: Vec<(&str, KeyLimits)>) -> Fx {
@@ -48,19 +53,9 @@ impl Fx {
         at(self.base, ms)
     }
 
-    /// Fills every bucket by letting a long time pass, then rebases the clock there.
+    /// Starts with every bucket full.
     fn filled(mut self) -> Fx {
-        let snaps = self.e.snapshot_all(self.now(0));
-        let full: Vec<KeySnapshot> = snaps
-            .into_iter()
-            .map(|mut s| {
-                for b in &mut s.buckets {
-                    b.level = b.capacity;
-                }
-                s
-            })
-            .collect();
-        self.e.restore(&full, &[], self.now(0));
+        self.e.fill(self.now(0));
         self
     }
 
@@ -899,4 +894,26 @@ fn stopping_answers_every_waiter() {
     assert_eq!(answers[0].0, w);
     assert!(matches!(&answers[0].1, WaiterAnswer::NotGranted(r) if r.reason == "daemon stopping"));
     assert_eq!(fx.e.waiting(), 0);
+}
+
+#[test]
+fn a_bucket_granted_from_full_refills_only_after_the_transit_allowance() {
+    let cfg = EngineConfig::default();
+    assert_eq!(cfg.transit_allowance, Duration::from_millis(20));
+    let mut fx = Fx::with_config(
+        cfg,
+        vec![("k", limits(vec![rate(Dimension::Requests, 60_000.0, 10.0)]))],
+    )
+    .filled();
+    lease(&fx.acquire("k", 0, 0, 0, 0));
+    // 1 per ms, but nothing for the first 20 ms: the provider has not seen the request yet.
+    assert_eq!(fx.level("k", Dimension::Requests, 15), 9.0);
+    assert_eq!(fx.level("k", Dimension::Requests, 20), 9.0);
+    assert_eq!(fx.level("k", Dimension::Requests, 21), 10.0);
+    // From a bucket that is not full, refill goes on at once.
+    lease(&fx.acquire("k", 0, 0, 0, 21));
+    lease(&fx.acquire("k", 0, 0, 0, 21));
+    assert_eq!(fx.level("k", Dimension::Requests, 21), 8.0);
+    let before = fx.level("k", Dimension::Requests, 21);
+    assert!(fx.level("k", Dimension::Requests, 41) >= before);
 }

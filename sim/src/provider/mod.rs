@@ -34,7 +34,7 @@ pub struct Limits {
 
 impl Limits {
     /// Capacity: the burst if given, else one second of requests (at least 1) or a minute of tokens.
-    fn capacity(&self, i: usize) -> Option<f64> {
+    pub fn capacity_of(&self, i: usize) -> Option<f64> {
         let limit = self.per_minute[i]?;
         Some(self.burst[i].unwrap_or(if i == 0 {
             (limit / 60.0).max(1.0)
@@ -174,7 +174,7 @@ impl Provider {
         std::array::from_fn(|i| {
             Some(Bucket::full(
                 limits.per_minute[i]?,
-                limits.capacity(i)?,
+                limits.capacity_of(i)?,
                 now,
             ))
         })

@@ -1,1 +1,709 @@
-//! `llmctl simulate` (to come in this module).
+//! `llmctl simulate`: P client processes x C workers run the same jobs against a fake provider
+//! with each strategy, and one table says what each cost: failed jobs, provider requests, 429s,
+//! wall time against the ideal the provider's limits allow.
+
+pub mod worker;
+
+use crate::provider::{FakeProvider, Limits, ProviderConfig, RetryAfter};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+use thiserror::Error;
+use tokio::io::AsyncWriteExt;
+
+#[derive(Debug, Error)]
+pub enum SimError {
+    #[error("cannot start the fake provider: {0}")]
+    Provider(std::io::Error),
+    #[error("cannot start {what}: {source}")]
+    Spawn {
+        what: String,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Daemon(String),
+    #[error("worker process failed: {0}")]
+    Worker(String),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Strategy {
+    /// Through an llmctl daemon started for the run.
+    Llmctl,
+    /// Full-jitter exponential backoff, Retry-After as a floor, 8 attempts.
+    RetryJitter,
+    /// Sleep 1 s between attempts, 8 attempts.
+    RetryFixed,
+    /// Each process its own bucket at the full limit, then retry-jitter.
+    BucketPerProcess,
+    /// Each process a bucket at limit / P, then retry-jitter.
+    BucketSplit,
+}
+
+impl Strategy {
+    pub const ALL: [Strategy; 5] = [
+        Strategy::Llmctl,
+        Strategy::RetryJitter,
+        Strategy::RetryFixed,
+        Strategy::BucketPerProcess,
+        Strategy::BucketSplit,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::Llmctl => "llmctl",
+            Strategy::RetryJitter => "retry-jitter",
+            Strategy::RetryFixed => "retry-fixed",
+            Strategy::BucketPerProcess => "bucket-per-process",
+            Strategy::BucketSplit => "bucket-split",
+        }
+    }
+}
+
+impl FromStr for Strategy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Strategy::ALL
+            .into_iter()
+            .find(|x| x.name() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown strategy {s:?}; choose from {}",
+                    Strategy::ALL.map(Strategy::name).join(", ")
+                )
+            })
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScenarioName {
+    Herd,
+    Incident,
+    Skew,
+    Priority,
+}
+
+impl ScenarioName {
+    pub const ALL: [ScenarioName; 4] = [
+        ScenarioName::Herd,
+        ScenarioName::Incident,
+        ScenarioName::Skew,
+        ScenarioName::Priority,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ScenarioName::Herd => "herd",
+            ScenarioName::Incident => "incident",
+            ScenarioName::Skew => "skew",
+            ScenarioName::Priority => "priority",
+        }
+    }
+}
+
+impl FromStr for ScenarioName {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        ScenarioName::ALL
+            .into_iter()
+            .find(|x| x.name() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown scenario {s:?}; choose from {}",
+                    ScenarioName::ALL.map(ScenarioName::name).join(", ")
+                )
+            })
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Job {
+    pub input_tokens: u64,
+    pub max_tokens: u64,
+    pub priority: i32,
+    pub interactive: bool,
+    /// 0: there at the start; else arrives this long after it.
+    pub arrive_ms: u64,
+}
+
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
+pub struct LocalLimits {
+    pub rpm: f64,
+    pub burst_requests: f64,
+    pub tpm: Option<f64>,
+    pub burst_tokens: Option<f64>,
+}
+
+/// What one worker process is told to do (JSON on its stdin).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct WorkerSpec {
+    pub provider_url: String,
+    pub strategy: Strategy,
+    pub workers: usize,
+    pub jobs: Vec<Job>,
+    pub socket: Option<PathBuf>,
+    pub key: String,
+    pub local_limits: Option<LocalLimits>,
+    pub start_at_unix_ms: i64,
+    pub deadline_unix_ms: i64,
+    pub max_attempts: u32,
+}
+
+/// What one worker process did (JSON on its stdout).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct WorkerResult {
+    pub ok: u64,
+    pub failed: u64,
+    pub attempts: u64,
+    pub rate_limited: u64,
+    pub end_unix_ms: i64,
+    /// (interactive, ms from arrival to the successful attempt)
+    pub waits: Vec<(bool, u64)>,
+    pub errors: Vec<String>,
+}
+
+/// A workload: the provider's limits, processes x workers, and each process's jobs.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    pub name: ScenarioName,
+    pub provider: ProviderConfig,
+    pub workers: usize,
+    pub jobs: Vec<Vec<Job>>,
+}
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+fn provider(
+    rpm: f64,
+    burst: f64,
+    tpm: Option<(f64, f64)>,
+    retry_after: RetryAfter,
+    count_rejected: bool,
+) -> ProviderConfig {
+    ProviderConfig {
+        limits: Limits {
+            per_minute: [Some(rpm), tpm.map(|t| t.0), None, None],
+            burst: [Some(burst), tpm.map(|t| t.1), None, None],
+        },
+        count_rejected,
+        retry_after,
+        latency: Duration::from_millis(50),
+        completion_tokens: 50,
+        cache_share: 0.0,
+        faults: Vec::new(),
+    }
+}
+
+/// Mixed prompt sizes, deterministic.
+fn mixed_jobs(n: usize, rng: &mut Rng) -> Vec<Job> {
+    const SIZES: [u64; 4] = [100, 400, 1000, 3000];
+    (0..n)
+        .map(|_| Job {
+            input_tokens: SIZES[(rng.next() % 4) as usize],
+            max_tokens: 200,
+            priority: 0,
+            interactive: false,
+            arrive_ms: 0,
+        })
+        .collect()
+}
+
+/// Deals jobs round robin over the processes; with `first_share`, that share of them goes to
+/// the first process and the rest round robin over the others.
+fn deal(jobs: Vec<Job>, processes: usize, first_share: Option<f64>) -> Vec<Vec<Job>> {
+    let mut out = vec![Vec::new(); processes];
+    let first = first_share.map_or(0, |s| (jobs.len() as f64 * s).round() as usize);
+    for (i, j) in jobs.into_iter().enumerate() {
+        let p = match (first_share, processes) {
+            (Some(_), 2..) if i < first => 0,
+            (Some(_), 2..) => 1 + (i - first) % (processes - 1),
+            _ => i % processes,
+        };
+        out[p].push(j);
+    }
+    out
+}
+
+impl Scenario {
+    /// `jobs` overrides the job count of incident, skew and priority.
+    pub fn build(name: ScenarioName, jobs: Option<usize>) -> Scenario {
+        let mut rng = Rng(0x5eed_1234_abcd_ef01);
+        // 20 requests/s with a burst of 20; 20k tokens/s with a 5 s burst; rejected requests count.
+        let incident_provider = || {
+            provider(
+                1200.0,
+                20.0,
+                Some((1_200_000.0, 100_000.0)),
+                RetryAfter::Seconds,
+                true,
+            )
+        };
+        match name {
+            ScenarioName::Herd => Scenario {
+                name,
+                // 10 requests per rolling second, and no Retry-After to go by.
+                provider: provider(600.0, 10.0, None, RetryAfter::None, false),
+                workers: 10,
+                jobs: (0..4)
+                    .map(|_| {
+                        (0..10)
+                            .map(|_| Job {
+                                input_tokens: 50,
+                                max_tokens: 50,
+                                priority: 0,
+                                interactive: false,
+                                arrive_ms: 0,
+                            })
+                            .collect()
+                    })
+                    .collect(),
+            },
+            ScenarioName::Incident => Scenario {
+                name,
+                provider: incident_provider(),
+                workers: 12,
+                jobs: deal(mixed_jobs(jobs.unwrap_or(300), &mut rng), 8, None),
+            },
+            ScenarioName::Skew => Scenario {
+                name,
+                provider: incident_provider(),
+                workers: 12,
+                jobs: deal(mixed_jobs(jobs.unwrap_or(300), &mut rng), 8, Some(0.7)),
+            },
+            ScenarioName::Priority => {
+                let n = jobs.unwrap_or(240);
+                let mut per = deal(mixed_jobs(n, &mut rng), 8, None);
+                // Interactive jobs arrive during the batch, one every 400 ms, in one process.
+                let interactive = (n / 8).max(4);
+                for k in 0..interactive {
+                    per[0].push(Job {
+                        input_tokens: 400,
+                        max_tokens: 200,
+                        priority: 10,
+                        interactive: true,
+                        arrive_ms: 500 + 400 * k as u64,
+                    });
+                }
+                Scenario {
+                    name,
+                    provider: incident_provider(),
+                    workers: 12,
+                    jobs: per,
+                }
+            }
+        }
+    }
+
+    pub fn processes(&self) -> usize {
+        self.jobs.len()
+    }
+
+    pub fn job_count(&self) -> usize {
+        self.jobs.iter().map(Vec::len).sum()
+    }
+
+    /// The shortest wall time the provider's limits allow for these jobs: for each limited
+    /// dimension, what is beyond the burst at the refill rate; plus one answer's latency.
+    pub fn ideal(&self) -> Duration {
+        let all: Vec<&Job> = self.jobs.iter().flatten().collect();
+        let demand = [
+            all.len() as f64,
+            all.iter()
+                .map(|j| (j.input_tokens + j.max_tokens) as f64)
+                .sum::<f64>(),
+        ];
+        let l = &self.provider.limits;
+        let mut secs = 0f64;
+        for (i, d) in demand.iter().enumerate() {
+            if let (Some(rate), Some(cap)) = (l.per_minute[i], l.capacity_of(i)) {
+                secs = secs.max((d - cap).max(0.0) / (rate / 60.0));
+            }
+        }
+        let last_arrival = all.iter().map(|j| j.arrive_ms).max().unwrap_or(0) as f64 / 1000.0;
+        Duration::from_secs_f64(secs.max(last_arrival) + self.provider.latency.as_secs_f64())
+    }
+
+    fn local_limits(&self, strategy: Strategy) -> Option<LocalLimits> {
+        let l = &self.provider.limits;
+        let div = match strategy {
+            Strategy::BucketPerProcess => 1.0,
+            Strategy::BucketSplit => self.processes() as f64,
+            _ => return None,
+        };
+        Some(LocalLimits {
+            rpm: l.per_minute[0]? / div,
+            burst_requests: (l.capacity_of(0)? / div).max(1.0),
+            tpm: l.per_minute[1].map(|t| t / div),
+            burst_tokens: l.capacity_of(1).map(|c| c / div),
+        })
+    }
+
+    /// The daemon config that states the provider's limits.
+    fn daemon_config(&self) -> String {
+        let l = &self.provider.limits;
+        let mut s = String::from("[keys.\"sim\"]\noutput_counted_as = \"reserved\"\n");
+        if let (Some(r), Some(c)) = (l.per_minute[0], l.capacity_of(0)) {
+            s += &format!(
+                "requests_per_minute = {}\nburst_requests = {}\n",
+                r as u64, c as u64
+            );
+        }
+        if let (Some(r), Some(c)) = (l.per_minute[1], l.capacity_of(1)) {
+            s += &format!(
+                "tokens_per_minute = {}\nburst_tokens = {}\n",
+                r as u64, c as u64
+            );
+        }
+        s
+    }
+}
+
+/// One scenario run with one strategy.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunResult {
+    pub scenario: String,
+    pub strategy: String,
+    pub processes: usize,
+    pub workers: usize,
+    pub jobs: usize,
+    pub ok: u64,
+    pub failed: u64,
+    pub provider_requests: u64,
+    pub provider_429s: u64,
+    /// Provider 429s by the limit that refused.
+    pub provider_429s_by_limit: std::collections::BTreeMap<String, u64>,
+    pub wall_s: f64,
+    pub ideal_s: f64,
+    pub efficiency: f64,
+    pub interactive_wait_p50_ms: Option<u64>,
+    pub interactive_wait_p95_ms: Option<u64>,
+    pub batch_wait_p50_ms: Option<u64>,
+    pub batch_wait_p95_ms: Option<u64>,
+    pub errors: Vec<String>,
+}
+
+impl RunResult {
+    pub fn rate_limited_share(&self) -> f64 {
+        if self.provider_requests == 0 {
+            0.0
+        } else {
+            self.provider_429s as f64 / self.provider_requests as f64
+        }
+    }
+
+    pub fn to_json(&self) -> Value {
+        let mut v = serde_json::to_value(self).unwrap_or(json!({}));
+        v["rate_limited_share"] = json!(self.rate_limited_share());
+        v
+    }
+}
+
+fn percentile(v: &mut [u64], p: f64) -> Option<u64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_unstable();
+    Some(v[((p / 100.0 * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1])
+}
+
+/// A daemon of the run's own, on a temporary socket, stopped when dropped.
+struct RunDaemon {
+    child: tokio::process::Child,
+    dir: PathBuf,
+    socket: PathBuf,
+}
+
+impl Drop for RunDaemon {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+async fn start_daemon(exe: &Path, config: &str, tag: &str) -> Result<RunDaemon, SimError> {
+    let dir = std::env::temp_dir().join(format!("llmctl-sim-{}-{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| SimError::Daemon(format!("cannot create {}: {e}", dir.display())))?;
+    let cfg = dir.join("config.toml");
+    std::fs::write(&cfg, config)
+        .map_err(|e| SimError::Daemon(format!("cannot write {}: {e}", cfg.display())))?;
+    let socket = dir.join("llmctl.sock");
+    let child = tokio::process::Command::new(exe)
+        .arg("daemon")
+        .arg("--socket")
+        .arg(&socket)
+        .arg("--data-dir")
+        .arg(dir.join("state"))
+        .arg("--config")
+        .arg(&cfg)
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|source| SimError::Spawn {
+            what: "the daemon".into(),
+            source,
+        })?;
+    let d = RunDaemon { child, dir, socket };
+    // A daemon that has been running a while has full buckets, as the provider has at the start.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Ok(mut c) = llmctl_client::connect(&d.socket).await {
+            if let Ok(st) = c.status(llmctl_client::pb::StatusRequest {}).await {
+                let full = st
+                    .into_inner()
+                    .keys
+                    .iter()
+                    .flat_map(|k| k.buckets.iter())
+                    .all(|b| b.level >= b.capacity);
+                if full {
+                    return Ok(d);
+                }
+            }
+        }
+        if Instant::now() > deadline {
+            return Err(SimError::Daemon(
+                "the run's daemon did not start with full buckets within 60 s".into(),
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Runs `scenario` with `strategy`: the worker processes are this executable's
+/// `simulate-worker`, and the daemon its `daemon`.
+pub async fn run_one(
+    exe: &Path,
+    provider: &FakeProvider,
+    scenario: &Scenario,
+    strategy: Strategy,
+    max_run_time: Duration,
+) -> Result<RunResult, SimError> {
+    provider.provider.reset();
+    let daemon = match strategy {
+        Strategy::Llmctl => {
+            Some(start_daemon(exe, &scenario.daemon_config(), scenario.name.name()).await?)
+        }
+        _ => None,
+    };
+    let start_at = llmctl_client::time::now_unix_ms() + 1000;
+    let mut children = Vec::new();
+    for jobs in &scenario.jobs {
+        let spec = WorkerSpec {
+            provider_url: provider.url(),
+            strategy,
+            workers: scenario.workers,
+            jobs: jobs.clone(),
+            socket: daemon.as_ref().map(|d| d.socket.clone()),
+            key: "sim/model".into(),
+            local_limits: scenario.local_limits(strategy),
+            start_at_unix_ms: start_at,
+            deadline_unix_ms: start_at + max_run_time.as_millis() as i64,
+            max_attempts: 8,
+        };
+        let mut child = tokio::process::Command::new(exe)
+            .arg("simulate-worker")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|source| SimError::Spawn {
+                what: "a worker process".into(),
+                source,
+            })?;
+        let input = serde_json::to_vec(&spec).map_err(|e| SimError::Worker(e.to_string()))?;
+        if let Some(mut stdin) = child.stdin.take() {
+            stdin
+                .write_all(&input)
+                .await
+                .map_err(|e| SimError::Worker(e.to_string()))?;
+        }
+        children.push(child);
+    }
+    let mut results = Vec::new();
+    for child in children {
+        let out = child
+            .wait_with_output()
+            .await
+            .map_err(|e| SimError::Worker(e.to_string()))?;
+        let r: WorkerResult = serde_json::from_slice(&out.stdout).map_err(|e| {
+            SimError::Worker(format!(
+                "unreadable result ({e}): {}",
+                String::from_utf8_lossy(&out.stdout)
+            ))
+        })?;
+        results.push(r);
+    }
+    drop(daemon);
+    let stats = provider.provider.stats();
+    let end = results
+        .iter()
+        .map(|r| r.end_unix_ms)
+        .max()
+        .unwrap_or(start_at);
+    let wall = Duration::from_millis((end - start_at).max(1) as u64);
+    let ideal = scenario.ideal();
+    let mut interactive: Vec<u64> = results
+        .iter()
+        .flat_map(|r| &r.waits)
+        .filter(|w| w.0)
+        .map(|w| w.1)
+        .collect();
+    let mut batch: Vec<u64> = results
+        .iter()
+        .flat_map(|r| &r.waits)
+        .filter(|w| !w.0)
+        .map(|w| w.1)
+        .collect();
+    let mut errors: Vec<String> = results
+        .iter()
+        .flat_map(|r| r.errors.iter().cloned())
+        .collect();
+    errors.sort();
+    errors.dedup();
+    errors.truncate(5);
+    Ok(RunResult {
+        scenario: scenario.name.name().into(),
+        strategy: strategy.name().into(),
+        processes: scenario.processes(),
+        workers: scenario.workers,
+        jobs: scenario.job_count(),
+        ok: results.iter().map(|r| r.ok).sum(),
+        failed: results.iter().map(|r| r.failed).sum(),
+        provider_requests: stats.requests,
+        provider_429s: stats.count(429),
+        provider_429s_by_limit: crate::provider::DIMENSIONS
+            .iter()
+            .zip(stats.rate_limited)
+            .filter(|(_, n)| *n > 0)
+            .map(|(d, n)| (d.to_string(), n))
+            .collect(),
+        wall_s: wall.as_secs_f64(),
+        ideal_s: ideal.as_secs_f64(),
+        efficiency: ideal.as_secs_f64() / wall.as_secs_f64(),
+        interactive_wait_p50_ms: percentile(&mut interactive, 50.0),
+        interactive_wait_p95_ms: percentile(&mut interactive, 95.0),
+        batch_wait_p50_ms: percentile(&mut batch, 50.0),
+        batch_wait_p95_ms: percentile(&mut batch, 95.0),
+        errors,
+    })
+}
+
+/// Starts a fake provider for `scenario` on loopback.
+pub async fn provider_for(scenario: &Scenario) -> Result<FakeProvider, SimError> {
+    let addr = "127.0.0.1:0"
+        .parse()
+        .map_err(|e| SimError::Provider(std::io::Error::other(format!("{e}"))))?;
+    FakeProvider::start(scenario.provider.clone(), addr)
+        .await
+        .map_err(SimError::Provider)
+}
+
+/// A table row a person can read.
+pub fn table(rows: &[RunResult]) -> String {
+    let mut out = String::from(
+        "scenario  strategy            P x C    jobs    ok  failed  requests   429s   429 %   wall s  ideal s  efficiency\n",
+    );
+    for r in rows {
+        out += &format!(
+            "{:<9} {:<18} {:>2} x {:<3} {:>5} {:>5} {:>7} {:>9} {:>6} {:>6.1} % {:>8.1} {:>8.1} {:>10.2}\n",
+            r.scenario,
+            r.strategy,
+            r.processes,
+            r.workers,
+            r.jobs,
+            r.ok,
+            r.failed,
+            r.provider_requests,
+            r.provider_429s,
+            100.0 * r.rate_limited_share(),
+            r.wall_s,
+            r.ideal_s,
+            r.efficiency
+        );
+    }
+    let waits: Vec<&RunResult> = rows
+        .iter()
+        .filter(|r| r.interactive_wait_p50_ms.is_some())
+        .collect();
+    if !waits.is_empty() {
+        out += "\nqueue wait (arrival to the successful attempt), ms\nscenario  strategy            interactive p50   p95   batch p50    p95\n";
+        let f = |v: Option<u64>| v.map_or("-".to_string(), |x| x.to_string());
+        for r in waits {
+            out += &format!(
+                "{:<9} {:<18} {:>15} {:>5} {:>11} {:>6}\n",
+                r.scenario,
+                r.strategy,
+                f(r.interactive_wait_p50_ms),
+                f(r.interactive_wait_p95_ms),
+                f(r.batch_wait_p50_ms),
+                f(r.batch_wait_p95_ms)
+            );
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skew_puts_seventy_percent_in_one_process() {
+        let s = Scenario::build(ScenarioName::Skew, Some(100));
+        assert_eq!(s.processes(), 8);
+        assert_eq!(s.jobs[0].len(), 70);
+        assert_eq!(s.jobs.iter().skip(1).map(Vec::len).sum::<usize>(), 30);
+        assert!(s.jobs.iter().skip(1).all(|j| (4..=5).contains(&j.len())));
+        let i = Scenario::build(ScenarioName::Incident, Some(96));
+        assert!(i.jobs.iter().all(|j| j.len() == 12));
+    }
+
+    #[test]
+    fn ideal_time_is_what_the_limits_allow() {
+        // 40 requests at 10/s with a burst of 10, plus one answer's latency.
+        let h = Scenario::build(ScenarioName::Herd, None);
+        assert_eq!(h.job_count(), 40);
+        assert!((h.ideal().as_secs_f64() - 3.05).abs() < 1e-9);
+        let i = Scenario::build(ScenarioName::Incident, Some(300));
+        let tokens: u64 = i
+            .jobs
+            .iter()
+            .flatten()
+            .map(|j| j.input_tokens + j.max_tokens)
+            .sum();
+        let by_tokens = (tokens as f64 - 100_000.0) / 20_000.0;
+        let by_requests = (300.0 - 20.0) / 20.0;
+        assert!((i.ideal().as_secs_f64() - by_tokens.max(by_requests) - 0.05).abs() < 1e-9);
+    }
+
+    #[test]
+    fn local_buckets_split_by_process_count() {
+        let s = Scenario::build(ScenarioName::Incident, Some(80));
+        let full = s.local_limits(Strategy::BucketPerProcess).expect("limits");
+        let split = s.local_limits(Strategy::BucketSplit).expect("limits");
+        assert_eq!((full.rpm, split.rpm), (1200.0, 150.0));
+        assert_eq!(split.tpm, Some(150_000.0));
+        assert!(s.local_limits(Strategy::RetryJitter).is_none());
+        assert!(s.daemon_config().contains("burst_tokens = 100000"));
+        assert_eq!(
+            "bucket-split".parse::<Strategy>(),
+            Ok(Strategy::BucketSplit)
+        );
+        assert!("nope".parse::<Strategy>().is_err());
+    }
+}

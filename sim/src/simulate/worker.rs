@@ -1,0 +1,457 @@
+//! One simulated client process: C concurrent workers running jobs against the fake provider
+//! with one strategy, reporting what happened as JSON.
+
+use super::{Job, Strategy, WorkerResult, WorkerSpec};
+use crate::estimate::PER_MESSAGE;
+use crate::http::{HttpClient, HttpResponse};
+use llmctl_client::pb;
+use llmctl_client::pb::limiter_client::LimiterClient;
+use llmctl_daemon::engine::{
+    self, Acquired, Dimension, Engine, EngineConfig, KeyLimits, Now, OutputCounting, Period, Rate,
+};
+use serde_json::{json, Value};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tonic::transport::Channel;
+
+const HTTP_TIMEOUT: Duration = Duration::from_secs(30);
+
+struct Ctx {
+    spec: WorkerSpec,
+    http: HttpClient,
+    /// The per-process bucket of the bucket-* strategies.
+    local: Option<Mutex<Engine>>,
+    client_id: String,
+    rng: Mutex<u64>,
+}
+
+#[derive(Default)]
+struct JobOutcome {
+    ok: bool,
+    attempts: u64,
+    rate_limited: u64,
+    wait_ms: Option<u64>,
+    error: Option<String>,
+}
+
+fn now() -> Now {
+    Now {
+        mono: Instant::now(),
+        unix_ms: llmctl_client::time::now_unix_ms(),
+    }
+}
+
+fn local_engine(spec: &WorkerSpec) -> Option<Mutex<Engine>> {
+    let l = spec.local_limits?;
+    let mut rates = vec![Rate {
+        dimension: Dimension::Requests,
+        period: Period::Minute,
+        limit: l.rpm,
+        capacity: l.burst_requests,
+    }];
+    if let Some(tpm) = l.tpm {
+        rates.push(Rate {
+            dimension: Dimension::Tokens,
+            period: Period::Minute,
+            limit: tpm,
+            capacity: l.burst_tokens.unwrap_or(tpm),
+        });
+    }
+    let limits = KeyLimits {
+        rates,
+        output_counted_as: OutputCounting::Reserved,
+        ..KeyLimits::default()
+    };
+    let t = now();
+    let mut e = Engine::new(
+        EngineConfig::default(),
+        vec![(spec.key.clone(), limits)],
+        t,
+        1,
+    )
+    .ok()?;
+    // A process's own bucket starts full, as a freshly started process's would.
+    e.fill(t);
+    Some(Mutex::new(e))
+}
+
+impl Ctx {
+    fn jitter(&self) -> f64 {
+        let mut x = self.rng.lock().unwrap_or_else(|p| p.into_inner());
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        (*x >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    fn deadline(&self) -> Instant {
+        let left = self.spec.deadline_unix_ms - llmctl_client::time::now_unix_ms();
+        Instant::now() + Duration::from_millis(left.max(0) as u64)
+    }
+
+    fn body(&self, job: &Job) -> Value {
+        let chars = 4 * job.input_tokens.saturating_sub(PER_MESSAGE).max(1);
+        json!({
+            "model": "sim-model",
+            "messages": [{"role": "user", "content": "x".repeat(chars as usize)}],
+            "max_tokens": job.max_tokens,
+        })
+    }
+
+    async fn send(&self, job: &Job) -> Result<HttpResponse, String> {
+        let url = format!("{}/v1/chat/completions", self.spec.provider_url);
+        self.http
+            .post_json(&url, &self.body(job), HTTP_TIMEOUT)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    /// Waits for the per-process bucket (bucket-* strategies).
+    async fn local_wait(&self, job: &Job, deadline: Instant) -> Result<Option<String>, String> {
+        let Some(local) = &self.local else {
+            return Ok(None);
+        };
+        let req = engine::AcquireRequest {
+            key: self.spec.key.clone(),
+            requests: 1,
+            input_tokens: job.input_tokens as i64,
+            output_tokens: job.max_tokens as i64,
+            ..Default::default()
+        };
+        loop {
+            let t = now();
+            let answer = local
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .acquire(&req, t)
+                .map_err(|e| e.to_string())?;
+            match answer {
+                Acquired::Granted(g) => return Ok(Some(g.lease_id)),
+                Acquired::NotGranted(r) => {
+                    let wait = (r.not_before_unix_ms - t.unix_ms).clamp(1, 1000) as u64;
+                    if Instant::now() + Duration::from_millis(wait) > deadline {
+                        return Err("run time is up".into());
+                    }
+                    tokio::time::sleep(Duration::from_millis(wait)).await;
+                }
+                Acquired::Queued(w) => {
+                    local.lock().unwrap_or_else(|p| p.into_inner()).cancel(w, t);
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+            }
+        }
+    }
+
+    fn local_settle(&self, lease: Option<String>, resp: Option<&HttpResponse>) {
+        let (Some(local), Some(lease)) = (&self.local, lease) else {
+            return;
+        };
+        let (status, input, output) = match resp {
+            Some(r) if r.status == 200 => {
+                let u = &r.json()["usage"];
+                (
+                    200,
+                    u["prompt_tokens"].as_u64().unwrap_or(0),
+                    u["completion_tokens"].as_u64().unwrap_or(0),
+                )
+            }
+            // A simple bucket does not learn from failures: it settles at its estimate.
+            _ => (0, 0, 0),
+        };
+        let outcome = engine::Outcome {
+            status,
+            input_tokens: input,
+            output_tokens: output,
+            usage_known: status == 200,
+            attempt: 1,
+            ..Default::default()
+        };
+        let _ = local
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .report(&lease, &outcome, now());
+    }
+
+    /// The usual recipes: send, and on a retryable failure sleep and try again.
+    async fn run_retrying(&self, job: &Job, arrival: Instant) -> JobOutcome {
+        let mut out = JobOutcome::default();
+        let deadline = self.deadline();
+        for attempt in 1..=self.spec.max_attempts {
+            let lease = match self.local_wait(job, deadline).await {
+                Ok(l) => l,
+                Err(e) => {
+                    out.error = Some(e);
+                    return out;
+                }
+            };
+            let sent = Instant::now();
+            out.attempts += 1;
+            let resp = self.send(job).await;
+            self.local_settle(lease, resp.as_ref().ok());
+            let retry_after = match &resp {
+                Ok(r) if r.status == 200 => {
+                    out.ok = true;
+                    out.wait_ms = Some(sent.duration_since(arrival).as_millis() as u64);
+                    return out;
+                }
+                Ok(r) if matches!(r.status, 408 | 409 | 429 | 500..=599) => {
+                    if r.status == 429 {
+                        out.rate_limited += 1;
+                    }
+                    if r.json()["error"]["code"] == "insufficient_quota" {
+                        out.error = Some("insufficient_quota".into());
+                        return out;
+                    }
+                    r.header("retry-after").and_then(|v| v.parse::<f64>().ok())
+                }
+                Ok(r) => {
+                    out.error = Some(format!("status {}", r.status));
+                    return out;
+                }
+                Err(_) => None,
+            };
+            if attempt == self.spec.max_attempts {
+                break;
+            }
+            let delay = match self.spec.strategy {
+                Strategy::RetryFixed => Duration::from_secs(1),
+                _ => {
+                    // Full jitter: uniform in [0, min(cap, base * 2^n)], the server's delay a floor.
+                    let ceiling = (1.0f64 * 2f64.powi(attempt as i32 - 1)).min(30.0);
+                    let d = self.jitter() * ceiling;
+                    Duration::from_secs_f64(d.max(retry_after.unwrap_or(0.0)))
+                }
+            };
+            if Instant::now() + delay > deadline {
+                out.error = Some("run time is up".into());
+                return out;
+            }
+            tokio::time::sleep(delay).await;
+        }
+        out.error
+            .get_or_insert_with(|| format!("gave up after {} attempts", self.spec.max_attempts));
+        out
+    }
+
+    /// Through the daemon: acquire, send, report, follow the advice.
+    async fn run_llmctl(
+        &self,
+        job: &Job,
+        client: &mut LimiterClient<Channel>,
+        arrival: Instant,
+    ) -> JobOutcome {
+        let mut out = JobOutcome::default();
+        let deadline = self.deadline();
+        let mut attempt = 1;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                out.error = Some("run time is up".into());
+                return out;
+            }
+            let req = pb::AcquireRequest {
+                key: self.spec.key.clone(),
+                requests: 1,
+                input_tokens: job.input_tokens as i64,
+                output_tokens: job.max_tokens as i64,
+                priority: job.priority,
+                max_wait_ms: left.min(Duration::from_secs(60)).as_millis() as i64,
+                client_id: self.client_id.clone(),
+                ..Default::default()
+            };
+            let granted = match client.acquire(req).await {
+                Ok(r) => r.into_inner(),
+                Err(s) => {
+                    out.error = Some(format!("acquire: {}", s.message()));
+                    return out;
+                }
+            };
+            if !granted.granted {
+                let wait = (granted.not_before_unix_ms - llmctl_client::time::now_unix_ms())
+                    .clamp(10, 1000) as u64;
+                tokio::time::sleep(Duration::from_millis(wait)).await;
+                continue;
+            }
+            let sent = Instant::now();
+            out.attempts += 1;
+            let resp = self.send(job).await;
+            let report = match &resp {
+                Ok(r) => {
+                    let v = r.json();
+                    let usage = &v["usage"];
+                    pb::ReportRequest {
+                        lease_id: granted.lease_id,
+                        status_code: i32::from(r.status),
+                        headers: r.headers.iter().cloned().collect(),
+                        input_tokens: usage["prompt_tokens"].as_i64().unwrap_or(0),
+                        cached_input_tokens: usage["prompt_tokens_details"]["cached_tokens"]
+                            .as_i64()
+                            .unwrap_or(0),
+                        output_tokens: usage["completion_tokens"].as_i64().unwrap_or(0),
+                        usage_known: r.status == 200,
+                        error_type: v["error"]["code"]
+                            .as_str()
+                            .or(v["error"]["type"].as_str())
+                            .unwrap_or("")
+                            .to_string(),
+                        error_message: v["error"]["message"].as_str().unwrap_or("").to_string(),
+                        attempt,
+                        ..Default::default()
+                    }
+                }
+                Err(e) => pb::ReportRequest {
+                    lease_id: granted.lease_id,
+                    status_code: 0,
+                    error_type: if e.contains("timed out") {
+                        "timeout"
+                    } else {
+                        "connection"
+                    }
+                    .into(),
+                    attempt,
+                    ..Default::default()
+                },
+            };
+            if matches!(&resp, Ok(r) if r.status == 429) {
+                out.rate_limited += 1;
+            }
+            let advice = match client.report(report).await {
+                Ok(a) => a.into_inner(),
+                Err(s) => {
+                    out.error = Some(format!("report: {}", s.message()));
+                    return out;
+                }
+            };
+            match pb::Advice::try_from(advice.advice).unwrap_or(pb::Advice::Unspecified) {
+                pb::Advice::Done => {
+                    out.ok = true;
+                    out.wait_ms = Some(sent.duration_since(arrival).as_millis() as u64);
+                    return out;
+                }
+                pb::Advice::Retry => {
+                    attempt += 1;
+                    tokio::time::sleep(Duration::from_millis(advice.retry_after_ms.max(0) as u64))
+                        .await;
+                }
+                _ => {
+                    out.error = Some(advice.reason);
+                    return out;
+                }
+            }
+        }
+    }
+}
+
+async fn run_job(
+    ctx: &Ctx,
+    job: &Job,
+    client: Option<&mut LimiterClient<Channel>>,
+    arrival: Instant,
+) -> JobOutcome {
+    match (ctx.spec.strategy, client) {
+        (Strategy::Llmctl, Some(c)) => ctx.run_llmctl(job, c, arrival).await,
+        (Strategy::Llmctl, None) => JobOutcome {
+            error: Some("no daemon connection".into()),
+            ..JobOutcome::default()
+        },
+        _ => ctx.run_retrying(job, arrival).await,
+    }
+}
+
+fn record(result: &Mutex<WorkerResult>, job: &Job, o: JobOutcome) {
+    let mut r = result.lock().unwrap_or_else(|p| p.into_inner());
+    r.attempts += o.attempts;
+    r.rate_limited += o.rate_limited;
+    if o.ok {
+        r.ok += 1;
+        if let Some(w) = o.wait_ms {
+            r.waits.push((job.interactive, w));
+        }
+    } else {
+        r.failed += 1;
+        if let Some(e) = o.error {
+            if r.errors.len() < 5 {
+                r.errors.push(e);
+            }
+        }
+    }
+}
+
+/// Runs one process's share of a scenario.
+pub async fn run(spec: WorkerSpec) -> WorkerResult {
+    let start_in = (spec.start_at_unix_ms - llmctl_client::time::now_unix_ms()).max(0) as u64;
+    let mut connection = None;
+    let mut session = None;
+    let client_id = llmctl_client::process_client_id();
+    if spec.strategy == Strategy::Llmctl {
+        if let Some(socket) = &spec.socket {
+            match llmctl_client::connect(socket).await {
+                Ok(mut c) => {
+                    session = llmctl_client::Session::open(&mut c, socket, &client_id)
+                        .await
+                        .ok();
+                    connection = Some(c);
+                }
+                Err(e) => {
+                    return WorkerResult {
+                        failed: spec.jobs.len() as u64,
+                        errors: vec![e.to_string()],
+                        ..WorkerResult::default()
+                    }
+                }
+            }
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(start_in)).await;
+    let start = Instant::now();
+    let seed = u64::from(std::process::id()) | 1;
+    let ctx = Arc::new(Ctx {
+        local: local_engine(&spec),
+        http: HttpClient::new(),
+        client_id,
+        rng: Mutex::new(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1),
+        spec,
+    });
+    let result = Arc::new(Mutex::new(WorkerResult::default()));
+    let (batch, timed): (Vec<Job>, Vec<Job>) = ctx
+        .spec
+        .jobs
+        .iter()
+        .cloned()
+        .partition(|j| j.arrive_ms == 0);
+    let queue = Arc::new(Mutex::new(VecDeque::from(batch)));
+    let mut tasks = Vec::new();
+    for _ in 0..ctx.spec.workers {
+        let (ctx, queue, result, mut conn) = (
+            ctx.clone(),
+            queue.clone(),
+            result.clone(),
+            connection.clone(),
+        );
+        tasks.push(tokio::spawn(async move {
+            loop {
+                let job = queue.lock().unwrap_or_else(|p| p.into_inner()).pop_front();
+                let Some(job) = job else { return };
+                let o = run_job(&ctx, &job, conn.as_mut(), start).await;
+                record(&result, &job, o);
+            }
+        }));
+    }
+    // Jobs that arrive later (interactive ones) start on their own at their arrival time.
+    for job in timed {
+        let (ctx, result, mut conn) = (ctx.clone(), result.clone(), connection.clone());
+        tasks.push(tokio::spawn(async move {
+            tokio::time::sleep_until((start + Duration::from_millis(job.arrive_ms)).into()).await;
+            let o = run_job(&ctx, &job, conn.as_mut(), Instant::now()).await;
+            record(&result, &job, o);
+        }));
+    }
+    for t in tasks {
+        let _ = t.await;
+    }
+    drop(session);
+    let mut r = std::mem::take(&mut *result.lock().unwrap_or_else(|p| p.into_inner()));
+    r.end_unix_ms = llmctl_client::time::now_unix_ms();
+    r
+}

@@ -1,0 +1,117 @@
+//! `llmctl simulate` and its worker processes.
+
+use crate::exit;
+use clap::Args;
+use llmctl_sim::simulate::{self, RunResult, Scenario, ScenarioName, Strategy, WorkerSpec};
+use serde_json::json;
+use std::io::Read;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Args, Debug)]
+pub struct SimulateArgs {
+    /// herd, incident, skew or priority (repeatable) [default: all four]
+    #[arg(long = "scenario", value_name = "NAME")]
+    scenarios: Vec<ScenarioName>,
+    /// llmctl, retry-jitter, retry-fixed, bucket-per-process or bucket-split (repeatable) [default: all]
+    #[arg(long = "strategy", value_name = "NAME")]
+    strategies: Vec<Strategy>,
+    /// Jobs in the incident, skew and priority scenarios [default: 300, 300, 240]
+    #[arg(long, value_name = "N")]
+    jobs: Option<usize>,
+    /// Jobs not done by then count as failed
+    #[arg(long, default_value = "90s", value_parser = super::duration, value_name = "DUR")]
+    max_run_time: Duration,
+    /// Print the results as JSON
+    #[arg(long)]
+    json: bool,
+}
+
+pub async fn run(args: SimulateArgs) -> ExitCode {
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => return exit::fail(exit::SOFTWARE, format!("cannot find this executable: {e}")),
+    };
+    let scenarios = if args.scenarios.is_empty() {
+        ScenarioName::ALL.to_vec()
+    } else {
+        args.scenarios
+    };
+    let strategies = if args.strategies.is_empty() {
+        Strategy::ALL.to_vec()
+    } else {
+        args.strategies
+    };
+    if args.jobs == Some(0) {
+        return exit::fail(
+            exit::USAGE,
+            "--jobs 0 leaves nothing to run; give at least 1",
+        );
+    }
+    let mut rows: Vec<RunResult> = Vec::new();
+    for name in scenarios {
+        let scenario = Scenario::build(name, args.jobs);
+        let provider = match simulate::provider_for(&scenario).await {
+            Ok(p) => p,
+            Err(e) => return exit::fail(exit::SOFTWARE, e),
+        };
+        for &strategy in &strategies {
+            if !args.json {
+                eprintln!(
+                    "running {} ({} jobs, {} x {} workers) with {}...",
+                    name.name(),
+                    scenario.job_count(),
+                    scenario.processes(),
+                    scenario.workers,
+                    strategy.name()
+                );
+            }
+            match simulate::run_one(&exe, &provider, &scenario, strategy, args.max_run_time).await {
+                Ok(r) => rows.push(r),
+                Err(e) => {
+                    return exit::fail(
+                        exit::SOFTWARE,
+                        format!("{} with {}: {e}", name.name(), strategy.name()),
+                    )
+                }
+            }
+        }
+    }
+    if args.json {
+        println!(
+            "{}",
+            json!({ "runs": rows.iter().map(RunResult::to_json).collect::<Vec<_>>() })
+        );
+    } else {
+        print!("{}", simulate::table(&rows));
+    }
+    ExitCode::SUCCESS
+}
+
+/// One worker process: a JSON spec on stdin, a JSON result on stdout.
+pub async fn worker() -> ExitCode {
+    let mut input = Vec::new();
+    if let Err(e) = std::io::stdin().read_to_end(&mut input) {
+        return exit::fail(
+            exit::USAGE,
+            format!("cannot read the worker spec from stdin: {e}"),
+        );
+    }
+    let spec: WorkerSpec = match serde_json::from_slice(&input) {
+        Ok(s) => s,
+        Err(e) => {
+            return exit::fail(
+                exit::USAGE,
+                format!("the worker spec on stdin is not valid: {e}"),
+            )
+        }
+    };
+    let result = simulate::worker::run(spec).await;
+    match serde_json::to_string(&result) {
+        Ok(s) => {
+            println!("{s}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => exit::fail(exit::SOFTWARE, e),
+    }
+}
