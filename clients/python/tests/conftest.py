@@ -76,7 +76,16 @@ class Daemon:
     def start(self) -> None:
         log = open(self.dir / "daemon.log", "ab")
         self.proc = subprocess.Popen(
-            [llmctl_bin(), "daemon", "--socket", self.socket, "--data-dir", self.data, "--config", str(self.config)],
+            [
+                llmctl_bin(),
+                "daemon",
+                "--socket",
+                self.socket,
+                "--data-dir",
+                self.data,
+                "--config",
+                str(self.config),
+            ],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=log,
@@ -256,7 +265,9 @@ def client(daemon: Daemon) -> Iterator[llmctl.Client]:
     c.close()
 
 
-def run_python(code: str, env: Optional[Dict[str, str]] = None, timeout: float = 60) -> subprocess.CompletedProcess:
+def run_python(
+    code: str, env: Optional[Dict[str, str]] = None, timeout: float = 60
+) -> subprocess.CompletedProcess:
     """Runs Python code in another process (another client of the same daemon)."""
     return subprocess.run(
         [sys.executable, "-c", code],

@@ -49,7 +49,9 @@ def main() -> None:
                 return
             try:
                 r = oa.chat.completions.create(
-                    model="m", messages=[{"role": "user", "content": "one short answer please"}], max_tokens=16
+                    model="m",
+                    messages=[{"role": "user", "content": "one short answer please"}],
+                    max_tokens=16,
                 )
                 ok = bool(r.choices)
                 err = ""

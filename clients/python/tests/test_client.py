@@ -45,7 +45,9 @@ def test_an_exception_leaving_the_block_is_reported_with_its_status_and_headers(
     daemon: Daemon, client: llmctl.Client
 ) -> None:
     request = httpx.Request("POST", "https://api.example/v1/chat/completions")
-    response = httpx.Response(429, headers={"retry-after": "7"}, json={"error": {"code": "rate_limit_exceeded"}}, request=request)
+    response = httpx.Response(
+        429, headers={"retry-after": "7"}, json={"error": {"code": "rate_limit_exceeded"}}, request=request
+    )
     with pytest.raises(httpx.HTTPStatusError):
         with client.acquire("openai/m") as lease:
             response.raise_for_status()
@@ -56,7 +58,9 @@ def test_an_exception_leaving_the_block_is_reported_with_its_status_and_headers(
     assert 6000 <= k.cooldown_remaining_ms <= 7000
 
 
-def test_an_exception_without_a_status_is_reported_as_no_answer(daemon: Daemon, client: llmctl.Client) -> None:
+def test_an_exception_without_a_status_is_reported_as_no_answer(
+    daemon: Daemon, client: llmctl.Client
+) -> None:
     with pytest.raises(TimeoutError):
         with client.acquire("k", input_tokens=10, output_tokens=5) as lease:
             raise TimeoutError("the provider did not answer")

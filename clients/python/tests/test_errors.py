@@ -47,11 +47,16 @@ def test_bad_acquire_input_is_refused_before_the_daemon_is_asked(kwargs: Any, wo
     [
         ({"status": 42}, "status = 42 is not an HTTP status"),
         ({"status": 200, "input_tokens": -3}, "input_tokens = -3 is negative"),
-        ({"status": 200, "input_tokens": 10, "cached_input_tokens": 20}, "cached_input_tokens = 20 is more than input_tokens = 10"),
+        (
+            {"status": 200, "input_tokens": 10, "cached_input_tokens": 20},
+            "cached_input_tokens = 20 is more than input_tokens = 10",
+        ),
         ({"status": 200, "attempt": 0}, "the first attempt is 1"),
     ],
 )
-def test_bad_report_input_is_refused_and_the_lease_stays_open(client: llmctl.Client, kwargs: Any, words: str) -> None:
+def test_bad_report_input_is_refused_and_the_lease_stays_open(
+    client: llmctl.Client, kwargs: Any, words: str
+) -> None:
     lease = client.acquire("k")
     with pytest.raises(llmctl.InvalidArgument, match=words):
         lease.report(**kwargs)

@@ -22,7 +22,9 @@ def warnings_of(caplog: pytest.LogCaptureFixture) -> List[logging.LogRecord]:
     return [r for r in caplog.records if r.name == "llmctl" and r.levelno == logging.WARNING]
 
 
-def test_fail_open_without_a_daemon_proceeds_and_warns_once(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_fail_open_without_a_daemon_proceeds_and_warns_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.INFO, logger="llmctl")
     socket = str(tmp_path / "nobody.sock")
     with llmctl.Client(socket) as c:
@@ -64,7 +66,9 @@ def test_a_report_to_a_daemon_that_went_away_is_kept_local_when_failing_open(sta
         d.start()
         # The lease died with the old daemon; the new one does not know it, and that is no error.
         assert c.wait_connected(10)
-        wait_until(lambda: c.acquire("k", max_wait=1).limited, 10, "the client to use the daemon again", every=0.1)
+        wait_until(
+            lambda: c.acquire("k", max_wait=1).limited, 10, "the client to use the daemon again", every=0.1
+        )
         lease2 = c.acquire("k")
         d.kill9()
         d.start()
@@ -83,7 +87,10 @@ def test_daemon_killed_mid_run_calls_continue_and_limits_return_after_restart(
     with llmctl.Client(d.socket) as c:
         transport = LimitedTransport(key="openai/m", client=c, max_wait=0.5)
         oa = openai.OpenAI(
-            base_url=provider.url + "/v1", api_key="test", http_client=httpx2.Client(transport=transport), max_retries=0
+            base_url=provider.url + "/v1",
+            api_key="test",
+            http_client=httpx2.Client(transport=transport),
+            max_retries=0,
         )
         for _ in range(3):
             sdk_call(oa)
@@ -115,7 +122,9 @@ def test_daemon_killed_mid_run_calls_continue_and_limits_return_after_restart(
         with pytest.raises(Exception) as e:
             sdk_call(oa)
         # The SDK lets it through, or wraps it in its APIConnectionError, as versions differ.
-        assert isinstance(e.value, llmctl.NotGranted) or isinstance(e.value.__cause__, llmctl.NotGranted), repr(e.value)
+        assert isinstance(e.value, llmctl.NotGranted) or isinstance(
+            e.value.__cause__, llmctl.NotGranted
+        ), repr(e.value)
         assert provider.stats()["requests"] == before
         assert len(warnings_of(caplog)) == 1
 

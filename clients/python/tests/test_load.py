@@ -26,7 +26,13 @@ KEY = "openai/load"
 def test_eight_processes_share_one_limit_without_429s(start_daemon: Any, start_provider: Any) -> None:
     daemon: Daemon = start_daemon(f'[keys."{KEY}"]\nrequests_per_minute = {RPM}\nburst_requests = {BURST}\n')
     provider: Provider = start_provider(
-        "--rpm", str(RPM), "--burst-requests", str(BURST), "--count-rejected", "--latency", f"{int(LATENCY_S * 1000)}ms"
+        "--rpm",
+        str(RPM),
+        "--burst-requests",
+        str(BURST),
+        "--count-rejected",
+        "--latency",
+        f"{int(LATENCY_S * 1000)}ms",
     )
     worker = str(Path(__file__).with_name("load_worker.py"))
     per_process = JOBS // PROCESSES
@@ -35,7 +41,15 @@ def test_eight_processes_share_one_limit_without_429s(start_daemon: Any, start_p
         for _ in range(PROCESSES):
             procs.append(
                 subprocess.Popen(
-                    [sys.executable, worker, daemon.socket, provider.url, KEY, str(per_process), str(THREADS)],
+                    [
+                        sys.executable,
+                        worker,
+                        daemon.socket,
+                        provider.url,
+                        KEY,
+                        str(per_process),
+                        str(THREADS),
+                    ],
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
                     text=True,

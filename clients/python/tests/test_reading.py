@@ -46,8 +46,14 @@ def test_the_estimate_reads_anthropic_and_responses_shapes() -> None:
         "system": [{"type": "text", "text": "x" * 80, "cache_control": {"type": "ephemeral"}}],
         "messages": [
             {"role": "user", "content": "y" * 20},
-            {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "f", "input": {"q": "zz"}}]},
-            {"role": "user", "content": [{"type": "image", "source": {"type": "base64", "data": "A" * 5000}}]},
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "toolu_1", "name": "f", "input": {"q": "zz"}}],
+            },
+            {
+                "role": "user",
+                "content": [{"type": "image", "source": {"type": "base64", "data": "A" * 5000}}],
+            },
         ],
         "max_tokens": 1024,
         "stream": True,
@@ -64,11 +70,33 @@ def test_the_estimate_reads_anthropic_and_responses_shapes() -> None:
 @pytest.mark.parametrize(
     "usage, expected",
     [
-        ({"prompt_tokens": 100, "completion_tokens": 7, "prompt_tokens_details": {"cached_tokens": 60}}, (100, 60, 7)),
-        ({"input_tokens": 40, "output_tokens": 9, "cache_read_input_tokens": 50, "cache_creation_input_tokens": 10}, (100, 50, 9)),
-        ({"input_tokens": 100, "output_tokens": 9, "input_tokens_details": {"cached_tokens": 30}}, (100, 30, 9)),
+        (
+            {"prompt_tokens": 100, "completion_tokens": 7, "prompt_tokens_details": {"cached_tokens": 60}},
+            (100, 60, 7),
+        ),
+        (
+            {
+                "input_tokens": 40,
+                "output_tokens": 9,
+                "cache_read_input_tokens": 50,
+                "cache_creation_input_tokens": 10,
+            },
+            (100, 50, 9),
+        ),
+        (
+            {"input_tokens": 100, "output_tokens": 9, "input_tokens_details": {"cached_tokens": 30}},
+            (100, 30, 9),
+        ),
         ({"promptTokenCount": 12, "candidatesTokenCount": 3, "cachedContentTokenCount": 2}, (12, 2, 3)),
-        ({"input_tokens": 5, "output_tokens": 1, "cache_read_input_tokens": None, "cache_creation_input_tokens": None}, (5, 0, 1)),
+        (
+            {
+                "input_tokens": 5,
+                "output_tokens": 1,
+                "cache_read_input_tokens": None,
+                "cache_creation_input_tokens": None,
+            },
+            (5, 0, 1),
+        ),
         ({"total": 3}, None),
     ],
 )
@@ -77,21 +105,55 @@ def test_usage_in_every_shape_counts_all_input_cached_included(usage: dict, expe
 
 
 def test_anthropic_usage_becomes_a_report_of_all_input() -> None:
-    out = from_object({"usage": {"input_tokens": 40, "output_tokens": 9, "cache_read_input_tokens": 50, "cache_creation_input_tokens": 10}})
+    out = from_object(
+        {
+            "usage": {
+                "input_tokens": 40,
+                "output_tokens": 9,
+                "cache_read_input_tokens": 50,
+                "cache_creation_input_tokens": 10,
+            }
+        }
+    )
     req = report_request("lease", out, (0, 0), 1)
-    assert (req.input_tokens, req.cached_input_tokens, req.output_tokens, req.usage_known) == (100, 50, 9, True)
+    assert (req.input_tokens, req.cached_input_tokens, req.output_tokens, req.usage_known) == (
+        100,
+        50,
+        9,
+        True,
+    )
 
 
 def test_a_report_without_usage_carries_the_estimate_as_unknown() -> None:
     req = report_request("lease", Outcome(status=0, headers={}, error_type="timeout"), (120, 30), 2)
-    assert (req.status_code, req.input_tokens, req.output_tokens, req.usage_known, req.attempt) == (0, 120, 30, False, 2)
+    assert (req.status_code, req.input_tokens, req.output_tokens, req.usage_known, req.attempt) == (
+        0,
+        120,
+        30,
+        False,
+        2,
+    )
 
 
 def test_error_types_from_each_providers_body() -> None:
-    assert error_info({"error": {"message": "m", "type": "requests", "code": "rate_limit_exceeded"}}) == ("rate_limit_exceeded", "m")
-    assert error_info({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}) == ("overloaded_error", "Overloaded")
-    assert error_info({"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "message": "q"}}) == ("RESOURCE_EXHAUSTED", "q")
-    assert error_info({"message": "x", "type": "insufficient_quota", "param": None, "code": "insufficient_quota"})[0] == "insufficient_quota"
+    assert error_info({"error": {"message": "m", "type": "requests", "code": "rate_limit_exceeded"}}) == (
+        "rate_limit_exceeded",
+        "m",
+    )
+    assert error_info({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}) == (
+        "overloaded_error",
+        "Overloaded",
+    )
+    assert error_info({"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "message": "q"}}) == (
+        "RESOURCE_EXHAUSTED",
+        "q",
+    )
+    assert (
+        error_info(
+            {"message": "x", "type": "insufficient_quota", "param": None, "code": "insufficient_quota"}
+        )[0]
+        == "insufficient_quota"
+    )
     assert error_info({"choices": []}) == ("", "")
 
 
@@ -99,27 +161,48 @@ def test_exceptions_become_outcomes() -> None:
     req = httpx.Request("POST", "https://api.example/v1/messages")
     resp = httpx.Response(
         529,
-        headers={"retry-after": "3", "x-should-retry": "true", "set-cookie": "secret", "anthropic-ratelimit-requests-remaining": "0"},
+        headers={
+            "retry-after": "3",
+            "x-should-retry": "true",
+            "set-cookie": "secret",
+            "anthropic-ratelimit-requests-remaining": "0",
+        },
         json={"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
         request=req,
     )
     out = from_exception(httpx.HTTPStatusError("overloaded", request=req, response=resp))
     assert (out.status, out.error_type) == (529, "overloaded_error")
-    assert out.headers == {"retry-after": "3", "x-should-retry": "true", "anthropic-ratelimit-requests-remaining": "0"}
+    assert out.headers == {
+        "retry-after": "3",
+        "x-should-retry": "true",
+        "anthropic-ratelimit-requests-remaining": "0",
+    }
     assert from_exception(httpx.ReadTimeout("slow", request=req)).error_type == "timeout"
     assert from_exception(httpx.ConnectError("refused", request=req)).error_type == "connection"
     assert from_exception(openai.APITimeoutError(request=req)).error_type == "timeout"
     assert from_exception(openai.APIConnectionError(request=req)).error_type == "connection"
     assert from_exception(ValueError("bug")).error_type == "ValueError"
-    assert (from_exception(ValueError("bug")).status, from_exception(ConnectionResetError()).error_type) == (0, "connection")
+    assert (from_exception(ValueError("bug")).status, from_exception(ConnectionResetError()).error_type) == (
+        0,
+        "connection",
+    )
     # openai raises an error chunk of a streamed 200 without a status.
-    streamed = openai.APIError("boom", req, body={"message": "boom", "type": "server_error", "code": "rate_limit_exceeded"})
+    streamed = openai.APIError(
+        "boom", req, body={"message": "boom", "type": "server_error", "code": "rate_limit_exceeded"}
+    )
     out = from_exception(streamed)
     assert (out.status, out.error_type) == (200, "rate_limit_exceeded")
 
 
 def test_only_rate_limit_and_retry_headers_are_sent() -> None:
-    h = limit_headers([("X-RateLimit-Remaining-Tokens", "9"), ("Retry-After-Ms", "20"), ("Authorization", "k"), ("Content-Type", "json")])
+    h = limit_headers(
+        [
+            ("X-RateLimit-Remaining-Tokens", "9"),
+            ("Retry-After-Ms", "20"),
+            ("Authorization", "k"),
+            ("Content-Type", "json"),
+        ]
+    )
     assert h == {"x-ratelimit-remaining-tokens": "9", "retry-after-ms": "20"}
 
 
@@ -129,14 +212,16 @@ def test_local_advice_follows_the_same_classes() -> None:
     assert local_advice(Outcome(429, {}, error_type="insufficient_quota")).action == "give_up"
     assert local_advice(Outcome(400, {})).action == "give_up"
     assert local_advice(Outcome(0, {}, error_type="timeout")).action == "retry"
-    assert local_advice(Outcome(200, {}, error_type="overloaded_error", stream_started=True)).action == "give_up"
+    assert (
+        local_advice(Outcome(200, {}, error_type="overloaded_error", stream_started=True)).action == "give_up"
+    )
 
 
 ANTHROPIC_STREAM = (
     'event: message_start\r\ndata: {"type":"message_start","message":{"id":"m","usage":'
     '{"input_tokens":10,"cache_read_input_tokens":20,"cache_creation_input_tokens":0,"output_tokens":1}}}\r\n\r\n'
     'event: ping\r\ndata: {"type": "ping"}\r\n\r\n'
-    ': a comment\r\n\r\n'
+    ": a comment\r\n\r\n"
     'event: content_block_delta\r\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"h\\u00e9"}}\r\n\r\n'
     'event: message_delta\r\ndata: {"type":"message_delta","delta":{},"usage":{"output_tokens":17}}\r\n\r\n'
     'event: message_stop\r\ndata: {"type":"message_stop"}\r\n\r\n'
@@ -183,7 +268,11 @@ def test_a_gzipped_stream_is_read_too() -> None:
             "overloaded_error",
             True,
         ),
-        (b'event: error\ndata: {"type":"error","code":"rate_limit_exceeded","message":"m"}\n\n', "rate_limit_exceeded", False),
+        (
+            b'event: error\ndata: {"type":"error","code":"rate_limit_exceeded","message":"m"}\n\n',
+            "rate_limit_exceeded",
+            False,
+        ),
         (
             b'event: response.failed\ndata: {"type":"response.failed","response":{"error":{"code":"server_error","message":"x"}}}\n\n',
             "server_error",
@@ -202,7 +291,12 @@ def test_a_stream_that_breaks_is_reported_as_such() -> None:
     w = StreamWatcher(200, {})
     w.feed(b'data: {"choices":[{"delta":{"content":"x"}}]}\n\n')
     out = w.outcome(httpx.RemoteProtocolError("peer closed"))
-    assert (out.status, out.error_type, out.stream_started, out.usage_known) == (200, "connection", True, None)
+    assert (out.status, out.error_type, out.stream_started, out.usage_known) == (
+        200,
+        "connection",
+        True,
+        None,
+    )
 
 
 def test_report_response_refuses_what_it_cannot_read() -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from typing import Any, Callable, List, Tuple
 
 import anthropic
@@ -17,7 +16,7 @@ import pytest
 import requests
 
 import llmctl
-from conftest import Daemon, Provider, run_python, wait_until
+from conftest import Daemon, Provider, run_python
 from llmctl.httpx import AsyncLimitedTransport, LimitedTransport
 
 MESSAGES = [{"role": "user", "content": "Say something short about rate limits. " * 5}]
@@ -52,7 +51,10 @@ def setup(daemon: Daemon, start_provider: Callable[..., Provider]) -> Any:
 
 def openai_sync(provider: Provider, transport: Any, http: Any = httpx2) -> openai.OpenAI:
     return openai.OpenAI(
-        base_url=provider.url + "/v1", api_key="test", http_client=http.Client(transport=transport), max_retries=0
+        base_url=provider.url + "/v1",
+        api_key="test",
+        http_client=http.Client(transport=transport),
+        max_retries=0,
     )
 
 
@@ -84,7 +86,11 @@ def test_openai_streamed_call_reports_the_usage_of_its_last_chunk(setup: Any) ->
     advices = Advices()
     oa = openai_sync(provider, LimitedTransport(key="openai/gpt-test", client=client, on_advice=advices))
     stream = oa.chat.completions.create(
-        model="gpt-test", messages=MESSAGES, max_tokens=64, stream=True, stream_options={"include_usage": True}
+        model="gpt-test",
+        messages=MESSAGES,
+        max_tokens=64,
+        stream=True,
+        stream_options={"include_usage": True},
     )
     usage = None
     text = ""
@@ -143,25 +149,35 @@ def test_async_sdks_report_plain_and_streamed_usage(setup: Any) -> None:
             oa = openai.AsyncOpenAI(
                 base_url=provider.url + "/v1",
                 api_key="test",
-                http_client=httpx2.AsyncClient(transport=AsyncLimitedTransport(key="openai/async", client=c, on_advice=advices)),
+                http_client=httpx2.AsyncClient(
+                    transport=AsyncLimitedTransport(key="openai/async", client=c, on_advice=advices)
+                ),
                 max_retries=0,
             )
             an = anthropic.AsyncAnthropic(
                 base_url=provider.url,
                 api_key="test",
-                http_client=httpx2.AsyncClient(transport=AsyncLimitedTransport(key="anthropic/async", client=c, on_advice=advices)),
+                http_client=httpx2.AsyncClient(
+                    transport=AsyncLimitedTransport(key="anthropic/async", client=c, on_advice=advices)
+                ),
                 max_retries=0,
             )
             r = await oa.chat.completions.create(model="m", messages=MESSAGES, max_tokens=32)
             expected_openai = r.usage.total_tokens
             s = await oa.chat.completions.create(
-                model="m", messages=MESSAGES, max_tokens=32, stream=True, stream_options={"include_usage": True}
+                model="m",
+                messages=MESSAGES,
+                max_tokens=32,
+                stream=True,
+                stream_options={"include_usage": True},
             )
             async for chunk in s:
                 if chunk.usage:
                     expected_openai += chunk.usage.total_tokens
             m = await an.messages.create(model="c", max_tokens=32, messages=MESSAGES)
-            expected_anthropic = m.usage.input_tokens + m.usage.cache_read_input_tokens + m.usage.output_tokens
+            expected_anthropic = (
+                m.usage.input_tokens + m.usage.cache_read_input_tokens + m.usage.output_tokens
+            )
             async with an.messages.stream(model="c", max_tokens=32, messages=MESSAGES) as stream:
                 async for _ in stream:
                     pass
@@ -192,7 +208,13 @@ def test_plain_httpx_clients_work_too(setup: Any) -> None:
     r = oa.chat.completions.create(model="m", messages=MESSAGES, max_tokens=8)
     total = r.usage.total_tokens
     with httpx.Client(transport=LimitedTransport(key="openai/legacy", client=client)) as h:
-        body = {"model": "m", "messages": MESSAGES, "max_tokens": 8, "stream": True, "stream_options": {"include_usage": True}}
+        body = {
+            "model": "m",
+            "messages": MESSAGES,
+            "max_tokens": 8,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
         with h.stream("POST", provider.url + "/v1/chat/completions", json=body) as resp:
             for line in resp.iter_lines():
                 if line.startswith("data: {"):
@@ -234,7 +256,9 @@ def test_a_429_with_retry_after_cools_the_key_down_for_every_process(setup: Any,
     provider.faults(["rate_limit,retry_after=5,count=1"])
     if sdk == "openai":
         with pytest.raises(openai.RateLimitError):
-            openai_sync(provider, transport).chat.completions.create(model="m", messages=MESSAGES, max_tokens=8)
+            openai_sync(provider, transport).chat.completions.create(
+                model="m", messages=MESSAGES, max_tokens=8
+            )
     else:
         with pytest.raises(anthropic.RateLimitError):
             anthropic_sync(provider, transport).messages.create(model="m", max_tokens=8, messages=MESSAGES)
@@ -257,7 +281,9 @@ def test_a_400_is_never_retried(setup: Any, sdk: str) -> None:
     provider.faults(["status=400,count=1"])
     if sdk == "openai":
         with pytest.raises(openai.BadRequestError):
-            openai_sync(provider, transport).chat.completions.create(model="m", messages=MESSAGES, max_tokens=8)
+            openai_sync(provider, transport).chat.completions.create(
+                model="m", messages=MESSAGES, max_tokens=8
+            )
     else:
         with pytest.raises(anthropic.BadRequestError):
             anthropic_sync(provider, transport).messages.create(model="m", max_tokens=8, messages=MESSAGES)
@@ -284,9 +310,9 @@ def test_anthropic_billing_error_gets_give_up(setup: Any) -> None:
     advices = Advices()
     provider.faults(["insufficient_quota,count=1"])
     with pytest.raises(anthropic.BadRequestError):
-        anthropic_sync(provider, LimitedTransport(key="anthropic/m", client=client, on_advice=advices)).messages.create(
-            model="m", max_tokens=8, messages=MESSAGES
-        )
+        anthropic_sync(
+            provider, LimitedTransport(key="anthropic/m", client=client, on_advice=advices)
+        ).messages.create(model="m", max_tokens=8, messages=MESSAGES)
     assert advices.actions == ["give_up"]
 
 
@@ -295,13 +321,15 @@ def test_the_transport_follows_retry_advice_only_when_asked(setup: Any) -> None:
     advices = Advices()
     provider.faults(["status=503,count=1"])
     with pytest.raises(openai.InternalServerError):
-        openai_sync(provider, LimitedTransport(key="openai/m", client=client, on_advice=advices)).chat.completions.create(
-            model="m", messages=MESSAGES, max_tokens=8
-        )
+        openai_sync(
+            provider, LimitedTransport(key="openai/m", client=client, on_advice=advices)
+        ).chat.completions.create(model="m", messages=MESSAGES, max_tokens=8)
     assert advices.actions == ["retry"] and provider.stats()["requests"] == 1
 
     provider.faults(["status=503,count=1"])
-    oa = openai_sync(provider, LimitedTransport(key="openai/m", client=client, on_advice=advices, max_retries=2))
+    oa = openai_sync(
+        provider, LimitedTransport(key="openai/m", client=client, on_advice=advices, max_retries=2)
+    )
     r = oa.chat.completions.create(model="m", messages=MESSAGES, max_tokens=8)
     assert r.choices[0].message.content
     assert advices.actions == ["retry", "retry", "done"]
@@ -371,7 +399,11 @@ def test_report_response_reads_sdk_results_raw_responses_and_errors(setup: Any) 
     with client.acquire("anthropic/manual", input_tokens=500, output_tokens=64) as lease:
         m = an.messages.create(model="c", max_tokens=64, messages=MESSAGES)
         lease.report_response(m)
-    settled(daemon, "anthropic/manual", m.usage.input_tokens + m.usage.cache_read_input_tokens + m.usage.output_tokens)
+    settled(
+        daemon,
+        "anthropic/manual",
+        m.usage.input_tokens + m.usage.cache_read_input_tokens + m.usage.output_tokens,
+    )
 
     provider.faults(["insufficient_quota,count=1"])
     with client.acquire("openai/manual") as lease:
@@ -397,7 +429,9 @@ def test_report_response_reads_sdk_results_raw_responses_and_errors(setup: Any) 
         lease.report_response(resp)
     with client.acquire("openai/manual") as lease:
         resp2 = requests.post(
-            provider.url + "/v1/chat/completions", json={"model": "m", "messages": MESSAGES, "max_tokens": 4}, timeout=10
+            provider.url + "/v1/chat/completions",
+            json={"model": "m", "messages": MESSAGES, "max_tokens": 4},
+            timeout=10,
         )
         lease.report_response(resp2)
     used += resp.json()["usage"]["total_tokens"] + resp2.json()["usage"]["total_tokens"]

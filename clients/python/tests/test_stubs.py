@@ -46,12 +46,16 @@ def test_the_package_requires_runtimes_the_stubs_accept() -> None:
     m = re.search(r"ValidateProtobufRuntimeVersion\(\s*\S+,\s*(\d+),\s*(\d+),\s*(\d+),", pb2)
     assert m, "no runtime version check found in limiter_pb2.py"
     gencode = tuple(int(x) for x in m.groups())
-    grpc_gen = re.search(r"GRPC_GENERATED_VERSION = '([\d.]+)'", (COMMITTED / "limiter_pb2_grpc.py").read_text())
+    grpc_gen = re.search(
+        r"GRPC_GENERATED_VERSION = '([\d.]+)'", (COMMITTED / "limiter_pb2_grpc.py").read_text()
+    )
     assert grpc_gen
     pyproject = (REPO / "clients" / "python" / "pyproject.toml").read_text()
     pb_min = re.search(r'"protobuf>=([\d.]+)"', pyproject)
     grpc_min = re.search(r'"grpcio>=([\d.]+)"', pyproject)
     assert pb_min and grpc_min
     as_tuple = lambda v: tuple(int(x) for x in v.split("."))  # noqa: E731
-    assert as_tuple(pb_min.group(1)) >= gencode, f"protobuf>={pb_min.group(1)} allows runtimes older than gencode {gencode}"
+    assert (
+        as_tuple(pb_min.group(1)) >= gencode
+    ), f"protobuf>={pb_min.group(1)} allows runtimes older than gencode {gencode}"
     assert as_tuple(grpc_min.group(1)) >= as_tuple(grpc_gen.group(1))

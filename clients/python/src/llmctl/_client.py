@@ -96,7 +96,10 @@ class Lease(LeaseBase):
 
     def _send(self, outcome: Outcome, attempt: Optional[int]) -> Advice:
         req = report_request(
-            self.lease_id, outcome, (self.input_tokens, self.output_tokens), self.attempt if attempt is None else attempt
+            self.lease_id,
+            outcome,
+            (self.input_tokens, self.output_tokens),
+            self.attempt if attempt is None else attempt,
         )
         self._claim_report()
         try:
@@ -257,7 +260,10 @@ class Client:
         self._health.ok()
         if not resp.granted:
             raise errors.NotGranted(
-                resp.key or req.key, resp.reason, from_unix_ms(resp.not_before_unix_ms), resp.waited_ms / 1000.0
+                resp.key or req.key,
+                resp.reason,
+                from_unix_ms(resp.not_before_unix_ms),
+                resp.waited_ms / 1000.0,
             )
         return Lease(
             self,

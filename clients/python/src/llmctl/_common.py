@@ -106,7 +106,9 @@ def check_key(key: Any, what: str = "key") -> str:
             f"{what} {key[:40]!r}... is {len(key.encode())} bytes; keys are at most {MAX_KEY_BYTES}"
         )
     if not key.isprintable():
-        raise errors.InvalidArgument(f"{what} {key!r} has control characters; use a path like 'openai/gpt-5.5'")
+        raise errors.InvalidArgument(
+            f"{what} {key!r} has control characters; use a path like 'openai/gpt-5.5'"
+        )
     if any(not part for part in key.split("/")):
         raise errors.InvalidArgument(
             f"{what} {key!r} has an empty segment; write it as a path like 'anthropic/org-a/opus'"
@@ -256,7 +258,9 @@ class Outcome:
     usage_known: Optional[bool] = None
 
 
-def report_request(lease_id: str, outcome: Outcome, estimate: Tuple[int, int], attempt: int) -> pb.ReportRequest:
+def report_request(
+    lease_id: str, outcome: Outcome, estimate: Tuple[int, int], attempt: int
+) -> pb.ReportRequest:
     """Checks an outcome and builds its report. Sizes left unknown are the lease's estimate, so
     a success whose usage nobody read is settled at what was reserved."""
     status = outcome.status
@@ -301,14 +305,18 @@ def local_advice(outcome: Outcome) -> Advice:
     """Advice when the daemon cannot be asked (fail open): the same classes, no shared state."""
     status, etype = outcome.status, (outcome.error_type or "").lower()
     if any(w in etype for w in ("insufficient_quota", "billing", "spend", "credit", "quota_exhausted")):
-        return Advice("give_up", 0.0, None, f"quota or spend cap exhausted ({etype}); decided without the llmctl daemon")
+        return Advice(
+            "give_up", 0.0, None, f"quota or spend cap exhausted ({etype}); decided without the llmctl daemon"
+        )
     if 200 <= status < 300 and not etype:
         return Advice("done", 0.0, None, "")
     retryable = status in _RETRYABLE or status >= 500 or status == 0
     if 200 <= status < 300:
         retryable = not outcome.stream_started and any(w in etype for w in ("overloaded", "rate_limit"))
     if not retryable:
-        return Advice("give_up", 0.0, None, f"status {status} is not retryable; decided without the llmctl daemon")
+        return Advice(
+            "give_up", 0.0, None, f"status {status} is not retryable; decided without the llmctl daemon"
+        )
     delay = 1.0
     for name in ("retry-after-ms", "retry-after"):
         raw = (outcome.headers or {}).get(name)

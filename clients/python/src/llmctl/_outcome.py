@@ -45,8 +45,8 @@ def parse_usage(u: Any) -> Optional[Usage]:
     prompt = _int(_get(u, "prompt_tokens"))
     if prompt is not None:
         cached = _int(_get(_get(u, "prompt_tokens_details"), "cached_tokens")) or 0
-        out = _int(_get(u, "completion_tokens")) or 0
-        return prompt, min(cached, prompt), out
+        completion = _int(_get(u, "completion_tokens")) or 0
+        return prompt, min(cached, prompt), completion
     for p, c, o in (
         ("promptTokenCount", "cachedContentTokenCount", "candidatesTokenCount"),
         ("prompt_token_count", "cached_content_token_count", "candidates_token_count"),
@@ -55,11 +55,11 @@ def parse_usage(u: Any) -> Optional[Usage]:
         if gp is not None:
             gc = _int(_get(u, c)) or 0
             return gp, min(gc, gp), _int(_get(u, o)) or 0
-    inp = _int(_get(u, "input_tokens"))
+    maybe_in = _int(_get(u, "input_tokens"))
     out = _int(_get(u, "output_tokens"))
-    if inp is None and out is None:
+    if maybe_in is None and out is None:
         return None
-    inp = inp or 0
+    inp = maybe_in or 0
     read = _int(_get(u, "cache_read_input_tokens"))
     written = _int(_get(u, "cache_creation_input_tokens"))
     if read is not None or written is not None:

@@ -120,15 +120,18 @@ class StreamWatcher:
             return
         if not isinstance(obj, dict):
             return
-        kind = obj.get("type") if isinstance(obj.get("type"), str) else event
+        typ = obj.get("type")
+        kind: str = typ if isinstance(typ, str) else event
         err: Any = None
         if isinstance(obj.get("error"), dict):
             err = obj  # OpenAI chat chunk or Anthropic error event: {"error": {...}}
         elif kind == "error" or event == "error":
             err = {"error": obj}  # Responses API error event: code and message at the top
         elif kind == "response.failed":
-            resp = obj.get("response") if isinstance(obj.get("response"), dict) else {}
-            inner = resp.get("error") if isinstance(resp.get("error"), dict) else {"code": "response_failed"}
+            resp = obj.get("response")
+            inner = resp.get("error") if isinstance(resp, dict) else None
+            if not isinstance(inner, dict):
+                inner = {"code": "response_failed"}
             err = {"error": inner}
         if err is not None:
             if not self.error_type:

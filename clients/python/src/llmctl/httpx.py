@@ -38,7 +38,7 @@ import importlib
 import threading
 import time
 from types import ModuleType
-from typing import Any, Callable, Dict, Optional, Union
+from typing import Any, Callable, Dict, List, Optional, Union
 
 from ._aio import AsyncClient, AsyncLease
 from ._client import Client, Lease
@@ -283,7 +283,9 @@ class LimitedTransport(_Base):
             except BaseException as exc:
                 self._report(request, lease, from_exception(exc))
                 raise
-            advice = self._report(request, lease, from_http(response.status_code, response.headers, response.content))
+            advice = self._report(
+                request, lease, from_http(response.status_code, response.headers, response.content)
+            )
             if self._retry(advice, attempt):
                 response.close()
                 time.sleep(advice.retry_after if advice else 0)
@@ -294,7 +296,7 @@ class LimitedTransport(_Base):
     def _watch(self, lib: ModuleType, request: Any, lease: Lease, response: Any) -> None:
         watcher = StreamWatcher(response.status_code, response.headers)
         done_lock = threading.Lock()
-        finished = []
+        finished: List[bool] = []
 
         def done(exc: Optional[BaseException]) -> None:
             with done_lock:
@@ -417,7 +419,7 @@ class AsyncLimitedTransport(_Base):
 
     def _watch(self, lib: ModuleType, request: Any, lease: AsyncLease, response: Any) -> None:
         watcher = StreamWatcher(response.status_code, response.headers)
-        finished = []
+        finished: List[bool] = []
 
         async def done(exc: Optional[BaseException]) -> None:
             if finished:
