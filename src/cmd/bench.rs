@@ -1,6 +1,8 @@
 //! `llmctl bench`: Acquire and Acquire+Report latency and throughput over the socket, next to
-//! an empty call (Ping) measured in the same run, which is the floor for any call.
+//! an empty call (Ping) measured in the same run, which is the floor for any call, and next to
+//! a Redis Lua token bucket over a Unix socket when redis-server is installed.
 
+use super::redis_bucket::{self, Resp, TempRedis};
 use crate::exit;
 use clap::Args;
 use llmctl_client::pb;
@@ -25,6 +27,12 @@ pub struct BenchArgs {
     /// The key to acquire on (with --running, give one with ample limits)
     #[arg(long, default_value = "bench/model", value_name = "KEY")]
     key: String,
+    /// Spread the calls over this many configured keys (KEY-0 .. KEY-N-1)
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    keys: usize,
+    /// Skip the Redis Lua bucket comparison
+    #[arg(long)]
+    no_redis: bool,
     /// Print the results as JSON
     #[arg(long)]
     json: bool,
@@ -35,6 +43,7 @@ enum Call {
     Ping,
     Acquire,
     AcquireReport,
+    RedisLua,
 }
 
 impl Call {
@@ -43,8 +52,15 @@ impl Call {
             Call::Ping => "ping (empty call)",
             Call::Acquire => "acquire",
             Call::AcquireReport => "acquire+report",
+            Call::RedisLua => "redis lua bucket",
         }
     }
+}
+
+/// One client's connection: to the daemon, or to Redis with the script's SHA.
+enum Conn {
+    Daemon(LimiterClient<Channel>),
+    Redis(Resp, String),
 }
 
 struct Row {
@@ -69,14 +85,26 @@ impl Drop for TempDaemon {
     }
 }
 
-fn start_daemon(key: &str) -> Result<(TempDaemon, PathBuf), String> {
+fn key_name(key: &str, keys: usize, i: usize) -> String {
+    if keys <= 1 {
+        key.to_string()
+    } else {
+        format!("{key}-{}", i % keys)
+    }
+}
+
+fn start_daemon(key: &str, keys: usize) -> Result<(TempDaemon, PathBuf), String> {
     let dir = std::env::temp_dir().join(format!("llmctl-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let config = dir.join("config.toml");
     // Limits far above what the machine can ask for: the bucket arithmetic runs, nothing waits.
-    let text = format!(
-        "[daemon]\nlease_ttl = \"5s\"\nmax_leases = 5000000\n\n[keys.{key:?}]\nrequests_per_minute = 1_000_000_000_000\ntokens_per_minute = 1_000_000_000_000\n"
-    );
+    let mut text = String::from("[daemon]\nlease_ttl = \"5s\"\nmax_leases = 5000000\n");
+    for i in 0..keys.max(1) {
+        text += &format!(
+            "\n[keys.{:?}]\nrequests_per_minute = 1_000_000_000_000\ntokens_per_minute = 1_000_000_000_000\n",
+            key_name(key, keys, i)
+        );
+    }
     std::fs::write(&config, text).map_err(|e| format!("cannot write {}: {e}", config.display()))?;
     let socket = dir.join("llmctl.sock");
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
@@ -103,11 +131,7 @@ fn start_daemon(key: &str) -> Result<(TempDaemon, PathBuf), String> {
     Ok((daemon, socket))
 }
 
-async fn one_call(
-    c: &mut LimiterClient<Channel>,
-    call: Call,
-    key: &str,
-) -> Result<Duration, tonic::Status> {
+async fn one_call(c: &mut Conn, call: Call, key: &str) -> Result<Duration, String> {
     let req = pb::AcquireRequest {
         key: key.to_string(),
         requests: 1,
@@ -116,15 +140,16 @@ async fn one_call(
         ..Default::default()
     };
     let t = Instant::now();
-    match call {
-        Call::Ping => {
-            c.ping(pb::PingRequest {}).await?;
+    let status = |s: tonic::Status| s.message().to_string();
+    match (call, c) {
+        (Call::Ping, Conn::Daemon(c)) => {
+            c.ping(pb::PingRequest {}).await.map_err(status)?;
         }
-        Call::Acquire => {
-            c.acquire(req).await?;
+        (Call::Acquire, Conn::Daemon(c)) => {
+            c.acquire(req).await.map_err(status)?;
         }
-        Call::AcquireReport => {
-            let lease = c.acquire(req).await?.into_inner();
+        (Call::AcquireReport, Conn::Daemon(c)) => {
+            let lease = c.acquire(req).await.map_err(status)?.into_inner();
             c.report(pb::ReportRequest {
                 lease_id: lease.lease_id,
                 status_code: 200,
@@ -134,51 +159,76 @@ async fn one_call(
                 attempt: 1,
                 ..Default::default()
             })
-            .await?;
+            .await
+            .map_err(status)?;
         }
+        (Call::RedisLua, Conn::Redis(r, sha)) => {
+            redis_bucket::acquire(r, sha, key)
+                .await
+                .map_err(|e| e.to_string())?;
+        }
+        _ => return Err("a call measured on the wrong connection".into()),
     }
     Ok(t.elapsed())
 }
 
+struct Target<'a> {
+    socket: &'a Path,
+    redis: Option<(&'a Path, &'a str)>,
+    key: &'a str,
+    keys: usize,
+}
+
+async fn connect_for(t: &Target<'_>, call: Call) -> Result<Conn, String> {
+    match (call, t.redis) {
+        (Call::RedisLua, Some((path, sha))) => Ok(Conn::Redis(
+            Resp::connect(path).await.map_err(|e| e.to_string())?,
+            sha.to_string(),
+        )),
+        (Call::RedisLua, None) => Err("no redis".into()),
+        _ => Ok(Conn::Daemon(
+            llmctl_client::connect(t.socket)
+                .await
+                .map_err(|e| e.to_string())?,
+        )),
+    }
+}
+
 async fn measure(
-    socket: &Path,
+    t: &Target<'_>,
     clients: usize,
     call: Call,
-    key: &str,
     duration: Duration,
 ) -> Result<Row, String> {
     let mut conns = Vec::with_capacity(clients);
     for _ in 0..clients {
-        conns.push(
-            llmctl_client::connect(socket)
-                .await
-                .map_err(|e| e.to_string())?,
-        );
+        conns.push(connect_for(t, call).await?);
     }
     // Warm every connection up before the clock starts.
     for c in &mut conns {
-        one_call(c, call, key)
-            .await
-            .map_err(|s| s.message().to_string())?;
+        one_call(c, call, &key_name(t.key, t.keys, 0)).await?;
     }
     let start = Instant::now();
     let mut tasks = Vec::new();
-    for mut c in conns {
-        let key = key.to_string();
+    for (n, mut c) in conns.into_iter().enumerate() {
+        let (key, keys) = (t.key.to_string(), t.keys);
         tasks.push(tokio::spawn(async move {
             let mut lat = Vec::with_capacity(100_000);
+            let mut i = n;
             while start.elapsed() < duration {
-                match one_call(&mut c, call, &key).await {
-                    Ok(d) => lat.push(d.as_nanos() as u64),
-                    Err(s) => return Err(s.message().to_string()),
-                }
+                lat.push(
+                    one_call(&mut c, call, &key_name(&key, keys, i))
+                        .await?
+                        .as_nanos() as u64,
+                );
+                i += clients;
             }
-            Ok(lat)
+            Ok::<_, String>(lat)
         }));
     }
     let mut all = Vec::new();
-    for t in tasks {
-        all.extend(t.await.map_err(|e| e.to_string())??);
+    for task in tasks {
+        all.extend(task.await.map_err(|e| e.to_string())??);
     }
     let wall = start.elapsed().as_secs_f64();
     all.sort_unstable();
@@ -199,19 +249,69 @@ async fn measure(
     })
 }
 
+/// Resident memory of a process, from /proc.
+fn rss_mib(pid: u32) -> Option<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let kb: f64 = status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
+    Some(kb / 1024.0)
+}
+
 pub async fn run(args: BenchArgs, socket: PathBuf) -> ExitCode {
-    let (_daemon, socket) = if args.running {
+    if args.keys == 0 {
+        return exit::fail(exit::USAGE, "--keys 0: give at least 1");
+    }
+    let (daemon, socket) = if args.running {
         (None, socket)
     } else {
-        match start_daemon(&args.key) {
+        match start_daemon(&args.key, args.keys) {
             Ok((d, s)) => (Some(d), s),
             Err(e) => return exit::fail(exit::SOFTWARE, e),
         }
     };
+    let redis = if args.no_redis {
+        None
+    } else {
+        match TempRedis::start() {
+            Ok(Some(r)) => Some(r),
+            Ok(None) => {
+                eprintln!("note: redis-server is not installed, so the Redis Lua bucket is not measured (apt-get install redis-server)");
+                None
+            }
+            Err(e) => return exit::fail(exit::SOFTWARE, e),
+        }
+    };
+    let sha = match &redis {
+        Some(r) => match redis_bucket::load_script(&r.socket).await {
+            Ok(sha) => Some(sha),
+            Err(e) => {
+                return exit::fail(exit::SOFTWARE, format!("cannot load the Lua script: {e}"))
+            }
+        },
+        None => None,
+    };
+    let target = Target {
+        socket: &socket,
+        redis: redis
+            .as_ref()
+            .zip(sha.as_deref())
+            .map(|(r, sha)| (r.socket.as_path(), sha)),
+        key: &args.key,
+        keys: args.keys,
+    };
+    let mut calls = vec![Call::Ping, Call::Acquire, Call::AcquireReport];
+    if target.redis.is_some() {
+        calls.push(Call::RedisLua);
+    }
     let mut rows = Vec::new();
     for &n in &args.clients {
-        for call in [Call::Ping, Call::Acquire, Call::AcquireReport] {
-            match measure(&socket, n, call, &args.key, args.duration).await {
+        for &call in &calls {
+            match measure(&target, n, call, args.duration).await {
                 Ok(row) => {
                     if !args.json {
                         eprintln!(
@@ -234,6 +334,7 @@ pub async fn run(args: BenchArgs, socket: PathBuf) -> ExitCode {
             }
         }
     }
+    let rss = daemon.as_ref().and_then(|d| rss_mib(d.child.id()));
     let ratio = |n: usize, call: Call| {
         let floor = rows
             .iter()
@@ -255,7 +356,10 @@ pub async fn run(args: BenchArgs, socket: PathBuf) -> ExitCode {
                 })
             })
             .collect();
-        println!("{}", json!({ "results": v }));
+        println!(
+            "{}",
+            json!({ "results": v, "keys": args.keys, "daemon_rss_mib": rss })
+        );
     } else {
         println!("clients  call                 p50 µs    p99 µs    calls/s   p50 vs empty call");
         for r in &rows {
@@ -267,6 +371,12 @@ pub async fn run(args: BenchArgs, socket: PathBuf) -> ExitCode {
                 r.p99_us,
                 r.per_sec,
                 ratio(r.clients, r.call).map_or("-".into(), |x| format!("{x:.2}x"))
+            );
+        }
+        if let Some(mib) = rss {
+            println!(
+                "daemon RSS after the run: {mib:.1} MiB with {} key(s)",
+                args.keys
             );
         }
     }

@@ -2,6 +2,7 @@ pub mod bench;
 pub mod daemon;
 pub mod fake;
 pub mod lease;
+pub mod redis_bucket;
 pub mod simulate;
 pub mod status;
 

@@ -17,7 +17,7 @@ pub use limits::{Dimension, KeyLimits, LimitSource, OutputCounting, Period, Rate
 use serde::{Deserialize, Serialize};
 use stats::{MinuteWindow, RecentWaits};
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
 /// Sizes above this are refused as absurd.
@@ -225,6 +225,9 @@ struct KeyStats {
     tokens_used: u64,
     tokens_outstanding: u64,
     fallbacks_total: u64,
+    fallbacks: MinuteWindow,
+    retries_total: u64,
+    give_ups_total: u64,
 }
 
 #[derive(Debug)]
@@ -352,12 +355,28 @@ pub struct KeyStatus {
     pub cooldown_remaining: Duration,
     pub cooldown_reason: String,
     pub fallbacks_total: u64,
+    pub fallbacks_per_minute: f64,
+    pub retries_total: u64,
+    pub give_ups_total: u64,
     pub requests_total: u64,
     pub granted_total: u64,
     pub rejected_total: u64,
     pub requests_per_second: f64,
     pub last_headers: BTreeMap<String, String>,
 }
+
+/// Something an operator wants to see happen: a cooldown set, a give-up, a fallback.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EngineEvent {
+    pub unix_ms: i64,
+    pub key: String,
+    /// cooldown, give_up, fallback, expired, released
+    pub kind: &'static str,
+    pub message: String,
+}
+
+/// How many recent events are kept.
+pub const EVENTS_KEPT: usize = 200;
 
 /// The limiter: keys, buckets, the wait queue, leases and cooldowns.
 pub struct Engine {
@@ -378,6 +397,7 @@ pub struct Engine {
     dirty_keys: Vec<usize>,
     answers: Vec<(WaiterId, WaiterAnswer)>,
     rng: u64,
+    events: VecDeque<EngineEvent>,
 }
 
 fn validate_units(what: &str, v: i64) -> Result<u64, EngineError> {
@@ -449,6 +469,7 @@ impl Engine {
             dirty_keys: Vec::new(),
             answers: Vec::new(),
             rng: epoch | 1,
+            events: VecDeque::new(),
         };
         for (name, limits) in keys {
             validate_key(&name)?;
@@ -531,6 +552,27 @@ impl Engine {
             self.keys[id].dirty = true;
             self.dirty_keys.push(id);
         }
+    }
+
+    fn event(&mut self, now: Now, key: &str, kind: &'static str, message: String) {
+        if self.events.len() == EVENTS_KEPT {
+            self.events.pop_front();
+        }
+        self.events.push_back(EngineEvent {
+            unix_ms: now.unix_ms,
+            key: key.to_string(),
+            kind,
+            message,
+        });
+    }
+
+    /// The most recent events, oldest first.
+    pub fn recent_events(&self, n: usize) -> Vec<EngineEvent> {
+        self.events
+            .iter()
+            .skip(self.events.len().saturating_sub(n))
+            .cloned()
+            .collect()
     }
 
     fn next_random(&mut self) -> u64 {
@@ -987,7 +1029,7 @@ impl Engine {
                 outcome.signals.retry_after,
                 reason,
                 Some(lease.granted_at),
-                now.mono,
+                now,
             )?;
         }
         // The probe's answer decides whether the rest may follow.
@@ -1003,7 +1045,24 @@ impl Engine {
             }
         }
         self.pump(now);
-        Ok(self.advise(id, &class, outcome, now.mono))
+        let advice = self.advise(id, &class, outcome, now.mono);
+        let name = self.keys[id].name.clone();
+        match advice.action {
+            Action::Retry => self.keys[id].stats.retries_total += 1,
+            Action::GiveUp => {
+                self.keys[id].stats.give_ups_total += 1;
+                self.event(now, &name, "give_up", advice.reason.clone());
+            }
+            Action::Fallback => {
+                let stats = &mut self.keys[id].stats;
+                stats.fallbacks_total += 1;
+                stats.fallbacks.add(self.base, now.mono, 1);
+                let msg = format!("to {}: {}", advice.fallback_key, advice.reason);
+                self.event(now, &name, "fallback", msg);
+            }
+            Action::Done => {}
+        }
+        Ok(advice)
     }
 
     fn advise(&mut self, id: usize, class: &Class, outcome: &Outcome, now: Instant) -> Advice {
@@ -1184,8 +1243,9 @@ impl Engine {
         provider_delay: Option<Duration>,
         reason: String,
         granted_at: Option<Instant>,
-        now: Instant,
+        at: Now,
     ) -> Result<Instant, EngineError> {
+        let now = at.mono;
         if !self.cooldowns.contains_key(name) && self.cooldowns.len() >= self.config.max_keys {
             self.cooldowns
                 .retain(|_, c| now < c.until || c.probe.is_some());
@@ -1222,12 +1282,28 @@ impl Engine {
             delay = delay.max(backoff);
         }
         let until = now + delay;
-        if until > entry.until {
+        let extended = until > entry.until;
+        if extended {
             entry.until = until;
-            entry.reason = reason;
+            entry.reason = reason.clone();
         }
+        let (until, strikes) = (entry.until, entry.strikes);
         self.cooldowns_dirty = true;
-        Ok(entry.until)
+        if extended {
+            let secs = until.saturating_duration_since(now).as_secs_f64();
+            let escalation = if strikes > 1 {
+                format!(", 429 number {strikes} in a row")
+            } else {
+                String::new()
+            };
+            self.event(
+                at,
+                name,
+                "cooldown",
+                format!("cooling down for {secs:.1} s: {reason}{escalation}"),
+            );
+        }
+        Ok(until)
     }
 
     /// `Cooldown`: nothing is granted on `key` or below it before `now + duration`.
@@ -1252,7 +1328,7 @@ impl Engine {
         } else {
             reason.to_string()
         };
-        let until = self.install_cooldown(key, Some(duration), reason, None, now.mono)?;
+        let until = self.install_cooldown(key, Some(duration), reason, None, now)?;
         self.pump(now);
         Ok(now.unix_of(until))
     }
@@ -1314,6 +1390,14 @@ impl Engine {
             }
         }
         if released > 0 {
+            self.event(
+                now,
+                "",
+                "released",
+                format!(
+                    "client {client_id:?} went away: {released} concurrency slot(s) given back"
+                ),
+            );
             self.pump(now);
         }
         released
@@ -1332,6 +1416,13 @@ impl Engine {
             };
             self.settle(&lease, None, true, now.mono);
             self.clear_probe(&lease, lease_no);
+            let name = self.keys[lease.key].name.clone();
+            self.event(
+                now,
+                &name,
+                "expired",
+                "lease not reported within lease_ttl: settled at its estimate".into(),
+            );
             n += 1;
         }
         if n > 0 {
@@ -1413,6 +1504,7 @@ impl Engine {
             }
             let rl_minute = key.stats.rate_limited.sum_last(base, now.mono, 60);
             let granted_10s = key.stats.granted.sum_last(base, now.mono, 10);
+            let fallbacks_minute = key.stats.fallbacks.sum_last(base, now.mono, 60);
             out.push(KeyStatus {
                 key: key.name.clone(),
                 ancestors: ancestors_names,
@@ -1441,6 +1533,9 @@ impl Engine {
                 cooldown_remaining: cooldown_until.saturating_duration_since(now.mono),
                 cooldown_reason,
                 fallbacks_total: key.stats.fallbacks_total,
+                fallbacks_per_minute: fallbacks_minute as f64,
+                retries_total: key.stats.retries_total,
+                give_ups_total: key.stats.give_ups_total,
                 requests_total: key.stats.requests_total,
                 granted_total: key.stats.granted_total,
                 rejected_total: key.stats.rejected_total,

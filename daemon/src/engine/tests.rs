@@ -917,3 +917,35 @@ fn a_bucket_granted_from_full_refills_only_after_the_transit_allowance() {
     let before = fx.level("k", Dimension::Requests, 21);
     assert!(fx.level("k", Dimension::Requests, 41) >= before);
 }
+
+#[test]
+fn events_tell_what_happened_and_counters_follow_the_advice() {
+    let mut fx = Fx::new(vec![("k", KeyLimits::default())]);
+    let a = lease(&fx.acquire("k", 0, 0, 0, 0));
+    fx.e.report(
+        &a,
+        &with_headers(429, &[("retry-after", "3")], T0_UNIX),
+        fx.now(0),
+    )
+    .expect("report");
+    let b = lease(&fx.acquire("k", 0, 0, 0, 10_000));
+    fx.e.report(&b, &ok(401), fx.now(10_000)).expect("report");
+    let ev = fx.e.recent_events(10);
+    assert_eq!(
+        ev.iter().map(|e| e.kind).collect::<Vec<_>>(),
+        vec!["cooldown", "give_up"]
+    );
+    assert!(
+        ev[0].message.contains("3.0 s") && ev[0].message.contains("429"),
+        "{}",
+        ev[0].message
+    );
+    assert_eq!((ev[0].key.as_str(), ev[0].unix_ms), ("k", T0_UNIX));
+    let st = fx.key_status("k", 10_000);
+    assert_eq!((st.retries_total, st.give_ups_total), (1, 1));
+    for i in 0..(EVENTS_KEPT as u64 + 5) {
+        fx.e.cooldown("k", Duration::from_millis(1000 + i), "", fx.now(20_000))
+            .expect("cooldown");
+    }
+    assert_eq!(fx.e.recent_events(1000).len(), EVENTS_KEPT);
+}

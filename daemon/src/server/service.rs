@@ -188,15 +188,22 @@ fn key_status(k: KeyStatus) -> pb::KeyStatus {
         last_headers: k.last_headers.into_iter().collect(),
         requests_per_second: k.requests_per_second,
         rejected_total: k.rejected_total as i64,
+        fallbacks_per_minute: k.fallbacks_per_minute,
+        retries_total: k.retries_total as i64,
+        give_ups_total: k.give_ups_total as i64,
     }
 }
 
 impl Shared {
     pub(crate) fn status(&self) -> pb::StatusResponse {
         let t = now();
-        let (keys, sessions) = {
+        let (keys, sessions, events) = {
             let mut core = self.core();
-            (core.engine.status(t), core.sessions.values().sum::<usize>())
+            (
+                core.engine.status(t),
+                core.sessions.values().sum::<usize>(),
+                core.engine.recent_events(50),
+            )
         };
         pb::StatusResponse {
             keys: keys.into_iter().map(key_status).collect(),
@@ -204,6 +211,15 @@ impl Shared {
             started_unix_ms: self.started_unix_ms,
             sessions: sessions as i64,
             socket: self.socket.clone(),
+            events: events
+                .into_iter()
+                .map(|e| pb::Event {
+                    unix_ms: e.unix_ms,
+                    key: e.key,
+                    kind: e.kind.to_string(),
+                    message: e.message,
+                })
+                .collect(),
         }
     }
 }
