@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17llmctl/v1/limiter.proto\x12\tllmctl.v1\"\xbb\x01\n\x0e\x41\x63quireRequest\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x10\n\x08requests\x18\x02 \x01(\x03\x12\x14\n\x0cinput_tokens\x18\x03 \x01(\x03\x12\x15\n\routput_tokens\x18\x04 \x01(\x03\x12\x10\n\x08priority\x18\x05 \x01(\x05\x12\x13\n\x0bmax_wait_ms\x18\x06 \x01(\x03\x12\x11\n\tclient_id\x18\x07 \x01(\t\x12\x0e\n\x06run_id\x18\x08 \x01(\t\x12\x13\n\x0broute_group\x18\t \x01(\t\"\x99\x01\n\x0f\x41\x63quireResponse\x12\x0f\n\x07granted\x18\x01 \x01(\x08\x12\x10\n\x08lease_id\x18\x02 \x01(\t\x12\x0b\n\x03key\x18\x03 \x01(\t\x12\x11\n\twaited_ms\x18\x04 \x01(\x03\x12\x1a\n\x12not_before_unix_ms\x18\x05 \x01(\x03\x12\x0e\n\x06reason\x18\x06 \x01(\t\x12\x17\n\x0f\x65xpires_unix_ms\x18\x07 \x01(\x03\"\xd1\x02\n\rReportRequest\x12\x10\n\x08lease_id\x18\x01 \x01(\t\x12\x13\n\x0bstatus_code\x18\x02 \x01(\x05\x12\x36\n\x07headers\x18\x03 \x03(\x0b\x32%.llmctl.v1.ReportRequest.HeadersEntry\x12\x14\n\x0cinput_tokens\x18\x04 \x01(\x03\x12\x1b\n\x13\x63\x61\x63hed_input_tokens\x18\x05 \x01(\x03\x12\x15\n\routput_tokens\x18\x06 \x01(\x03\x12\x12\n\nerror_type\x18\x07 \x01(\t\x12\x15\n\rerror_message\x18\x08 \x01(\t\x12\x16\n\x0estream_started\x18\t \x01(\x08\x12\x0f\n\x07\x61ttempt\x18\n \x01(\x05\x12\x13\n\x0busage_known\x18\x0b \x01(\x08\x1a.\n\x0cHeadersEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"q\n\x0eReportResponse\x12!\n\x06\x61\x64vice\x18\x01 \x01(\x0e\x32\x11.llmctl.v1.Advice\x12\x16\n\x0eretry_after_ms\x18\x02 \x01(\x03\x12\x14\n\x0c\x66\x61llback_key\x18\x03 \x01(\t\x12\x0e\n\x06reason\x18\x04 \x01(\t\"C\n\x0f\x43ooldownRequest\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x13\n\x0b\x64uration_ms\x18\x02 \x01(\x03\x12\x0e\n\x06reason\x18\x03 \x01(\t\")\n\x10\x43ooldownResponse\x12\x15\n\runtil_unix_ms\x18\x01 \x01(\x03\"\x0f\n\rStatusRequest\"#\n\x0cWatchRequest\x12\x13\n\x0binterval_ms\x18\x01 \x01(\x03\"\x84\x01\n\x0eStatusResponse\x12\"\n\x04keys\x18\x01 \x03(\x0b\x32\x14.llmctl.v1.KeyStatus\x12\x13\n\x0bnow_unix_ms\x18\x02 \x01(\x03\x12\x17\n\x0fstarted_unix_ms\x18\x03 \x01(\x03\x12\x10\n\x08sessions\x18\x04 \x01(\x03\x12\x0e\n\x06socket\x18\x05 \x01(\t\"k\n\x06\x42ucket\x12\x11\n\tdimension\x18\x01 \x01(\t\x12\x0e\n\x06period\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\x01\x12\x10\n\x08\x63\x61pacity\x18\x04 \x01(\x01\x12\r\n\x05level\x18\x05 \x01(\x01\x12\x0e\n\x06source\x18\x06 \x01(\t\"\xf3\x04\n\tKeyStatus\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\"\n\x07\x62uckets\x18\x02 \x03(\x0b\x32\x11.llmctl.v1.Bucket\x12\x11\n\tin_flight\x18\x03 \x01(\x03\x12\x17\n\x0fmax_concurrency\x18\x04 \x01(\x03\x12\x13\n\x0bqueue_depth\x18\x05 \x01(\x03\x12\x19\n\x11queue_wait_p50_ms\x18\x06 \x01(\x03\x12\x19\n\x11queue_wait_p95_ms\x18\x07 \x01(\x03\x12\x1a\n\x12rate_limited_total\x18\x08 \x01(\x03\x12\x1f\n\x17rate_limited_per_minute\x18\t \x01(\x01\x12\x17\n\x0ftokens_reserved\x18\n \x01(\x03\x12\x13\n\x0btokens_used\x18\x0b \x01(\x03\x12\x1d\n\x15\x63ooldown_remaining_ms\x18\x0c \x01(\x03\x12\x17\n\x0f\x66\x61llbacks_total\x18\r \x01(\x03\x12\x16\n\x0erequests_total\x18\x0e \x01(\x03\x12\x15\n\rgranted_total\x18\x0f \x01(\x03\x12\x17\n\x0f\x63ooldown_reason\x18\x10 \x01(\t\x12\x1a\n\x12tokens_outstanding\x18\x11 \x01(\x03\x12\x11\n\tancestors\x18\x12 \x03(\t\x12;\n\x0clast_headers\x18\x13 \x03(\x0b\x32%.llmctl.v1.KeyStatus.LastHeadersEntry\x12\x1b\n\x13requests_per_second\x18\x14 \x01(\x01\x12\x16\n\x0erejected_total\x18\x15 \x01(\x03\x1a\x32\n\x10LastHeadersEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"+\n\x0c\x43laimRequest\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x0e\n\x06ttl_ms\x18\x02 \x01(\x03\"\xa9\x01\n\rClaimResponse\x12-\n\x05state\x18\x01 \x01(\x0e\x32\x1e.llmctl.v1.ClaimResponse.State\x12\x0e\n\x06result\x18\x02 \x01(\x0c\x12\x15\n\rsince_unix_ms\x18\x03 \x01(\x03\"B\n\x05State\x12\x15\n\x11STATE_UNSPECIFIED\x10\x00\x12\x0b\n\x07\x43LAIMED\x10\x01\x12\x0b\n\x07PENDING\x10\x02\x12\x08\n\x04\x44ONE\x10\x03\".\n\x0f\x43ompleteRequest\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x0e\n\x06result\x18\x02 \x01(\x0c\"\x12\n\x10\x43ompleteResponse\"0\n\x0eSessionRequest\x12\x11\n\tclient_id\x18\x01 \x01(\t\x12\x0b\n\x03pid\x18\x02 \x01(\x05\"!\n\x0cSessionEvent\x12\x11\n\tclient_id\x18\x01 \x01(\t\"\r\n\x0bPingRequest\"\x0e\n\x0cPingResponse*P\n\x06\x41\x64vice\x12\x16\n\x12\x41\x44VICE_UNSPECIFIED\x10\x00\x12\x08\n\x04\x44ONE\x10\x01\x12\t\n\x05RETRY\x10\x02\x12\x0b\n\x07GIVE_UP\x10\x03\x12\x0c\n\x08\x46\x41LLBACK\x10\x04\x32\xc8\x04\n\x07Limiter\x12@\n\x07\x41\x63quire\x12\x19.llmctl.v1.AcquireRequest\x1a\x1a.llmctl.v1.AcquireResponse\x12=\n\x06Report\x12\x18.llmctl.v1.ReportRequest\x1a\x19.llmctl.v1.ReportResponse\x12\x43\n\x08\x43ooldown\x12\x1a.llmctl.v1.CooldownRequest\x1a\x1b.llmctl.v1.CooldownResponse\x12=\n\x06Status\x12\x18.llmctl.v1.StatusRequest\x1a\x19.llmctl.v1.StatusResponse\x12=\n\x05Watch\x12\x17.llmctl.v1.WatchRequest\x1a\x19.llmctl.v1.StatusResponse0\x01\x12:\n\x05\x43laim\x12\x17.llmctl.v1.ClaimRequest\x1a\x18.llmctl.v1.ClaimResponse\x12\x43\n\x08\x43omplete\x12\x1a.llmctl.v1.CompleteRequest\x1a\x1b.llmctl.v1.CompleteResponse\x12?\n\x07Session\x12\x19.llmctl.v1.SessionRequest\x1a\x17.llmctl.v1.SessionEvent0\x01\x12\x37\n\x04Ping\x12\x16.llmctl.v1.PingRequest\x1a\x17.llmctl.v1.PingResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17llmctl/v1/limiter.proto\x12\tllmctl.v1\"\xbb\x01\n\x0e\x41\x63quireRequest\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x10\n\x08requests\x18\x02 \x01(\x03\x12\x14\n\x0cinput_tokens\x18\x03 \x01(\x03\x12\x15\n\routput_tokens\x18\x04 \x01(\x03\x12\x10\n\x08priority\x18\x05 \x01(\x05\x12\x13\n\x0bmax_wait_ms\x18\x06 \x01(\x03\x12\x11\n\tclient_id\x18\x07 \x01(\t\x12\x0e\n\x06run_id\x18\x08 \x01(\t\x12\x13\n\x0broute_group\x18\t \x01(\t\"\x99\x01\n\x0f\x41\x63quireResponse\x12\x0f\n\x07granted\x18\x01 \x01(\x08\x12\x10\n\x08lease_id\x18\x02 \x01(\t\x12\x0b\n\x03key\x18\x03 \x01(\t\x12\x11\n\twaited_ms\x18\x04 \x01(\x03\x12\x1a\n\x12not_before_unix_ms\x18\x05 \x01(\x03\x12\x0e\n\x06reason\x18\x06 \x01(\t\x12\x17\n\x0f\x65xpires_unix_ms\x18\x07 \x01(\x03\"\xd1\x02\n\rReportRequest\x12\x10\n\x08lease_id\x18\x01 \x01(\t\x12\x13\n\x0bstatus_code\x18\x02 \x01(\x05\x12\x36\n\x07headers\x18\x03 \x03(\x0b\x32%.llmctl.v1.ReportRequest.HeadersEntry\x12\x14\n\x0cinput_tokens\x18\x04 \x01(\x03\x12\x1b\n\x13\x63\x61\x63hed_input_tokens\x18\x05 \x01(\x03\x12\x15\n\routput_tokens\x18\x06 \x01(\x03\x12\x12\n\nerror_type\x18\x07 \x01(\t\x12\x15\n\rerror_message\x18\x08 \x01(\t\x12\x16\n\x0estream_started\x18\t \x01(\x08\x12\x0f\n\x07\x61ttempt\x18\n \x01(\x05\x12\x13\n\x0busage_known\x18\x0b \x01(\x08\x1a.\n\x0cHeadersEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"q\n\x0eReportResponse\x12!\n\x06\x61\x64vice\x18\x01 \x01(\x0e\x32\x11.llmctl.v1.Advice\x12\x16\n\x0eretry_after_ms\x18\x02 \x01(\x03\x12\x14\n\x0c\x66\x61llback_key\x18\x03 \x01(\t\x12\x0e\n\x06reason\x18\x04 \x01(\t\"C\n\x0f\x43ooldownRequest\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x13\n\x0b\x64uration_ms\x18\x02 \x01(\x03\x12\x0e\n\x06reason\x18\x03 \x01(\t\")\n\x10\x43ooldownResponse\x12\x15\n\runtil_unix_ms\x18\x01 \x01(\x03\"\x0f\n\rStatusRequest\"#\n\x0cWatchRequest\x12\x13\n\x0binterval_ms\x18\x01 \x01(\x03\"\xa6\x01\n\x0eStatusResponse\x12\"\n\x04keys\x18\x01 \x03(\x0b\x32\x14.llmctl.v1.KeyStatus\x12\x13\n\x0bnow_unix_ms\x18\x02 \x01(\x03\x12\x17\n\x0fstarted_unix_ms\x18\x03 \x01(\x03\x12\x10\n\x08sessions\x18\x04 \x01(\x03\x12\x0e\n\x06socket\x18\x05 \x01(\t\x12 \n\x06\x65vents\x18\x06 \x03(\x0b\x32\x10.llmctl.v1.Event\"D\n\x05\x45vent\x12\x0f\n\x07unix_ms\x18\x01 \x01(\x03\x12\x0b\n\x03key\x18\x02 \x01(\t\x12\x0c\n\x04kind\x18\x03 \x01(\t\x12\x0f\n\x07message\x18\x04 \x01(\t\"k\n\x06\x42ucket\x12\x11\n\tdimension\x18\x01 \x01(\t\x12\x0e\n\x06period\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\x01\x12\x10\n\x08\x63\x61pacity\x18\x04 \x01(\x01\x12\r\n\x05level\x18\x05 \x01(\x01\x12\x0e\n\x06source\x18\x06 \x01(\t\"\xc0\x05\n\tKeyStatus\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\"\n\x07\x62uckets\x18\x02 \x03(\x0b\x32\x11.llmctl.v1.Bucket\x12\x11\n\tin_flight\x18\x03 \x01(\x03\x12\x17\n\x0fmax_concurrency\x18\x04 \x01(\x03\x12\x13\n\x0bqueue_depth\x18\x05 \x01(\x03\x12\x19\n\x11queue_wait_p50_ms\x18\x06 \x01(\x03\x12\x19\n\x11queue_wait_p95_ms\x18\x07 \x01(\x03\x12\x1a\n\x12rate_limited_total\x18\x08 \x01(\x03\x12\x1f\n\x17rate_limited_per_minute\x18\t \x01(\x01\x12\x17\n\x0ftokens_reserved\x18\n \x01(\x03\x12\x13\n\x0btokens_used\x18\x0b \x01(\x03\x12\x1d\n\x15\x63ooldown_remaining_ms\x18\x0c \x01(\x03\x12\x17\n\x0f\x66\x61llbacks_total\x18\r \x01(\x03\x12\x16\n\x0erequests_total\x18\x0e \x01(\x03\x12\x15\n\rgranted_total\x18\x0f \x01(\x03\x12\x17\n\x0f\x63ooldown_reason\x18\x10 \x01(\t\x12\x1a\n\x12tokens_outstanding\x18\x11 \x01(\x03\x12\x11\n\tancestors\x18\x12 \x03(\t\x12;\n\x0clast_headers\x18\x13 \x03(\x0b\x32%.llmctl.v1.KeyStatus.LastHeadersEntry\x12\x1b\n\x13requests_per_second\x18\x14 \x01(\x01\x12\x16\n\x0erejected_total\x18\x15 \x01(\x03\x12\x1c\n\x14\x66\x61llbacks_per_minute\x18\x16 \x01(\x01\x12\x15\n\rretries_total\x18\x17 \x01(\x03\x12\x16\n\x0egive_ups_total\x18\x18 \x01(\x03\x1a\x32\n\x10LastHeadersEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"+\n\x0c\x43laimRequest\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x0e\n\x06ttl_ms\x18\x02 \x01(\x03\"\xa9\x01\n\rClaimResponse\x12-\n\x05state\x18\x01 \x01(\x0e\x32\x1e.llmctl.v1.ClaimResponse.State\x12\x0e\n\x06result\x18\x02 \x01(\x0c\x12\x15\n\rsince_unix_ms\x18\x03 \x01(\x03\"B\n\x05State\x12\x15\n\x11STATE_UNSPECIFIED\x10\x00\x12\x0b\n\x07\x43LAIMED\x10\x01\x12\x0b\n\x07PENDING\x10\x02\x12\x08\n\x04\x44ONE\x10\x03\".\n\x0f\x43ompleteRequest\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x0e\n\x06result\x18\x02 \x01(\x0c\"\x12\n\x10\x43ompleteResponse\"0\n\x0eSessionRequest\x12\x11\n\tclient_id\x18\x01 \x01(\t\x12\x0b\n\x03pid\x18\x02 \x01(\x05\"!\n\x0cSessionEvent\x12\x11\n\tclient_id\x18\x01 \x01(\t\"\r\n\x0bPingRequest\"\x0e\n\x0cPingResponse*P\n\x06\x41\x64vice\x12\x16\n\x12\x41\x44VICE_UNSPECIFIED\x10\x00\x12\x08\n\x04\x44ONE\x10\x01\x12\t\n\x05RETRY\x10\x02\x12\x0b\n\x07GIVE_UP\x10\x03\x12\x0c\n\x08\x46\x41LLBACK\x10\x04\x32\xc8\x04\n\x07Limiter\x12@\n\x07\x41\x63quire\x12\x19.llmctl.v1.AcquireRequest\x1a\x1a.llmctl.v1.AcquireResponse\x12=\n\x06Report\x12\x18.llmctl.v1.ReportRequest\x1a\x19.llmctl.v1.ReportResponse\x12\x43\n\x08\x43ooldown\x12\x1a.llmctl.v1.CooldownRequest\x1a\x1b.llmctl.v1.CooldownResponse\x12=\n\x06Status\x12\x18.llmctl.v1.StatusRequest\x1a\x19.llmctl.v1.StatusResponse\x12=\n\x05Watch\x12\x17.llmctl.v1.WatchRequest\x1a\x19.llmctl.v1.StatusResponse0\x01\x12:\n\x05\x43laim\x12\x17.llmctl.v1.ClaimRequest\x1a\x18.llmctl.v1.ClaimResponse\x12\x43\n\x08\x43omplete\x12\x1a.llmctl.v1.CompleteRequest\x1a\x1b.llmctl.v1.CompleteResponse\x12?\n\x07Session\x12\x19.llmctl.v1.SessionRequest\x1a\x17.llmctl.v1.SessionEvent0\x01\x12\x37\n\x04Ping\x12\x16.llmctl.v1.PingRequest\x1a\x17.llmctl.v1.PingResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,8 +35,8 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_REPORTREQUEST_HEADERSENTRY']._serialized_options = b'8\001'
   _globals['_KEYSTATUS_LASTHEADERSENTRY']._loaded_options = None
   _globals['_KEYSTATUS_LASTHEADERSENTRY']._serialized_options = b'8\001'
-  _globals['_ADVICE']._serialized_start=2280
-  _globals['_ADVICE']._serialized_end=2360
+  _globals['_ADVICE']._serialized_start=2461
+  _globals['_ADVICE']._serialized_end=2541
   _globals['_ACQUIREREQUEST']._serialized_start=39
   _globals['_ACQUIREREQUEST']._serialized_end=226
   _globals['_ACQUIRERESPONSE']._serialized_start=229
@@ -56,31 +56,33 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_WATCHREQUEST']._serialized_start=968
   _globals['_WATCHREQUEST']._serialized_end=1003
   _globals['_STATUSRESPONSE']._serialized_start=1006
-  _globals['_STATUSRESPONSE']._serialized_end=1138
-  _globals['_BUCKET']._serialized_start=1140
-  _globals['_BUCKET']._serialized_end=1247
-  _globals['_KEYSTATUS']._serialized_start=1250
-  _globals['_KEYSTATUS']._serialized_end=1877
-  _globals['_KEYSTATUS_LASTHEADERSENTRY']._serialized_start=1827
-  _globals['_KEYSTATUS_LASTHEADERSENTRY']._serialized_end=1877
-  _globals['_CLAIMREQUEST']._serialized_start=1879
-  _globals['_CLAIMREQUEST']._serialized_end=1922
-  _globals['_CLAIMRESPONSE']._serialized_start=1925
-  _globals['_CLAIMRESPONSE']._serialized_end=2094
-  _globals['_CLAIMRESPONSE_STATE']._serialized_start=2028
-  _globals['_CLAIMRESPONSE_STATE']._serialized_end=2094
-  _globals['_COMPLETEREQUEST']._serialized_start=2096
-  _globals['_COMPLETEREQUEST']._serialized_end=2142
-  _globals['_COMPLETERESPONSE']._serialized_start=2144
-  _globals['_COMPLETERESPONSE']._serialized_end=2162
-  _globals['_SESSIONREQUEST']._serialized_start=2164
-  _globals['_SESSIONREQUEST']._serialized_end=2212
-  _globals['_SESSIONEVENT']._serialized_start=2214
-  _globals['_SESSIONEVENT']._serialized_end=2247
-  _globals['_PINGREQUEST']._serialized_start=2249
-  _globals['_PINGREQUEST']._serialized_end=2262
-  _globals['_PINGRESPONSE']._serialized_start=2264
-  _globals['_PINGRESPONSE']._serialized_end=2278
-  _globals['_LIMITER']._serialized_start=2363
-  _globals['_LIMITER']._serialized_end=2947
+  _globals['_STATUSRESPONSE']._serialized_end=1172
+  _globals['_EVENT']._serialized_start=1174
+  _globals['_EVENT']._serialized_end=1242
+  _globals['_BUCKET']._serialized_start=1244
+  _globals['_BUCKET']._serialized_end=1351
+  _globals['_KEYSTATUS']._serialized_start=1354
+  _globals['_KEYSTATUS']._serialized_end=2058
+  _globals['_KEYSTATUS_LASTHEADERSENTRY']._serialized_start=2008
+  _globals['_KEYSTATUS_LASTHEADERSENTRY']._serialized_end=2058
+  _globals['_CLAIMREQUEST']._serialized_start=2060
+  _globals['_CLAIMREQUEST']._serialized_end=2103
+  _globals['_CLAIMRESPONSE']._serialized_start=2106
+  _globals['_CLAIMRESPONSE']._serialized_end=2275
+  _globals['_CLAIMRESPONSE_STATE']._serialized_start=2209
+  _globals['_CLAIMRESPONSE_STATE']._serialized_end=2275
+  _globals['_COMPLETEREQUEST']._serialized_start=2277
+  _globals['_COMPLETEREQUEST']._serialized_end=2323
+  _globals['_COMPLETERESPONSE']._serialized_start=2325
+  _globals['_COMPLETERESPONSE']._serialized_end=2343
+  _globals['_SESSIONREQUEST']._serialized_start=2345
+  _globals['_SESSIONREQUEST']._serialized_end=2393
+  _globals['_SESSIONEVENT']._serialized_start=2395
+  _globals['_SESSIONEVENT']._serialized_end=2428
+  _globals['_PINGREQUEST']._serialized_start=2430
+  _globals['_PINGREQUEST']._serialized_end=2443
+  _globals['_PINGRESPONSE']._serialized_start=2445
+  _globals['_PINGRESPONSE']._serialized_end=2459
+  _globals['_LIMITER']._serialized_start=2544
+  _globals['_LIMITER']._serialized_end=3128
 # @@protoc_insertion_point(module_scope)

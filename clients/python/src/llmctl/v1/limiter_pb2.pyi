@@ -132,18 +132,32 @@ class WatchRequest(_message.Message):
     def __init__(self, interval_ms: _Optional[int] = ...) -> None: ...
 
 class StatusResponse(_message.Message):
-    __slots__ = ("keys", "now_unix_ms", "started_unix_ms", "sessions", "socket")
+    __slots__ = ("keys", "now_unix_ms", "started_unix_ms", "sessions", "socket", "events")
     KEYS_FIELD_NUMBER: _ClassVar[int]
     NOW_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
     STARTED_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
     SESSIONS_FIELD_NUMBER: _ClassVar[int]
     SOCKET_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
     keys: _containers.RepeatedCompositeFieldContainer[KeyStatus]
     now_unix_ms: int
     started_unix_ms: int
     sessions: int
     socket: str
-    def __init__(self, keys: _Optional[_Iterable[_Union[KeyStatus, _Mapping]]] = ..., now_unix_ms: _Optional[int] = ..., started_unix_ms: _Optional[int] = ..., sessions: _Optional[int] = ..., socket: _Optional[str] = ...) -> None: ...
+    events: _containers.RepeatedCompositeFieldContainer[Event]
+    def __init__(self, keys: _Optional[_Iterable[_Union[KeyStatus, _Mapping]]] = ..., now_unix_ms: _Optional[int] = ..., started_unix_ms: _Optional[int] = ..., sessions: _Optional[int] = ..., socket: _Optional[str] = ..., events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ...) -> None: ...
+
+class Event(_message.Message):
+    __slots__ = ("unix_ms", "key", "kind", "message")
+    UNIX_MS_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    unix_ms: int
+    key: str
+    kind: str
+    message: str
+    def __init__(self, unix_ms: _Optional[int] = ..., key: _Optional[str] = ..., kind: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...
 
 class Bucket(_message.Message):
     __slots__ = ("dimension", "period", "limit", "capacity", "level", "source")
@@ -162,7 +176,7 @@ class Bucket(_message.Message):
     def __init__(self, dimension: _Optional[str] = ..., period: _Optional[str] = ..., limit: _Optional[float] = ..., capacity: _Optional[float] = ..., level: _Optional[float] = ..., source: _Optional[str] = ...) -> None: ...
 
 class KeyStatus(_message.Message):
-    __slots__ = ("key", "buckets", "in_flight", "max_concurrency", "queue_depth", "queue_wait_p50_ms", "queue_wait_p95_ms", "rate_limited_total", "rate_limited_per_minute", "tokens_reserved", "tokens_used", "cooldown_remaining_ms", "fallbacks_total", "requests_total", "granted_total", "cooldown_reason", "tokens_outstanding", "ancestors", "last_headers", "requests_per_second", "rejected_total")
+    __slots__ = ("key", "buckets", "in_flight", "max_concurrency", "queue_depth", "queue_wait_p50_ms", "queue_wait_p95_ms", "rate_limited_total", "rate_limited_per_minute", "tokens_reserved", "tokens_used", "cooldown_remaining_ms", "fallbacks_total", "requests_total", "granted_total", "cooldown_reason", "tokens_outstanding", "ancestors", "last_headers", "requests_per_second", "rejected_total", "fallbacks_per_minute", "retries_total", "give_ups_total")
     class LastHeadersEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -191,6 +205,9 @@ class KeyStatus(_message.Message):
     LAST_HEADERS_FIELD_NUMBER: _ClassVar[int]
     REQUESTS_PER_SECOND_FIELD_NUMBER: _ClassVar[int]
     REJECTED_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    FALLBACKS_PER_MINUTE_FIELD_NUMBER: _ClassVar[int]
+    RETRIES_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    GIVE_UPS_TOTAL_FIELD_NUMBER: _ClassVar[int]
     key: str
     buckets: _containers.RepeatedCompositeFieldContainer[Bucket]
     in_flight: int
@@ -212,7 +229,10 @@ class KeyStatus(_message.Message):
     last_headers: _containers.ScalarMap[str, str]
     requests_per_second: float
     rejected_total: int
-    def __init__(self, key: _Optional[str] = ..., buckets: _Optional[_Iterable[_Union[Bucket, _Mapping]]] = ..., in_flight: _Optional[int] = ..., max_concurrency: _Optional[int] = ..., queue_depth: _Optional[int] = ..., queue_wait_p50_ms: _Optional[int] = ..., queue_wait_p95_ms: _Optional[int] = ..., rate_limited_total: _Optional[int] = ..., rate_limited_per_minute: _Optional[float] = ..., tokens_reserved: _Optional[int] = ..., tokens_used: _Optional[int] = ..., cooldown_remaining_ms: _Optional[int] = ..., fallbacks_total: _Optional[int] = ..., requests_total: _Optional[int] = ..., granted_total: _Optional[int] = ..., cooldown_reason: _Optional[str] = ..., tokens_outstanding: _Optional[int] = ..., ancestors: _Optional[_Iterable[str]] = ..., last_headers: _Optional[_Mapping[str, str]] = ..., requests_per_second: _Optional[float] = ..., rejected_total: _Optional[int] = ...) -> None: ...
+    fallbacks_per_minute: float
+    retries_total: int
+    give_ups_total: int
+    def __init__(self, key: _Optional[str] = ..., buckets: _Optional[_Iterable[_Union[Bucket, _Mapping]]] = ..., in_flight: _Optional[int] = ..., max_concurrency: _Optional[int] = ..., queue_depth: _Optional[int] = ..., queue_wait_p50_ms: _Optional[int] = ..., queue_wait_p95_ms: _Optional[int] = ..., rate_limited_total: _Optional[int] = ..., rate_limited_per_minute: _Optional[float] = ..., tokens_reserved: _Optional[int] = ..., tokens_used: _Optional[int] = ..., cooldown_remaining_ms: _Optional[int] = ..., fallbacks_total: _Optional[int] = ..., requests_total: _Optional[int] = ..., granted_total: _Optional[int] = ..., cooldown_reason: _Optional[str] = ..., tokens_outstanding: _Optional[int] = ..., ancestors: _Optional[_Iterable[str]] = ..., last_headers: _Optional[_Mapping[str, str]] = ..., requests_per_second: _Optional[float] = ..., rejected_total: _Optional[int] = ..., fallbacks_per_minute: _Optional[float] = ..., retries_total: _Optional[int] = ..., give_ups_total: _Optional[int] = ...) -> None: ...
 
 class ClaimRequest(_message.Message):
     __slots__ = ("key", "ttl_ms")
