@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 import threading
@@ -187,11 +189,64 @@ def test_closing_the_client_refuses_further_calls(daemon: Daemon) -> None:
 
 
 def test_the_default_socket_follows_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    import os
-
     assert llmctl.default_socket({"LLMCTL_SOCKET": "/x/y.sock", "XDG_RUNTIME_DIR": "/run/u"}) == "/x/y.sock"
     assert llmctl.default_socket({"XDG_RUNTIME_DIR": "/run/user/7"}) == "/run/user/7/llmctl/llmctl.sock"
     assert llmctl.default_socket({}) == f"/tmp/llmctl-{os.getuid()}/llmctl.sock"
     monkeypatch.setenv("LLMCTL_SOCKET", "/somewhere/else.sock")
     with llmctl.Client() as c:
         assert c.socket == "/somewhere/else.sock"
+
+
+FORKER = """
+import os, sys, time, llmctl
+c = llmctl.Client(sys.argv[1], fail_mode="closed")
+assert c.wait_connected(10)
+held = c.acquire("k")
+parent_id = c.client_id
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.close(r)
+    lease = c.acquire("k", max_wait=5)  # the parent's client, used in the child
+    assert c.wait_connected(10)
+    os.write(w, (c.client_id + "\\n").encode())
+    time.sleep(120)
+    os._exit(0)
+os.close(w)
+child_id = os.fdopen(r).readline().strip()
+print(parent_id, child_id, pid, flush=True)
+time.sleep(120)
+"""
+
+
+def test_a_forked_child_gets_its_own_session(start_daemon: Any) -> None:
+    d = start_daemon('[keys."k"]\nmax_concurrency = 2\n')
+    env = {**os.environ, "GRPC_ENABLE_FORK_SUPPORT": "1"}
+    parent = subprocess.Popen(
+        [sys.executable, "-c", FORKER, d.socket],
+        stdout=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+    child_pid = 0
+    try:
+        assert parent.stdout is not None
+        parent_id, child_id, pid = parent.stdout.readline().split()
+        child_pid = int(pid)
+        assert parent_id != child_id
+        assert d.key("k").in_flight == 2 and d.sessions() == 2
+        os.kill(child_pid, signal.SIGKILL)
+        wait_until(lambda: d.key("k").in_flight == 1, 5, "the child's slot to come back")
+        assert d.sessions() == 1, "the parent's session must outlive the child's"
+    finally:
+        if child_pid:
+            try:
+                os.kill(child_pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        parent.kill()
+        parent.wait(10)
+        if parent.stdout:
+            parent.stdout.close()

@@ -159,6 +159,8 @@ class AsyncClient:
         self.fail_mode = check_fail_mode(fail_mode)
         self.socket = socket_path(socket)
         self.client_id = check_client_id(client_id) if client_id is not None else new_client_id()
+        self._own_id = client_id is None
+        self._pid = os.getpid()
         self._health = Health(self.socket, self.fail_mode)
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._channel: Optional[grpc.aio.Channel] = None
@@ -174,6 +176,14 @@ class AsyncClient:
         if self._closed:
             raise errors.LlmctlError("this llmctl.AsyncClient is closed; create a new one")
         loop = asyncio.get_running_loop()
+        if os.getpid() != self._pid:
+            # A forked child gets a session of its own (gRPC needs GRPC_ENABLE_FORK_SUPPORT=1).
+            self._pid = os.getpid()
+            if self._own_id:
+                self.client_id = new_client_id()
+            self._health = Health(self.socket, self.fail_mode)
+            self._loop = None
+            self._session_task = None
         if self._loop is not loop:
             # First use, or a new event loop: a gRPC channel belongs to the loop it runs in.
             if self._session_task is not None and not self._session_task.done():

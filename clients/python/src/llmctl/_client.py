@@ -196,10 +196,16 @@ class Client:
         self.fail_mode = check_fail_mode(fail_mode)
         self.socket = socket_path(socket)
         self.client_id = check_client_id(client_id) if client_id is not None else new_client_id()
+        self._own_id = client_id is None
+        self._closed = False
+        self._fork_lock = threading.Lock()
+        self._connect()
+
+    def _connect(self) -> None:
+        self._pid = os.getpid()
         self._health = Health(self.socket, self.fail_mode)
         self._channel = grpc.insecure_channel("unix://" + self.socket, options=CHANNEL_OPTIONS)
         self._stub = pb_grpc.LimiterStub(self._channel)
-        self._closed = False
         self._session = _SessionKeeper(self)
 
     def __repr__(self) -> str:
@@ -291,6 +297,7 @@ class Client:
     def _report(self, lease: Lease, req: pb.ReportRequest, outcome: Outcome) -> Advice:
         if not lease.limited:
             return local_advice(outcome)
+        self._check_open()
         try:
             resp = self._stub.Report(req, timeout=CALL_TIMEOUT)
         except grpc.RpcError as e:
@@ -357,6 +364,14 @@ class Client:
     def _check_open(self) -> None:
         if self._closed:
             raise errors.LlmctlError("this llmctl.Client is closed; create a new one")
+        if os.getpid() != self._pid:
+            # A forked child: the parent's session thread did not come along, and its session
+            # must not be shared. (gRPC itself needs GRPC_ENABLE_FORK_SUPPORT=1 to work here.)
+            with self._fork_lock:
+                if os.getpid() != self._pid:
+                    if self._own_id:
+                        self.client_id = new_client_id()
+                    self._connect()
 
     def close(self) -> None:
         """Closes the session and the connection; the daemon frees this client's slots."""
