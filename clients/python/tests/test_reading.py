@@ -317,3 +317,16 @@ def events_of(raw: bytes) -> List[str]:
 def test_event_lines_end_with_cr_lf_or_crlf() -> None:
     assert events_of(b"data: a\r\rdata: b\n\ndata: c\r\n\r\ndata: d") == ["a", "b", "c", "d"]
     assert events_of(b"data: x\ndata: y\n\n") == ["x\ny"]
+
+
+def test_a_transport_refuses_the_wrong_kind_of_client() -> None:
+    from llmctl.httpx import AsyncLimitedTransport, LimitedTransport
+
+    with pytest.raises(TypeError, match="AsyncClient"):
+        AsyncLimitedTransport(key="k", client=llmctl.Client("/nonexistent.sock"))
+    with pytest.raises(TypeError, match="llmctl.Client"):
+        LimitedTransport(key="k", client=llmctl.AsyncClient("/nonexistent.sock"))  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="key must be"):
+        LimitedTransport(key=3)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="max_retries"):
+        LimitedTransport(key="k", max_retries=-1)

@@ -234,6 +234,10 @@ class LimitedTransport(_Base):
             default_output_tokens=default_output_tokens,
             on_advice=on_advice,
         )
+        if client is not None and not isinstance(client, Client):
+            raise TypeError(
+                f"client must be an llmctl.Client (AsyncLimitedTransport takes an AsyncClient), not {client!r}"
+            )
         self._client = client
         self._own_client = client is None
 
@@ -360,6 +364,10 @@ class AsyncLimitedTransport(_Base):
             default_output_tokens=default_output_tokens,
             on_advice=on_advice,
         )
+        if client is not None and not isinstance(client, AsyncClient):
+            raise TypeError(
+                f"client must be an llmctl.AsyncClient (LimitedTransport takes a Client), not {client!r}"
+            )
         self._client = client
         self._own_client = client is None
 
