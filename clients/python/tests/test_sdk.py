@@ -224,8 +224,15 @@ def test_plain_httpx_clients_work_too(setup: Any) -> None:
                         total += u["total_tokens"]
         # Requests that are not JSON POSTs pass straight through, unlimited.
         assert h.get(provider.url + "/stats").status_code == 200
+    # One transport can serve clients of both libraries.
+    shared = LimitedTransport(key="openai/legacy", client=client)
+    for http in (httpx, httpx2):
+        r = openai_sync(provider, shared, http=http).chat.completions.create(
+            model="m", messages=MESSAGES, max_tokens=8
+        )
+        total += r.usage.total_tokens
     settled(daemon, "openai/legacy", total)
-    assert daemon.key("openai/legacy").granted_total == 2
+    assert daemon.key("openai/legacy").granted_total == 4
 
 
 def test_the_default_client_uses_the_default_socket(setup: Any, monkeypatch: pytest.MonkeyPatch) -> None:

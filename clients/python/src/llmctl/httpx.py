@@ -156,14 +156,21 @@ class _Base:
         self.default_output_tokens = default_output_tokens
         self.on_advice = on_advice
         self._inner = inner
+        # Without an inner transport given, one per library, made on first use.
+        self._made: Dict[str, Any] = {}
         self._lock = threading.Lock()
 
     def _inner_for(self, lib: ModuleType, asynchronous: bool) -> Any:
-        if self._inner is None:
+        if self._inner is not None:
+            return self._inner
+        made = self._made.get(lib.__name__)
+        if made is None:
             with self._lock:
-                if self._inner is None:
-                    self._inner = lib.AsyncHTTPTransport() if asynchronous else lib.HTTPTransport()
-        return self._inner
+                made = self._made.get(lib.__name__)
+                if made is None:
+                    made = lib.AsyncHTTPTransport() if asynchronous else lib.HTTPTransport()
+                    self._made[lib.__name__] = made
+        return made
 
     def _key_for(self, est: Estimate) -> str:
         if callable(self.key):
@@ -322,8 +329,10 @@ class LimitedTransport(_Base):
         return advice
 
     def close(self) -> None:
-        if self._inner is not None:
-            self._inner.close()
+        for inner in [self._inner, *self._made.values()]:
+            if inner is not None:
+                inner.close()
+        self._made.clear()
         if self._own_client and self._client is not None:
             self._client.close()
             self._client = None
@@ -449,8 +458,10 @@ class AsyncLimitedTransport(_Base):
         return advice
 
     async def aclose(self) -> None:
-        if self._inner is not None:
-            await self._inner.aclose()
+        for inner in [self._inner, *self._made.values()]:
+            if inner is not None:
+                await inner.aclose()
+        self._made.clear()
         if self._own_client and self._client is not None:
             await self._client.aclose()
             self._client = None
