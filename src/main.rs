@@ -36,6 +36,10 @@ enum Command {
     Cooldown(cmd::lease::CooldownArgs),
     /// Show every key's limits, levels, queue and cooldown
     Status(cmd::status::StatusArgs),
+    /// Claim an idempotency key: CLAIMED (exit 0), PENDING (exit 75) or DONE (exit 3, result on stdout)
+    Claim(cmd::claim::ClaimArgs),
+    /// Store the result of claimed work (from --result or stdin)
+    Complete(cmd::claim::CompleteArgs),
     /// Measure Acquire and Acquire+Report latency and throughput against an empty call
     Bench(cmd::bench::BenchArgs),
     /// Serve a fake LLM provider on loopback: OpenAI and Anthropic shapes, limits, 429s, faults
@@ -72,6 +76,8 @@ fn main() -> ExitCode {
             Command::Cooldown(args) => cmd::lease::cooldown(args, socket).await,
             Command::Status(args) => cmd::status::run(args, socket).await,
             Command::Bench(args) => cmd::bench::run(args, socket).await,
+            Command::Claim(args) => cmd::claim::claim(args, socket).await,
+            Command::Complete(args) => cmd::claim::complete(args, socket).await,
             Command::FakeProvider(args) => cmd::fake::run(args).await,
             Command::Simulate(args) => cmd::simulate::run(args).await,
             Command::SimulateWorker => cmd::simulate::worker().await,

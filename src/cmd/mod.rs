@@ -1,4 +1,5 @@
 pub mod bench;
+pub mod claim;
 pub mod daemon;
 pub mod fake;
 pub mod lease;

@@ -118,6 +118,10 @@ pub async fn run(args: StatusArgs, socket: PathBuf) -> ExitCode {
                 "now_unix_ms": st.now_unix_ms,
                 "started_unix_ms": st.started_unix_ms,
                 "sessions": st.sessions,
+                "duplicates_suppressed": st.duplicates_suppressed,
+                "events": st.events.iter().map(|e| json!({
+                    "unix_ms": e.unix_ms, "key": e.key, "kind": e.kind, "message": e.message,
+                })).collect::<Vec<_>>(),
                 "keys": st.keys.iter().map(key_json).collect::<Vec<_>>(),
             })
         );

@@ -2,6 +2,7 @@
 //! takes `Now`, so each rule is testable with a fake clock and benchmarkable in-process.
 
 pub mod advice;
+pub mod claims;
 mod error;
 pub mod headers;
 pub mod limits;

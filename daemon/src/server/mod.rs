@@ -78,6 +78,10 @@ pub(crate) struct Shared {
     pub started_unix_ms: i64,
     pub socket: String,
     pub stopping: watch::Receiver<bool>,
+    pub store: Arc<Store>,
+    /// Claims are decided one at a time, so two racing claimants cannot both win.
+    pub claims: tokio::sync::Mutex<()>,
+    pub duplicates_suppressed: std::sync::atomic::AtomicU64,
 }
 
 impl Shared {
@@ -160,6 +164,9 @@ pub async fn run(
         started_unix_ms: start.unix_ms,
         socket: bound.path.display().to_string(),
         stopping: stop_rx.clone(),
+        store: store.clone(),
+        claims: tokio::sync::Mutex::new(()),
+        duplicates_suppressed: std::sync::atomic::AtomicU64::new(0),
     });
     let driver = tokio::spawn(drive_queue(shared.clone(), stop_rx.clone()));
     let interval = opts.config.daemon.snapshot_interval();

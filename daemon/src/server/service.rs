@@ -2,6 +2,7 @@
 //! Policy lives in the engine, not here.
 
 use super::{now, Shared};
+use crate::engine::claims::{self, ClaimAnswer, ClaimRecord};
 use crate::engine::{
     self, Acquired, Action, EngineError, Grant, KeyStatus, Outcome, ProviderSignals, Refusal,
     WaiterAnswer, WaiterId, MAX_UNITS,
@@ -211,6 +212,10 @@ impl Shared {
             started_unix_ms: self.started_unix_ms,
             sessions: sessions as i64,
             socket: self.socket.clone(),
+            duplicates_suppressed: self
+                .duplicates_suppressed
+                .load(std::sync::atomic::Ordering::Relaxed)
+                as i64,
             events: events
                 .into_iter()
                 .map(|e| pb::Event {
@@ -487,20 +492,76 @@ impl pb::limiter_server::Limiter for LimiterService {
 
     async fn claim(
         &self,
-        _request: Request<pb::ClaimRequest>,
+        request: Request<pb::ClaimRequest>,
     ) -> Result<Response<pb::ClaimResponse>, Status> {
-        Err(Status::unimplemented(
-            "Claim (idempotency records) is not available in this version of llmctl",
-        ))
+        let r = request.into_inner();
+        claims::validate(&r.key, r.ttl_ms).map_err(Status::invalid_argument)?;
+        let _one_at_a_time = self.shared.claims.lock().await;
+        let store = self.shared.store.clone();
+        let now_ms = now().unix_ms;
+        let answer = tokio::task::spawn_blocking(move || {
+            let existing = store.claim(&r.key)?;
+            let (answer, write) = claims::claim(existing.as_ref(), r.ttl_ms, now_ms);
+            if let Some(record) = write {
+                // Durable before the caller hears CLAIMED: a crash cannot hand the work out twice.
+                store.put_claim(&r.key, &record)?;
+            }
+            Ok::<_, crate::store::StoreError>(answer)
+        })
+        .await
+        .map_err(|e| Status::internal(format!("claim task failed: {e}")))?
+        .map_err(|e| Status::unavailable(format!("{e}; the claim was not recorded, try again")))?;
+        let resp = match answer {
+            ClaimAnswer::Claimed => pb::ClaimResponse {
+                state: pb::claim_response::State::Claimed as i32,
+                result: Vec::new(),
+                since_unix_ms: now_ms,
+            },
+            ClaimAnswer::Pending { since_unix_ms } => pb::ClaimResponse {
+                state: pb::claim_response::State::Pending as i32,
+                result: Vec::new(),
+                since_unix_ms,
+            },
+            ClaimAnswer::Done { result } => pb::ClaimResponse {
+                state: pb::claim_response::State::Done as i32,
+                result,
+                since_unix_ms: 0,
+            },
+        };
+        if resp.state != pb::claim_response::State::Claimed as i32 {
+            self.shared
+                .duplicates_suppressed
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        Ok(Response::new(resp))
     }
 
     async fn complete(
         &self,
-        _request: Request<pb::CompleteRequest>,
+        request: Request<pb::CompleteRequest>,
     ) -> Result<Response<pb::CompleteResponse>, Status> {
-        Err(Status::unimplemented(
-            "Complete (idempotency records) is not available in this version of llmctl",
-        ))
+        let r = request.into_inner();
+        claims::validate(&r.key, 1).map_err(Status::invalid_argument)?;
+        if r.result.len() > claims::MAX_RESULT_BYTES {
+            return Err(Status::invalid_argument(format!(
+                "result of {} bytes is over {} bytes; store a reference to it instead",
+                r.result.len(),
+                claims::MAX_RESULT_BYTES
+            )));
+        }
+        let _one_at_a_time = self.shared.claims.lock().await;
+        let store = self.shared.store.clone();
+        let record = ClaimRecord::Done {
+            result: r.result,
+            done_unix_ms: now().unix_ms,
+        };
+        tokio::task::spawn_blocking(move || store.put_claim(&r.key, &record))
+            .await
+            .map_err(|e| Status::internal(format!("complete task failed: {e}")))?
+            .map_err(|e| {
+                Status::unavailable(format!("{e}; the result was not recorded, try again"))
+            })?;
+        Ok(Response::new(pb::CompleteResponse {}))
     }
 
     async fn ping(

@@ -1,6 +1,7 @@
 //! Durable engine state in sled: bucket levels and runtime limits per key, cooldowns. The store
 //! holds no policy; it saves and loads what the engine hands it.
 
+use crate::engine::claims::ClaimRecord;
 use crate::engine::{CooldownSnapshot, KeySnapshot};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
@@ -28,6 +29,7 @@ pub struct Store {
     db: sled::Db,
     keys: sled::Tree,
     cooldowns: sled::Tree,
+    claims: sled::Tree,
     path: PathBuf,
 }
 
@@ -45,10 +47,12 @@ impl Store {
             .map_err(open_err)?;
         let keys = db.open_tree("keys").map_err(open_err)?;
         let cooldowns = db.open_tree("cooldowns").map_err(open_err)?;
+        let claims = db.open_tree("claims").map_err(open_err)?;
         Ok(Store {
             db,
             keys,
             cooldowns,
+            claims,
             path: dir.to_path_buf(),
         })
     }
@@ -114,6 +118,22 @@ impl Store {
             batch.insert(c.key.as_bytes(), serde_json::to_vec(c)?);
         }
         self.cooldowns.apply_batch(batch)?;
+        Ok(())
+    }
+
+    /// An idempotency record; an unreadable one reads as absent (and is logged by the caller).
+    pub fn claim(&self, key: &str) -> Result<Option<ClaimRecord>, StoreError> {
+        Ok(self
+            .claims
+            .get(key.as_bytes())?
+            .and_then(|v| serde_json::from_slice(&v).ok()))
+    }
+
+    /// Stores an idempotency record and flushes it to disk before returning.
+    pub fn put_claim(&self, key: &str, record: &ClaimRecord) -> Result<(), StoreError> {
+        self.claims
+            .insert(key.as_bytes(), serde_json::to_vec(record)?)?;
+        self.db.flush()?;
         Ok(())
     }
 
@@ -186,6 +206,15 @@ mod tests {
         );
         assert_eq!(loaded.unreadable.len(), 1);
         assert!(loaded.unreadable[0].contains("broken"));
+        let rec = ClaimRecord::Done {
+            result: vec![1, 2],
+            done_unix_ms: 3,
+        };
+        s.put_claim("job", &rec).expect("put");
+        drop(s);
+        let s = Store::open(&dir).expect("reopen");
+        assert_eq!(s.claim("job").expect("get"), Some(rec));
+        assert_eq!(s.claim("other").expect("get"), None);
         drop(s);
         let _ = std::fs::remove_dir_all(&dir);
     }
