@@ -132,20 +132,22 @@ class WatchRequest(_message.Message):
     def __init__(self, interval_ms: _Optional[int] = ...) -> None: ...
 
 class StatusResponse(_message.Message):
-    __slots__ = ("keys", "now_unix_ms", "started_unix_ms", "sessions", "socket", "events")
+    __slots__ = ("keys", "now_unix_ms", "started_unix_ms", "sessions", "socket", "events", "duplicates_suppressed")
     KEYS_FIELD_NUMBER: _ClassVar[int]
     NOW_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
     STARTED_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
     SESSIONS_FIELD_NUMBER: _ClassVar[int]
     SOCKET_FIELD_NUMBER: _ClassVar[int]
     EVENTS_FIELD_NUMBER: _ClassVar[int]
+    DUPLICATES_SUPPRESSED_FIELD_NUMBER: _ClassVar[int]
     keys: _containers.RepeatedCompositeFieldContainer[KeyStatus]
     now_unix_ms: int
     started_unix_ms: int
     sessions: int
     socket: str
     events: _containers.RepeatedCompositeFieldContainer[Event]
-    def __init__(self, keys: _Optional[_Iterable[_Union[KeyStatus, _Mapping]]] = ..., now_unix_ms: _Optional[int] = ..., started_unix_ms: _Optional[int] = ..., sessions: _Optional[int] = ..., socket: _Optional[str] = ..., events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ...) -> None: ...
+    duplicates_suppressed: int
+    def __init__(self, keys: _Optional[_Iterable[_Union[KeyStatus, _Mapping]]] = ..., now_unix_ms: _Optional[int] = ..., started_unix_ms: _Optional[int] = ..., sessions: _Optional[int] = ..., socket: _Optional[str] = ..., events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., duplicates_suppressed: _Optional[int] = ...) -> None: ...
 
 class Event(_message.Message):
     __slots__ = ("unix_ms", "key", "kind", "message")
