@@ -21,7 +21,7 @@ GIVE_UP: Advice
 FALLBACK: Advice
 
 class AcquireRequest(_message.Message):
-    __slots__ = ("key", "requests", "input_tokens", "output_tokens", "priority", "max_wait_ms", "client_id", "run_id", "route_group")
+    __slots__ = ("key", "requests", "input_tokens", "output_tokens", "priority", "max_wait_ms", "client_id", "run_id", "route_group", "profile")
     KEY_FIELD_NUMBER: _ClassVar[int]
     REQUESTS_FIELD_NUMBER: _ClassVar[int]
     INPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
@@ -31,6 +31,7 @@ class AcquireRequest(_message.Message):
     CLIENT_ID_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     ROUTE_GROUP_FIELD_NUMBER: _ClassVar[int]
+    PROFILE_FIELD_NUMBER: _ClassVar[int]
     key: str
     requests: int
     input_tokens: int
@@ -40,7 +41,8 @@ class AcquireRequest(_message.Message):
     client_id: str
     run_id: str
     route_group: str
-    def __init__(self, key: _Optional[str] = ..., requests: _Optional[int] = ..., input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., priority: _Optional[int] = ..., max_wait_ms: _Optional[int] = ..., client_id: _Optional[str] = ..., run_id: _Optional[str] = ..., route_group: _Optional[str] = ...) -> None: ...
+    profile: str
+    def __init__(self, key: _Optional[str] = ..., requests: _Optional[int] = ..., input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., priority: _Optional[int] = ..., max_wait_ms: _Optional[int] = ..., client_id: _Optional[str] = ..., run_id: _Optional[str] = ..., route_group: _Optional[str] = ..., profile: _Optional[str] = ...) -> None: ...
 
 class AcquireResponse(_message.Message):
     __slots__ = ("granted", "lease_id", "key", "waited_ms", "not_before_unix_ms", "reason", "expires_unix_ms")
@@ -61,7 +63,7 @@ class AcquireResponse(_message.Message):
     def __init__(self, granted: bool = ..., lease_id: _Optional[str] = ..., key: _Optional[str] = ..., waited_ms: _Optional[int] = ..., not_before_unix_ms: _Optional[int] = ..., reason: _Optional[str] = ..., expires_unix_ms: _Optional[int] = ...) -> None: ...
 
 class ReportRequest(_message.Message):
-    __slots__ = ("lease_id", "status_code", "headers", "input_tokens", "cached_input_tokens", "output_tokens", "error_type", "error_message", "stream_started", "attempt", "usage_known")
+    __slots__ = ("lease_id", "status_code", "headers", "input_tokens", "cached_input_tokens", "output_tokens", "error_type", "error_message", "stream_started", "attempt", "usage_known", "first_attempt_unix_ms")
     class HeadersEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -80,6 +82,7 @@ class ReportRequest(_message.Message):
     STREAM_STARTED_FIELD_NUMBER: _ClassVar[int]
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     USAGE_KNOWN_FIELD_NUMBER: _ClassVar[int]
+    FIRST_ATTEMPT_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
     lease_id: str
     status_code: int
     headers: _containers.ScalarMap[str, str]
@@ -91,7 +94,8 @@ class ReportRequest(_message.Message):
     stream_started: bool
     attempt: int
     usage_known: bool
-    def __init__(self, lease_id: _Optional[str] = ..., status_code: _Optional[int] = ..., headers: _Optional[_Mapping[str, str]] = ..., input_tokens: _Optional[int] = ..., cached_input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., error_type: _Optional[str] = ..., error_message: _Optional[str] = ..., stream_started: bool = ..., attempt: _Optional[int] = ..., usage_known: bool = ...) -> None: ...
+    first_attempt_unix_ms: int
+    def __init__(self, lease_id: _Optional[str] = ..., status_code: _Optional[int] = ..., headers: _Optional[_Mapping[str, str]] = ..., input_tokens: _Optional[int] = ..., cached_input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., error_type: _Optional[str] = ..., error_message: _Optional[str] = ..., stream_started: bool = ..., attempt: _Optional[int] = ..., usage_known: bool = ..., first_attempt_unix_ms: _Optional[int] = ...) -> None: ...
 
 class ReportResponse(_message.Message):
     __slots__ = ("advice", "retry_after_ms", "fallback_key", "reason")
@@ -132,7 +136,7 @@ class WatchRequest(_message.Message):
     def __init__(self, interval_ms: _Optional[int] = ...) -> None: ...
 
 class StatusResponse(_message.Message):
-    __slots__ = ("keys", "now_unix_ms", "started_unix_ms", "sessions", "socket", "events", "duplicates_suppressed")
+    __slots__ = ("keys", "now_unix_ms", "started_unix_ms", "sessions", "socket", "events", "duplicates_suppressed", "runs")
     KEYS_FIELD_NUMBER: _ClassVar[int]
     NOW_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
     STARTED_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
@@ -140,6 +144,7 @@ class StatusResponse(_message.Message):
     SOCKET_FIELD_NUMBER: _ClassVar[int]
     EVENTS_FIELD_NUMBER: _ClassVar[int]
     DUPLICATES_SUPPRESSED_FIELD_NUMBER: _ClassVar[int]
+    RUNS_FIELD_NUMBER: _ClassVar[int]
     keys: _containers.RepeatedCompositeFieldContainer[KeyStatus]
     now_unix_ms: int
     started_unix_ms: int
@@ -147,7 +152,46 @@ class StatusResponse(_message.Message):
     socket: str
     events: _containers.RepeatedCompositeFieldContainer[Event]
     duplicates_suppressed: int
-    def __init__(self, keys: _Optional[_Iterable[_Union[KeyStatus, _Mapping]]] = ..., now_unix_ms: _Optional[int] = ..., started_unix_ms: _Optional[int] = ..., sessions: _Optional[int] = ..., socket: _Optional[str] = ..., events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., duplicates_suppressed: _Optional[int] = ...) -> None: ...
+    runs: _containers.RepeatedCompositeFieldContainer[RunStatus]
+    def __init__(self, keys: _Optional[_Iterable[_Union[KeyStatus, _Mapping]]] = ..., now_unix_ms: _Optional[int] = ..., started_unix_ms: _Optional[int] = ..., sessions: _Optional[int] = ..., socket: _Optional[str] = ..., events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., duplicates_suppressed: _Optional[int] = ..., runs: _Optional[_Iterable[_Union[RunStatus, _Mapping]]] = ...) -> None: ...
+
+class RunStatus(_message.Message):
+    __slots__ = ("run_id", "calls", "retries", "started_unix_ms", "wall_ms", "max_calls", "max_retries", "max_wall_time_ms", "exhausted")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    CALLS_FIELD_NUMBER: _ClassVar[int]
+    RETRIES_FIELD_NUMBER: _ClassVar[int]
+    STARTED_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
+    WALL_MS_FIELD_NUMBER: _ClassVar[int]
+    MAX_CALLS_FIELD_NUMBER: _ClassVar[int]
+    MAX_RETRIES_FIELD_NUMBER: _ClassVar[int]
+    MAX_WALL_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    EXHAUSTED_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    calls: int
+    retries: int
+    started_unix_ms: int
+    wall_ms: int
+    max_calls: int
+    max_retries: int
+    max_wall_time_ms: int
+    exhausted: str
+    def __init__(self, run_id: _Optional[str] = ..., calls: _Optional[int] = ..., retries: _Optional[int] = ..., started_unix_ms: _Optional[int] = ..., wall_ms: _Optional[int] = ..., max_calls: _Optional[int] = ..., max_retries: _Optional[int] = ..., max_wall_time_ms: _Optional[int] = ..., exhausted: _Optional[str] = ...) -> None: ...
+
+class SetRunBudgetRequest(_message.Message):
+    __slots__ = ("run_id", "max_calls", "max_retries", "max_wall_time_ms")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    MAX_CALLS_FIELD_NUMBER: _ClassVar[int]
+    MAX_RETRIES_FIELD_NUMBER: _ClassVar[int]
+    MAX_WALL_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    max_calls: int
+    max_retries: int
+    max_wall_time_ms: int
+    def __init__(self, run_id: _Optional[str] = ..., max_calls: _Optional[int] = ..., max_retries: _Optional[int] = ..., max_wall_time_ms: _Optional[int] = ...) -> None: ...
+
+class SetRunBudgetResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
 
 class Event(_message.Message):
     __slots__ = ("unix_ms", "key", "kind", "message")
@@ -178,7 +222,7 @@ class Bucket(_message.Message):
     def __init__(self, dimension: _Optional[str] = ..., period: _Optional[str] = ..., limit: _Optional[float] = ..., capacity: _Optional[float] = ..., level: _Optional[float] = ..., source: _Optional[str] = ...) -> None: ...
 
 class KeyStatus(_message.Message):
-    __slots__ = ("key", "buckets", "in_flight", "max_concurrency", "queue_depth", "queue_wait_p50_ms", "queue_wait_p95_ms", "rate_limited_total", "rate_limited_per_minute", "tokens_reserved", "tokens_used", "cooldown_remaining_ms", "fallbacks_total", "requests_total", "granted_total", "cooldown_reason", "tokens_outstanding", "ancestors", "last_headers", "requests_per_second", "rejected_total", "fallbacks_per_minute", "retries_total", "give_ups_total")
+    __slots__ = ("key", "buckets", "in_flight", "max_concurrency", "queue_depth", "queue_wait_p50_ms", "queue_wait_p95_ms", "rate_limited_total", "rate_limited_per_minute", "tokens_reserved", "tokens_used", "cooldown_remaining_ms", "fallbacks_total", "requests_total", "granted_total", "cooldown_reason", "tokens_outstanding", "ancestors", "last_headers", "requests_per_second", "rejected_total", "fallbacks_per_minute", "retries_total", "give_ups_total", "breaker", "breaker_open_remaining_ms")
     class LastHeadersEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -210,6 +254,8 @@ class KeyStatus(_message.Message):
     FALLBACKS_PER_MINUTE_FIELD_NUMBER: _ClassVar[int]
     RETRIES_TOTAL_FIELD_NUMBER: _ClassVar[int]
     GIVE_UPS_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    BREAKER_FIELD_NUMBER: _ClassVar[int]
+    BREAKER_OPEN_REMAINING_MS_FIELD_NUMBER: _ClassVar[int]
     key: str
     buckets: _containers.RepeatedCompositeFieldContainer[Bucket]
     in_flight: int
@@ -234,7 +280,9 @@ class KeyStatus(_message.Message):
     fallbacks_per_minute: float
     retries_total: int
     give_ups_total: int
-    def __init__(self, key: _Optional[str] = ..., buckets: _Optional[_Iterable[_Union[Bucket, _Mapping]]] = ..., in_flight: _Optional[int] = ..., max_concurrency: _Optional[int] = ..., queue_depth: _Optional[int] = ..., queue_wait_p50_ms: _Optional[int] = ..., queue_wait_p95_ms: _Optional[int] = ..., rate_limited_total: _Optional[int] = ..., rate_limited_per_minute: _Optional[float] = ..., tokens_reserved: _Optional[int] = ..., tokens_used: _Optional[int] = ..., cooldown_remaining_ms: _Optional[int] = ..., fallbacks_total: _Optional[int] = ..., requests_total: _Optional[int] = ..., granted_total: _Optional[int] = ..., cooldown_reason: _Optional[str] = ..., tokens_outstanding: _Optional[int] = ..., ancestors: _Optional[_Iterable[str]] = ..., last_headers: _Optional[_Mapping[str, str]] = ..., requests_per_second: _Optional[float] = ..., rejected_total: _Optional[int] = ..., fallbacks_per_minute: _Optional[float] = ..., retries_total: _Optional[int] = ..., give_ups_total: _Optional[int] = ...) -> None: ...
+    breaker: str
+    breaker_open_remaining_ms: int
+    def __init__(self, key: _Optional[str] = ..., buckets: _Optional[_Iterable[_Union[Bucket, _Mapping]]] = ..., in_flight: _Optional[int] = ..., max_concurrency: _Optional[int] = ..., queue_depth: _Optional[int] = ..., queue_wait_p50_ms: _Optional[int] = ..., queue_wait_p95_ms: _Optional[int] = ..., rate_limited_total: _Optional[int] = ..., rate_limited_per_minute: _Optional[float] = ..., tokens_reserved: _Optional[int] = ..., tokens_used: _Optional[int] = ..., cooldown_remaining_ms: _Optional[int] = ..., fallbacks_total: _Optional[int] = ..., requests_total: _Optional[int] = ..., granted_total: _Optional[int] = ..., cooldown_reason: _Optional[str] = ..., tokens_outstanding: _Optional[int] = ..., ancestors: _Optional[_Iterable[str]] = ..., last_headers: _Optional[_Mapping[str, str]] = ..., requests_per_second: _Optional[float] = ..., rejected_total: _Optional[int] = ..., fallbacks_per_minute: _Optional[float] = ..., retries_total: _Optional[int] = ..., give_ups_total: _Optional[int] = ..., breaker: _Optional[str] = ..., breaker_open_remaining_ms: _Optional[int] = ...) -> None: ...
 
 class ClaimRequest(_message.Message):
     __slots__ = ("key", "ttl_ms")

@@ -79,6 +79,11 @@ class LimiterStub(object):
                 request_serializer=llmctl_dot_v1_dot_limiter__pb2.PingRequest.SerializeToString,
                 response_deserializer=llmctl_dot_v1_dot_limiter__pb2.PingResponse.FromString,
                 _registered_method=True)
+        self.SetRunBudget = channel.unary_unary(
+                '/llmctl.v1.Limiter/SetRunBudget',
+                request_serializer=llmctl_dot_v1_dot_limiter__pb2.SetRunBudgetRequest.SerializeToString,
+                response_deserializer=llmctl_dot_v1_dot_limiter__pb2.SetRunBudgetResponse.FromString,
+                _registered_method=True)
 
 
 class LimiterServicer(object):
@@ -144,6 +149,14 @@ class LimiterServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SetRunBudget(self, request, context):
+        """Sets (or replaces) the budget of one run: past it, Acquire answers not granted with
+        reason run_budget.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_LimiterServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -191,6 +204,11 @@ def add_LimiterServicer_to_server(servicer, server):
                     servicer.Ping,
                     request_deserializer=llmctl_dot_v1_dot_limiter__pb2.PingRequest.FromString,
                     response_serializer=llmctl_dot_v1_dot_limiter__pb2.PingResponse.SerializeToString,
+            ),
+            'SetRunBudget': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetRunBudget,
+                    request_deserializer=llmctl_dot_v1_dot_limiter__pb2.SetRunBudgetRequest.FromString,
+                    response_serializer=llmctl_dot_v1_dot_limiter__pb2.SetRunBudgetResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -436,6 +454,33 @@ class Limiter(object):
             '/llmctl.v1.Limiter/Ping',
             llmctl_dot_v1_dot_limiter__pb2.PingRequest.SerializeToString,
             llmctl_dot_v1_dot_limiter__pb2.PingResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetRunBudget(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/llmctl.v1.Limiter/SetRunBudget',
+            llmctl_dot_v1_dot_limiter__pb2.SetRunBudgetRequest.SerializeToString,
+            llmctl_dot_v1_dot_limiter__pb2.SetRunBudgetResponse.FromString,
             options,
             channel_credentials,
             insecure,
