@@ -8,9 +8,12 @@
         advice = lease.report_response(response)
 
 For the openai and anthropic SDKs, `llmctl.httpx.LimitedTransport` does this on every request.
+Work that must happen once across processes: ``client.run_once(key, fn)`` (or `claim` and
+`complete`).
 """
 
 from ._aio import AsyncClient, AsyncLease, PendingLease
+from ._claims import ClaimResult
 from ._client import Client, Lease
 from ._common import Advice, Outcome, default_socket
 from ._errors import (
@@ -20,6 +23,8 @@ from ._errors import (
     LlmctlError,
     NeverFits,
     NotGranted,
+    Pending,
+    RunBudgetExceeded,
     Unavailable,
 )
 from ._outcome import parse_usage
@@ -30,6 +35,7 @@ __all__ = [
     "Advice",
     "AsyncClient",
     "AsyncLease",
+    "ClaimResult",
     "Client",
     "DaemonBusy",
     "InvalidArgument",
@@ -39,7 +45,9 @@ __all__ = [
     "NeverFits",
     "NotGranted",
     "Outcome",
+    "Pending",
     "PendingLease",
+    "RunBudgetExceeded",
     "Unavailable",
     "default_socket",
     "parse_usage",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as _dt
+import inspect
 import os
 from types import TracebackType
 from typing import Any, Awaitable, Callable, Generator, Mapping, Optional, Type, Union
@@ -12,6 +13,15 @@ import grpc
 import grpc.aio
 
 from . import _errors as errors
+from ._claims import (
+    DEFAULT_RUN_ONCE_TTL,
+    BytesLike,
+    ClaimResult,
+    claim_request,
+    claim_result,
+    complete_request,
+    result_bytes,
+)
 from ._common import (
     CALL_TIMEOUT,
     CHANNEL_OPTIONS,
@@ -24,13 +34,15 @@ from ._common import (
     check_client_id,
     check_fail_mode,
     check_key,
+    first_attempt_ms,
     from_unix_ms,
     is_unreachable,
     local_advice,
     logger,
     new_client_id,
-    report_request,
+    not_granted,
     rpc_error,
+    run_budget_request,
     seconds,
     socket_path,
 )
@@ -60,6 +72,7 @@ class AsyncLease(LeaseBase):
         stream_started: bool = False,
         attempt: Optional[int] = None,
         usage_known: Optional[bool] = None,
+        first_attempt: Union[_dt.datetime, float, None] = None,
     ) -> Advice:
         outcome = self._outcome(
             status,
@@ -72,24 +85,19 @@ class AsyncLease(LeaseBase):
             stream_started,
             usage_known,
         )
-        return await self._send(outcome, attempt)
+        return await self._send(outcome, attempt, first_attempt)
 
     async def report_response(self, obj: Any, *, stream_started: Optional[bool] = None) -> Advice:
-        return await self._send(self._outcome_of(obj, stream_started), None)
+        return await self._send(self._outcome_of(obj, stream_started), None, None)
 
     async def report_exception(self, exc: BaseException) -> Advice:
-        return await self._send(self._outcome_of(exc, None), None)
+        return await self._send(self._outcome_of(exc, None), None, None)
 
     async def report_outcome(self, outcome: Outcome) -> Advice:
-        return await self._send(outcome, None)
+        return await self._send(outcome, None, None)
 
-    async def _send(self, outcome: Outcome, attempt: Optional[int]) -> Advice:
-        req = report_request(
-            self.lease_id,
-            outcome,
-            (self.input_tokens, self.output_tokens),
-            self.attempt if attempt is None else attempt,
-        )
+    async def _send(self, outcome: Outcome, attempt: Optional[int], first_attempt: Any) -> Advice:
+        req = self._report_request(outcome, attempt, first_attempt)
         self._claim_report()
         try:
             self.advice = await self._client._report(self, req, outcome)
@@ -112,7 +120,7 @@ class AsyncLease(LeaseBase):
         if self._reported:
             return
         try:
-            await self._send(self._exit_outcome(exc), None)
+            await self._send(self._exit_outcome(exc), None, None)
         except errors.LlmctlError as e:
             logger.warning("llmctl: could not report lease %s on %r: %s", self.lease_id, self.key, e)
         except asyncio.CancelledError:
@@ -247,9 +255,12 @@ class AsyncClient:
         run_id: Optional[str] = None,
         route_group: Optional[str] = None,
         attempt: int = 1,
+        profile: Optional[str] = None,
+        first_attempt: Union[_dt.datetime, float, None] = None,
     ) -> PendingLease:
         """`Client.acquire` for asyncio: ``lease = await client.acquire(...)`` or
         ``async with client.acquire(...) as lease:``. Input is checked at once."""
+        first_ms = first_attempt_ms(first_attempt)
         req, wait = acquire_request(
             key,
             requests=requests,
@@ -260,29 +271,27 @@ class AsyncClient:
             run_id=run_id,
             route_group=route_group,
             client_id=self.client_id,
+            profile=profile,
         )
-        return PendingLease(lambda: self._acquire(req, wait, attempt))
+        return PendingLease(lambda: self._acquire(req, wait, attempt, first_ms))
 
-    async def _acquire(self, req: pb.AcquireRequest, wait: float, attempt: int) -> AsyncLease:
+    async def _acquire(
+        self, req: pb.AcquireRequest, wait: float, attempt: int, first_ms: int
+    ) -> AsyncLease:
         stub = self._ensure()
         if not self._health.should_try():
-            return self._unlimited(req, attempt)
+            return self._unlimited(req, attempt, first_ms)
         epoch = self._health.epoch
         try:
             resp = await stub.Acquire(req, timeout=wait + CALL_TIMEOUT)
         except grpc.RpcError as e:
             if is_unreachable(e) and self._health.fail_open:
                 self._health.failed(e.details() or e.code().name)
-                return self._unlimited(req, attempt)
+                return self._unlimited(req, attempt, first_ms)
             raise rpc_error(e, self.socket, "acquire") from None
         self._health.ok()
         if not resp.granted:
-            raise errors.NotGranted(
-                resp.key or req.key,
-                resp.reason,
-                from_unix_ms(resp.not_before_unix_ms),
-                resp.waited_ms / 1000.0,
-            )
+            raise not_granted(resp, req)
         return AsyncLease(
             self,
             key=resp.key or req.key,
@@ -293,9 +302,10 @@ class AsyncClient:
             waited=resp.waited_ms / 1000.0,
             expires=from_unix_ms(resp.expires_unix_ms),
             epoch=epoch,
+            first_attempt_ms=first_ms,
         )
 
-    def _unlimited(self, req: pb.AcquireRequest, attempt: int) -> AsyncLease:
+    def _unlimited(self, req: pb.AcquireRequest, attempt: int, first_ms: int) -> AsyncLease:
         return AsyncLease(
             self,
             key=req.key,
@@ -304,6 +314,7 @@ class AsyncClient:
             output_tokens=req.output_tokens,
             attempt=attempt,
             limited=False,
+            first_attempt_ms=first_ms,
         )
 
     async def _report(self, lease: AsyncLease, req: pb.ReportRequest, outcome: Outcome) -> Advice:
@@ -345,6 +356,70 @@ class AsyncClient:
         self._health.ok()
         return from_unix_ms(resp.until_unix_ms)
 
+    async def set_run_budget(
+        self,
+        run_id: str,
+        *,
+        max_calls: Optional[int] = None,
+        max_retries: Optional[int] = None,
+        max_wall_time: Optional[Seconds] = None,
+    ) -> bool:
+        """`Client.set_run_budget` for asyncio."""
+        req = run_budget_request(run_id, max_calls, max_retries, max_wall_time)
+        stub = self._ensure()
+        try:
+            await stub.SetRunBudget(req, timeout=CALL_TIMEOUT)
+        except grpc.RpcError as e:
+            if is_unreachable(e) and self._health.fail_open:
+                self._health.failed(e.details() or e.code().name)
+                return False
+            raise rpc_error(e, self.socket, "set_run_budget") from None
+        self._health.ok()
+        return True
+
+    async def claim(self, key: str, ttl: Seconds) -> ClaimResult:
+        """`Client.claim` for asyncio."""
+        req = claim_request(key, ttl)
+        stub = self._ensure()
+        try:
+            resp = await stub.Claim(req, timeout=CALL_TIMEOUT, wait_for_ready=True)
+        except grpc.RpcError as e:
+            raise rpc_error(e, self.socket, "claim") from None
+        self._health.ok()
+        return claim_result(key, resp)
+
+    async def complete(self, key: str, result: BytesLike) -> None:
+        """`Client.complete` for asyncio."""
+        req = complete_request(key, result)
+        stub = self._ensure()
+        try:
+            await stub.Complete(req, timeout=CALL_TIMEOUT, wait_for_ready=True)
+        except grpc.RpcError as e:
+            raise rpc_error(e, self.socket, "complete") from None
+        self._health.ok()
+
+    async def run_once(
+        self,
+        key: str,
+        fn: Callable[[], Union[bytes, Awaitable[bytes]]],
+        *,
+        ttl: Seconds = DEFAULT_RUN_ONCE_TTL,
+    ) -> bytes:
+        """`Client.run_once` for asyncio: ``fn`` may be a coroutine function (it is awaited) or
+        a plain function returning bytes."""
+        claimed = await self.claim(key, ttl)
+        if claimed.state == "done":
+            assert claimed.result is not None
+            return claimed.result
+        if claimed.state == "pending":
+            raise errors.Pending(key, claimed.since)
+        value = fn()
+        if inspect.isawaitable(value):
+            value = await value
+        data = result_bytes(key, value, "fn's result")
+        await self.complete(key, data)
+        return data
+
     async def status(self) -> pb.StatusResponse:
         stub = self._ensure()
         try:
@@ -356,6 +431,9 @@ class AsyncClient:
 
     async def key_status(self, key: str) -> Optional[pb.KeyStatus]:
         return next((k for k in (await self.status()).keys if k.key == key), None)
+
+    async def run_status(self, run_id: str) -> Optional[pb.RunStatus]:
+        return next((r for r in (await self.status()).runs if r.run_id == run_id), None)
 
     async def ping(self) -> None:
         stub = self._ensure()

@@ -6,11 +6,20 @@ import datetime as _dt
 import os
 import threading
 from types import TracebackType
-from typing import Any, Mapping, Optional, Type, Union
+from typing import Any, Callable, Mapping, Optional, Type, Union
 
 import grpc
 
 from . import _errors as errors
+from ._claims import (
+    DEFAULT_RUN_ONCE_TTL,
+    BytesLike,
+    ClaimResult,
+    claim_request,
+    claim_result,
+    complete_request,
+    result_bytes,
+)
 from ._common import (
     CALL_TIMEOUT,
     CHANNEL_OPTIONS,
@@ -23,13 +32,15 @@ from ._common import (
     check_client_id,
     check_fail_mode,
     check_key,
+    first_attempt_ms,
     from_unix_ms,
     is_unreachable,
     local_advice,
     logger,
     new_client_id,
-    report_request,
+    not_granted,
     rpc_error,
+    run_budget_request,
     seconds,
     socket_path,
 )
@@ -60,12 +71,15 @@ class Lease(LeaseBase):
         stream_started: bool = False,
         attempt: Optional[int] = None,
         usage_known: Optional[bool] = None,
+        first_attempt: Union[_dt.datetime, float, None] = None,
     ) -> Advice:
         """Settles the lease with what happened and returns the daemon's advice.
 
         ``status`` is the HTTP status, 0 when no answer came. ``input_tokens`` counts all input,
         cached included; ``cached_input_tokens`` is the cached part. Sizes left out are taken as
-        the lease's estimate and the usage as unknown."""
+        the lease's estimate and the usage as unknown. ``attempt`` (default: the lease's) counts
+        from 1, and ``first_attempt`` (a datetime or Unix seconds; default: the lease's) says
+        when attempt 1 started, so the retry profile's total deadline counts from there."""
         outcome = self._outcome(
             status,
             headers,
@@ -77,30 +91,25 @@ class Lease(LeaseBase):
             stream_started,
             usage_known,
         )
-        return self._send(outcome, attempt)
+        return self._send(outcome, attempt, first_attempt)
 
     def report_response(self, obj: Any, *, stream_started: Optional[bool] = None) -> Advice:
         """Reports from an httpx or requests response, an openai/anthropic result or raw
         response (usage and, when there, headers), or an exception the call raised (SDK
         ``APIStatusError`` and friends, timeouts, connection errors, errors inside a 200 stream).
         Pass ``stream_started=True`` when streamed output already reached the user."""
-        return self._send(self._outcome_of(obj, stream_started), None)
+        return self._send(self._outcome_of(obj, stream_started), None, None)
 
     def report_exception(self, exc: BaseException) -> Advice:
         """Reports the exception a call raised (as ``report_response(exc)``)."""
-        return self._send(self._outcome_of(exc, None), None)
+        return self._send(self._outcome_of(exc, None), None, None)
 
     def report_outcome(self, outcome: Outcome) -> Advice:
         """Reports an `llmctl.Outcome` built by the caller."""
-        return self._send(outcome, None)
+        return self._send(outcome, None, None)
 
-    def _send(self, outcome: Outcome, attempt: Optional[int]) -> Advice:
-        req = report_request(
-            self.lease_id,
-            outcome,
-            (self.input_tokens, self.output_tokens),
-            self.attempt if attempt is None else attempt,
-        )
+    def _send(self, outcome: Outcome, attempt: Optional[int], first_attempt: Any) -> Advice:
+        req = self._report_request(outcome, attempt, first_attempt)
         self._claim_report()
         try:
             self.advice = self._client._report(self, req, outcome)
@@ -123,7 +132,7 @@ class Lease(LeaseBase):
         if self._reported:
             return
         try:
-            self._send(self._exit_outcome(exc), None)
+            self._send(self._exit_outcome(exc), None, None)
         except errors.LlmctlError as e:
             logger.warning("llmctl: could not report lease %s on %r: %s", self.lease_id, self.key, e)
 
@@ -232,11 +241,21 @@ class Client:
         run_id: Optional[str] = None,
         route_group: Optional[str] = None,
         attempt: int = 1,
+        profile: Optional[str] = None,
+        first_attempt: Union[_dt.datetime, float, None] = None,
     ) -> Lease:
         """Reserves ``requests``, ``input_tokens`` and ``output_tokens`` (the call's max_tokens) on
         ``key`` and its ancestors, waiting in the daemon up to ``max_wait`` seconds (default: its
-        maximum, one hour). Raises `llmctl.NotGranted` when capacity will not come in time."""
+        maximum, one hour). Raises `llmctl.NotGranted` when capacity will not come in time, and
+        `llmctl.RunBudgetExceeded` (a `NotGranted`) when the run ``run_id`` spent its budget.
+
+        ``route_group`` asks for the first member of that configured group that can serve;
+        ``lease.key`` is then the member granted. ``profile`` names the retry profile of the
+        advice (``"interactive"``, ``"batch"`` or a configured one; default: the key's).
+        ``attempt`` and ``first_attempt`` (when attempt 1 started: a datetime or Unix seconds)
+        are sent with the lease's report."""
         self._check_open()
+        first_ms = first_attempt_ms(first_attempt)
         req, wait = acquire_request(
             key,
             requests=requests,
@@ -247,9 +266,10 @@ class Client:
             run_id=run_id,
             route_group=route_group,
             client_id=self.client_id,
+            profile=profile,
         )
         if not self._health.should_try():
-            return self._unlimited(req, attempt)
+            return self._unlimited(req, attempt, first_ms)
         epoch = self._health.epoch
         future = self._stub.Acquire.future(req, timeout=wait + CALL_TIMEOUT)
         try:
@@ -257,7 +277,7 @@ class Client:
         except grpc.RpcError as e:
             if is_unreachable(e) and self._health.fail_open:
                 self._health.failed(e.details() or e.code().name)
-                return self._unlimited(req, attempt)
+                return self._unlimited(req, attempt, first_ms)
             raise rpc_error(e, self.socket, "acquire") from None
         except BaseException:
             # Interrupted while waiting: cancelling takes the waiter out of the daemon's queue.
@@ -265,12 +285,7 @@ class Client:
             raise
         self._health.ok()
         if not resp.granted:
-            raise errors.NotGranted(
-                resp.key or req.key,
-                resp.reason,
-                from_unix_ms(resp.not_before_unix_ms),
-                resp.waited_ms / 1000.0,
-            )
+            raise not_granted(resp, req)
         return Lease(
             self,
             key=resp.key or req.key,
@@ -281,9 +296,10 @@ class Client:
             waited=resp.waited_ms / 1000.0,
             expires=from_unix_ms(resp.expires_unix_ms),
             epoch=epoch,
+            first_attempt_ms=first_ms,
         )
 
-    def _unlimited(self, req: pb.AcquireRequest, attempt: int) -> Lease:
+    def _unlimited(self, req: pb.AcquireRequest, attempt: int, first_ms: int) -> Lease:
         return Lease(
             self,
             key=req.key,
@@ -292,6 +308,7 @@ class Client:
             output_tokens=req.output_tokens,
             attempt=attempt,
             limited=False,
+            first_attempt_ms=first_ms,
         )
 
     def _report(self, lease: Lease, req: pb.ReportRequest, outcome: Outcome) -> Advice:
@@ -337,6 +354,85 @@ class Client:
         self._health.ok()
         return from_unix_ms(resp.until_unix_ms)
 
+    def set_run_budget(
+        self,
+        run_id: str,
+        *,
+        max_calls: Optional[int] = None,
+        max_retries: Optional[int] = None,
+        max_wall_time: Optional[Seconds] = None,
+    ) -> bool:
+        """Sets (or replaces) the budget of the run ``run_id``: at most ``max_calls`` leases,
+        ``max_retries`` retries and ``max_wall_time`` seconds (or a timedelta) from the run's
+        first call; None leaves that bound out. Past it, acquiring with this ``run_id`` raises
+        `llmctl.RunBudgetExceeded`. Returns True once the daemon holds the budget, False when it
+        is unreachable and fail_mode is open (nothing is bounded then)."""
+        self._check_open()
+        req = run_budget_request(run_id, max_calls, max_retries, max_wall_time)
+        try:
+            self._stub.SetRunBudget(req, timeout=CALL_TIMEOUT)
+        except grpc.RpcError as e:
+            if is_unreachable(e) and self._health.fail_open:
+                self._health.failed(e.details() or e.code().name)
+                return False
+            raise rpc_error(e, self.socket, "set_run_budget") from None
+        self._health.ok()
+        return True
+
+    def claim(self, key: str, ttl: Seconds) -> ClaimResult:
+        """Claims the work named ``key`` (a job id, a hash of the request) for ``ttl`` seconds
+        (or a timedelta): the answer's ``state`` is ``"claimed"`` (yours: do it, then
+        `complete`), ``"pending"`` (another worker's since ``.since``) or ``"done"`` (``.result``
+        holds the stored bytes). A claim never completed lapses after its ttl and may be claimed
+        again. The daemon records the claim on disk before it answers.
+
+        Idempotency cannot be decided without the daemon, so an unreachable daemon raises
+        `llmctl.Unavailable` whatever the fail_mode (after waiting up to 10 s for one that is
+        restarting)."""
+        self._check_open()
+        req = claim_request(key, ttl)
+        try:
+            resp = self._stub.Claim(req, timeout=CALL_TIMEOUT, wait_for_ready=True)
+        except grpc.RpcError as e:
+            raise rpc_error(e, self.socket, "claim") from None
+        self._health.ok()
+        return claim_result(key, resp)
+
+    def complete(self, key: str, result: BytesLike) -> None:
+        """Stores ``result`` (bytes, at most 1 MiB) as the outcome of the work ``key``: later
+        claims answer ``"done"`` with it. Raises `llmctl.Unavailable` when the daemon does not
+        answer within 10 s, whatever the fail_mode; completing again is harmless."""
+        self._check_open()
+        req = complete_request(key, result)
+        try:
+            self._stub.Complete(req, timeout=CALL_TIMEOUT, wait_for_ready=True)
+        except grpc.RpcError as e:
+            raise rpc_error(e, self.socket, "complete") from None
+        self._health.ok()
+
+    def run_once(
+        self, key: str, fn: Callable[[], bytes], *, ttl: Seconds = DEFAULT_RUN_ONCE_TTL
+    ) -> bytes:
+        """Does the work ``key`` once across every process on the host: returns the stored
+        result when it is done already, raises `llmctl.Pending` (with ``.since``) while another
+        worker holds it, and otherwise calls ``fn()``, stores what it returns with `complete`
+        and returns it.
+
+        ``fn`` takes no arguments and returns bytes (at most 1 MiB; serialise anything else,
+        e.g. ``json.dumps(value).encode()``). It must finish within ``ttl`` seconds (default 10
+        minutes), or another worker may claim the work again. If ``fn`` raises, nothing is
+        stored, the exception propagates and the claim lapses after its ttl; if it returns
+        something other than bytes, `llmctl.InvalidArgument` is raised the same way."""
+        claimed = self.claim(key, ttl)
+        if claimed.state == "done":
+            assert claimed.result is not None
+            return claimed.result
+        if claimed.state == "pending":
+            raise errors.Pending(key, claimed.since)
+        data = result_bytes(key, fn(), "fn's result")
+        self.complete(key, data)
+        return data
+
     def status(self) -> pb.StatusResponse:
         """Every key's limits, levels, queue, cooldown and counters (`StatusResponse`).
         Raises `llmctl.Unavailable` when the daemon does not answer, whatever the fail_mode."""
@@ -351,6 +447,11 @@ class Client:
     def key_status(self, key: str) -> Optional[pb.KeyStatus]:
         """The status of one key, or None if the daemon does not know it yet."""
         return next((k for k in self.status().keys if k.key == key), None)
+
+    def run_status(self, run_id: str) -> Optional[pb.RunStatus]:
+        """The calls, retries, wall time and budget of one run, or None if the daemon does not
+        track it (yet, or any more)."""
+        return next((r for r in self.status().runs if r.run_id == run_id), None)
 
     def ping(self) -> None:
         """Raises `llmctl.Unavailable` unless the daemon answers."""

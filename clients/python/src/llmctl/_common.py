@@ -156,18 +156,21 @@ def acquire_request(
     run_id: Optional[str],
     route_group: Optional[str],
     client_id: str,
+    profile: Optional[str] = None,
 ) -> Tuple[pb.AcquireRequest, float]:
     """Checks an acquire's input and builds its request; also returns the wait in seconds."""
     check_key(key)
     if route_group is not None:
         check_key(route_group, "route_group")
+    if profile is not None:
+        check_name(profile, "profile", "'interactive', 'batch' or one configured in [profiles]")
     req = check_units("requests", requests)
     if req == 0:
         raise errors.InvalidArgument("requests = 0; a lease is for at least 1 request")
     if isinstance(priority, bool) or not isinstance(priority, int) or not -(2**31) <= priority < 2**31:
         raise errors.InvalidArgument(f"priority must be a 32-bit whole number, not {priority!r}")
-    if run_id is not None and not isinstance(run_id, str):
-        raise errors.InvalidArgument(f"run_id must be a string, not {run_id!r}")
+    if run_id is not None:
+        check_run_id(run_id)
     wait = seconds("max_wait", max_wait, MAX_WAIT_SECONDS, MAX_WAIT_SECONDS)
     msg = pb.AcquireRequest(
         key=key,
@@ -179,8 +182,103 @@ def acquire_request(
         client_id=client_id,
         run_id=run_id or "",
         route_group=route_group or "",
+        profile=profile or "",
     )
     return msg, wait
+
+
+def check_name(value: Any, what: str, examples: str) -> str:
+    """A name such as a profile: a non-empty printable string."""
+    if not isinstance(value, str):
+        raise errors.InvalidArgument(f"{what} must be a string such as {examples}, not {value!r}")
+    if not value:
+        raise errors.InvalidArgument(f"{what} is empty; name one such as {examples}, or leave it out")
+    if len(value.encode()) > MAX_KEY_BYTES or not value.isprintable():
+        raise errors.InvalidArgument(
+            f"{what} {value[:40]!r} must be at most {MAX_KEY_BYTES} bytes of printable characters"
+        )
+    return value
+
+
+def check_run_id(run_id: Any) -> str:
+    if not isinstance(run_id, str):
+        raise errors.InvalidArgument(f"run_id must be a string, not {run_id!r}")
+    if len(run_id.encode()) > MAX_KEY_BYTES or not run_id.isprintable():
+        raise errors.InvalidArgument(
+            f"run_id {run_id[:40]!r} must be at most {MAX_KEY_BYTES} bytes of printable characters"
+        )
+    return run_id
+
+
+def not_granted(resp: pb.AcquireResponse, req: pb.AcquireRequest) -> errors.NotGranted:
+    """The exception for an acquire the daemon answered with not granted: `RunBudgetExceeded`
+    when the run's budget is spent, else `NotGranted`."""
+    key = resp.key or req.key or req.route_group
+    not_before = from_unix_ms(resp.not_before_unix_ms)
+    waited = resp.waited_ms / 1000.0
+    if resp.reason.startswith("run_budget"):
+        return errors.RunBudgetExceeded(key, resp.reason, not_before, waited, req.run_id)
+    return errors.NotGranted(key, resp.reason, not_before, waited)
+
+
+# A first attempt further ahead than this is a mistake (milliseconds given for seconds, say).
+_FUTURE_SLACK = 300.0
+
+
+def first_attempt_ms(value: Any) -> int:
+    """``first_attempt`` (a datetime, or Unix seconds) in Unix milliseconds; None is 0."""
+    if value is None:
+        return 0
+    if isinstance(value, _dt.datetime):
+        ts = value.timestamp()  # a naive datetime is taken as local time, as Python does
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        ts = float(value)
+    else:
+        raise errors.InvalidArgument(
+            f"first_attempt must be a datetime or Unix seconds (time.time()), not {value!r}"
+        )
+    if not math.isfinite(ts) or ts <= 0:
+        raise errors.InvalidArgument(
+            f"first_attempt = {value!r} is not a time; give when attempt 1 started, as a "
+            "datetime or Unix seconds (time.time())"
+        )
+    if ts > time.time() + _FUTURE_SLACK:
+        raise errors.InvalidArgument(
+            f"first_attempt = {value!r} is in the future; give when attempt 1 started, as a "
+            "datetime or Unix seconds (time.time(), not milliseconds)"
+        )
+    return int(ts * 1000)
+
+
+def run_budget_request(
+    run_id: Any, max_calls: Any, max_retries: Any, max_wall_time: Any
+) -> pb.SetRunBudgetRequest:
+    check_run_id(run_id)
+    if not run_id:
+        raise errors.InvalidArgument("run_id is empty; name the run, as in acquire(..., run_id=...)")
+    calls = check_units("max_calls", max_calls, allow_none=True)
+    retries = check_units("max_retries", max_retries, allow_none=True)
+    # The contract reads 0 as "no bound", so a 0 given here cannot mean what it says.
+    if calls == 0:
+        raise errors.InvalidArgument(
+            "max_calls = 0 would refuse every call; give 1 or more, or None for no bound"
+        )
+    if retries == 0:
+        raise errors.InvalidArgument(
+            "max_retries = 0 cannot be set: the daemon reads 0 as no bound; give 1 or more, "
+            "or None for no bound"
+        )
+    wall = seconds("max_wall_time", max_wall_time, 0.0, 366 * 86400.0) if max_wall_time is not None else None
+    if wall is not None and wall <= 0:
+        raise errors.InvalidArgument(
+            f"max_wall_time = {max_wall_time!r}; give a positive number of seconds, or None for no bound"
+        )
+    return pb.SetRunBudgetRequest(
+        run_id=run_id,
+        max_calls=calls or 0,
+        max_retries=retries or 0,
+        max_wall_time_ms=max(1, int(round(wall * 1000))) if wall is not None else 0,
+    )
 
 
 def from_unix_ms(ms: int) -> Optional[_dt.datetime]:
@@ -259,7 +357,11 @@ class Outcome:
 
 
 def report_request(
-    lease_id: str, outcome: Outcome, estimate: Tuple[int, int], attempt: int
+    lease_id: str,
+    outcome: Outcome,
+    estimate: Tuple[int, int],
+    attempt: int,
+    first_attempt_unix_ms: int = 0,
 ) -> pb.ReportRequest:
     """Checks an outcome and builds its report. Sizes left unknown are the lease's estimate, so
     a success whose usage nobody read is settled at what was reserved."""
@@ -295,6 +397,7 @@ def report_request(
         stream_started=bool(outcome.stream_started),
         attempt=attempt,
         usage_known=bool(usage_known),
+        first_attempt_unix_ms=first_attempt_unix_ms,
     )
 
 
@@ -345,6 +448,12 @@ def rpc_error(e: grpc.RpcError, socket: str, what: str) -> errors.LlmctlError:
         return errors.DaemonBusy(detail)
     if is_unreachable(e):
         return unavailable(socket, detail)
+    if code == grpc.StatusCode.UNIMPLEMENTED:
+        return errors.LlmctlError(
+            f"the llmctl daemon on {socket} does not know {what}: it is older than this client; "
+            "upgrade and restart it",
+            code.name,
+        )
     name = code.name if code is not None else "UNKNOWN"
     return errors.LlmctlError(f"llmctl {what} failed ({name}): {detail}", name)
 

@@ -57,6 +57,42 @@ class NotGranted(LlmctlError):
         return max(0.0, self.not_before.timestamp() - time.time())
 
 
+class RunBudgetExceeded(NotGranted):
+    """The run (``run_id`` on acquire) has used up its budget of calls, retries or wall time
+    (see `Client.set_run_budget`): no more calls are granted for it. ``reason`` says which bound
+    was reached; asking again does not help, so ``not_before`` is usually None."""
+
+    def __init__(
+        self,
+        key: str,
+        reason: str,
+        not_before: Optional[_dt.datetime],
+        waited: float = 0.0,
+        run_id: str = "",
+    ) -> None:
+        super().__init__(key, reason, not_before, waited)
+        self.run_id = run_id
+        self.message = f"llmctl refused {key!r} for run {run_id!r}: {reason}"
+        self.args = (self.message,)
+
+
+class Pending(LlmctlError):
+    """`run_once` found the work claimed by someone else who has not completed it yet.
+
+    ``key`` is the idempotency key and ``since`` (an aware UTC datetime, or None if the daemon did
+    not say) when the other claim was made. The claim lapses after its ttl if never completed;
+    ask again later, or wait for the other worker's result.
+    """
+
+    def __init__(self, key: str, since: Optional[_dt.datetime]) -> None:
+        when = f" since {since.isoformat()}" if since else ""
+        super().__init__(
+            f"{key!r} is being done by another worker{when}; its result is not stored yet"
+        )
+        self.key = key
+        self.since = since
+
+
 class InvalidArgument(LlmctlError, ValueError):
     """Malformed input: an empty key, a negative size, a status that is no HTTP status, ..."""
 

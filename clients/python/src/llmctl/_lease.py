@@ -8,8 +8,9 @@ import threading
 from typing import Any, Mapping, Optional
 
 from . import _errors as errors
-from ._common import Advice, Outcome
+from ._common import Advice, Outcome, first_attempt_ms, from_unix_ms, report_request
 from ._outcome import from_exception, from_object
+from .v1 import limiter_pb2 as pb
 
 
 class LeaseBase:
@@ -31,6 +32,7 @@ class LeaseBase:
         expires: Optional[_dt.datetime] = None,
         limited: bool = True,
         epoch: int = 0,
+        first_attempt_ms: int = 0,
     ) -> None:
         self.key = key
         self.lease_id = lease_id
@@ -40,6 +42,8 @@ class LeaseBase:
         self.waited = waited
         self.expires = expires
         self.limited = limited
+        # When attempt 1 started (Unix ms), sent with the report; 0: the daemon takes the grant.
+        self._first_attempt_ms = first_attempt_ms
         self.advice: Optional[Advice] = None
         self._epoch = epoch
         self._reported = False
@@ -48,6 +52,24 @@ class LeaseBase:
     @property
     def reported(self) -> bool:
         return self._reported
+
+    @property
+    def first_attempt(self) -> Optional[_dt.datetime]:
+        """When attempt 1 of this call started, as given to acquire or report (None: not given,
+        and the daemon counts the profile's deadline from this lease's grant)."""
+        return from_unix_ms(self._first_attempt_ms)
+
+    def _report_request(
+        self, outcome: Outcome, attempt: Optional[int], first_attempt: Any
+    ) -> pb.ReportRequest:
+        first_ms = self._first_attempt_ms if first_attempt is None else first_attempt_ms(first_attempt)
+        return report_request(
+            self.lease_id,
+            outcome,
+            (self.input_tokens, self.output_tokens),
+            self.attempt if attempt is None else attempt,
+            first_ms,
+        )
 
     def __repr__(self) -> str:
         state = "reported" if self._reported else "open"
