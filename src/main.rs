@@ -34,6 +34,8 @@ enum Command {
     Report(cmd::lease::ReportArgs),
     /// Stop granting on a key (and the keys below it) for a while
     Cooldown(cmd::lease::CooldownArgs),
+    /// Set a run's budget: past it, acquire is refused with reason run_budget
+    RunBudget(cmd::lease::RunBudgetArgs),
     /// Show every key's limits, levels, queue and cooldown
     Status(cmd::status::StatusArgs),
     /// Claim an idempotency key: CLAIMED (exit 0), PENDING (exit 75) or DONE (exit 3, result on stdout)
@@ -75,6 +77,7 @@ fn main() -> ExitCode {
             Command::Report(args) => cmd::lease::report(args, socket).await,
             Command::Cooldown(args) => cmd::lease::cooldown(args, socket).await,
             Command::Status(args) => cmd::status::run(args, socket).await,
+            Command::RunBudget(args) => cmd::lease::run_budget(args, socket).await,
             Command::Bench(args) => cmd::bench::run(args, socket).await,
             Command::Claim(args) => cmd::claim::claim(args, socket).await,
             Command::Complete(args) => cmd::claim::complete(args, socket).await,

@@ -1,7 +1,10 @@
 //! The daemon's TOML config: `[daemon]` settings and `[keys."name"]` limits. Unknown keys and
 //! bad values are refused with a message naming the file, the key and the value.
 
-use crate::engine::{Dimension, EngineConfig, KeyLimits, OutputCounting, Period, Rate};
+use crate::engine::{
+    Backoff, BreakerConfig, Condition, Dimension, EngineConfig, KeyLimits, OutputCounting, Period,
+    Rate, RetryProfile, RouteGroup, RouteMember, RunBudget,
+};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -67,6 +70,52 @@ struct RawFile {
     daemon: RawDaemon,
     #[serde(default)]
     keys: BTreeMap<String, RawKey>,
+    #[serde(default)]
+    profiles: BTreeMap<String, RawProfile>,
+    #[serde(default)]
+    route_groups: BTreeMap<String, RawRouteGroup>,
+    run_budget: Option<RawRunBudget>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawProfile {
+    attempts: Option<i64>,
+    deadline: Option<String>,
+    backoff: Option<String>,
+    base: Option<String>,
+    cap: Option<String>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRouteGroup {
+    members: Vec<RawMember>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMember {
+    key: String,
+    #[serde(default)]
+    when: Vec<String>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRunBudget {
+    max_calls: Option<i64>,
+    max_retries: Option<i64>,
+    max_wall_time: Option<String>,
+}
+
+/// The breaker fields of `[daemon]` or a key.
+#[derive(Debug, Default, Clone)]
+struct RawBreaker {
+    breaker_failure_rate: Option<f64>,
+    breaker_min_requests: Option<i64>,
+    breaker_window: Option<String>,
+    breaker_open_for: Option<String>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -81,8 +130,13 @@ struct RawDaemon {
     max_leases: Option<i64>,
     cooldown_base: Option<String>,
     cooldown_max: Option<String>,
-    max_attempts: Option<i64>,
     transit_allowance: Option<String>,
+    default_profile: Option<String>,
+    max_runs: Option<i64>,
+    breaker_failure_rate: Option<f64>,
+    breaker_min_requests: Option<i64>,
+    breaker_window: Option<String>,
+    breaker_open_for: Option<String>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -103,6 +157,11 @@ struct RawKey {
     burst_output_tokens: Option<i64>,
     output_counted_as: Option<String>,
     cached_input_counts: Option<bool>,
+    profile: Option<String>,
+    breaker_failure_rate: Option<f64>,
+    breaker_min_requests: Option<i64>,
+    breaker_window: Option<String>,
+    breaker_open_for: Option<String>,
 }
 
 /// `[daemon]` settings; each can also be given as a flag of `llmctl daemon`.
@@ -117,8 +176,10 @@ pub struct DaemonSettings {
     pub max_leases: Option<usize>,
     pub cooldown_base: Option<Duration>,
     pub cooldown_max: Option<Duration>,
-    pub max_attempts: Option<u32>,
     pub transit_allowance: Option<Duration>,
+    pub default_profile: Option<String>,
+    pub max_runs: Option<usize>,
+    pub breaker: BreakerConfig,
 }
 
 impl DaemonSettings {
@@ -137,24 +198,10 @@ impl DaemonSettings {
             max_leases,
             cooldown_base,
             cooldown_max,
-            max_attempts,
-            transit_allowance
+            transit_allowance,
+            default_profile,
+            max_runs
         );
-    }
-
-    pub fn engine_config(&self) -> EngineConfig {
-        let d = EngineConfig::default();
-        EngineConfig {
-            lease_ttl: self.lease_ttl.unwrap_or(d.lease_ttl),
-            max_keys: self.max_keys.unwrap_or(d.max_keys),
-            max_waiters: self.max_waiters.unwrap_or(d.max_waiters),
-            max_leases: self.max_leases.unwrap_or(d.max_leases),
-            cooldown_base: self.cooldown_base.unwrap_or(d.cooldown_base),
-            cooldown_max: self.cooldown_max.unwrap_or(d.cooldown_max),
-            max_attempts: self.max_attempts.unwrap_or(d.max_attempts),
-            transit_allowance: self.transit_allowance.unwrap_or(d.transit_allowance),
-            ..d
-        }
     }
 
     pub fn snapshot_interval(&self) -> Duration {
@@ -167,9 +214,41 @@ impl DaemonSettings {
 pub struct Config {
     pub daemon: DaemonSettings,
     pub keys: Vec<(String, KeyLimits)>,
+    /// Configured profiles, beside (or replacing) the built-in interactive and batch.
+    pub profiles: Vec<RetryProfile>,
+    pub route_groups: Vec<RouteGroup>,
+    pub run_budget: RunBudget,
 }
 
 impl Config {
+    /// The engine's settings: defaults, then the file, then flags (already overlaid).
+    pub fn engine_config(&self) -> EngineConfig {
+        let d = EngineConfig::default();
+        let mut profiles = d.profiles.clone();
+        for p in &self.profiles {
+            match profiles.iter_mut().find(|x| x.name == p.name) {
+                Some(x) => *x = p.clone(),
+                None => profiles.push(p.clone()),
+            }
+        }
+        let s = &self.daemon;
+        EngineConfig {
+            lease_ttl: s.lease_ttl.unwrap_or(d.lease_ttl),
+            max_keys: s.max_keys.unwrap_or(d.max_keys),
+            max_waiters: s.max_waiters.unwrap_or(d.max_waiters),
+            max_leases: s.max_leases.unwrap_or(d.max_leases),
+            cooldown_base: s.cooldown_base.unwrap_or(d.cooldown_base),
+            cooldown_max: s.cooldown_max.unwrap_or(d.cooldown_max),
+            transit_allowance: s.transit_allowance.unwrap_or(d.transit_allowance),
+            default_profile: s.default_profile.clone().unwrap_or(d.default_profile),
+            max_runs: s.max_runs.unwrap_or(d.max_runs),
+            breaker: s.breaker.clone(),
+            profiles,
+            route_groups: self.route_groups.clone(),
+            run_budget: self.run_budget.clone(),
+        }
+    }
+
     /// Reads and checks a config file.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
@@ -200,9 +279,42 @@ impl Config {
         for (name, k) in &raw.keys {
             crate::engine::validate_key(name)
                 .map_err(|e| invalid(format!("[keys.{name:?}]: {e}")))?;
-            keys.push((name.clone(), key_limits(name, k).map_err(invalid)?));
+            keys.push((
+                name.clone(),
+                key_limits(name, k, &daemon.breaker).map_err(invalid)?,
+            ));
         }
-        Ok(Config { daemon, keys })
+        let profiles = raw
+            .profiles
+            .iter()
+            .map(|(name, p)| profile(name, p))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(invalid)?;
+        let route_groups = raw
+            .route_groups
+            .iter()
+            .map(|(name, g)| route_group(name, g))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(invalid)?;
+        let run_budget = match &raw.run_budget {
+            Some(b) => run_budget(b).map_err(invalid)?,
+            None => RunBudget::default(),
+        };
+        let config = Config {
+            daemon,
+            keys,
+            profiles,
+            route_groups,
+            run_budget,
+        };
+        // Names that refer to each other (profiles, route group keys) are checked by the engine.
+        let probe = crate::engine::Now {
+            mono: std::time::Instant::now(),
+            unix_ms: 0,
+        };
+        crate::engine::Engine::new(config.engine_config(), config.keys.clone(), probe, 0)
+            .map_err(|e| invalid(e.to_string()))?;
+        Ok(config)
     }
 }
 
@@ -244,7 +356,18 @@ fn daemon_settings(d: &RawDaemon) -> Result<DaemonSettings, String> {
         max_leases: size("max_leases", d.max_leases)?,
         cooldown_base: duration_field("daemon", "cooldown_base", &d.cooldown_base)?,
         cooldown_max: duration_field("daemon", "cooldown_max", &d.cooldown_max)?,
-        max_attempts: count_field(s, "max_attempts", d.max_attempts, 1, 100)?.map(|n| n as u32),
+        default_profile: d.default_profile.clone(),
+        max_runs: size("max_runs", d.max_runs)?,
+        breaker: breaker(
+            s,
+            &RawBreaker {
+                breaker_failure_rate: d.breaker_failure_rate,
+                breaker_min_requests: d.breaker_min_requests,
+                breaker_window: d.breaker_window.clone(),
+                breaker_open_for: d.breaker_open_for.clone(),
+            },
+            &BreakerConfig::default(),
+        )?,
         transit_allowance: duration_field("daemon", "transit_allowance", &d.transit_allowance)?,
     };
     for (field, v) in [
@@ -260,7 +383,110 @@ fn daemon_settings(d: &RawDaemon) -> Result<DaemonSettings, String> {
     Ok(settings)
 }
 
-fn key_limits(name: &str, k: &RawKey) -> Result<KeyLimits, String> {
+fn breaker(
+    section: &str,
+    b: &RawBreaker,
+    defaults: &BreakerConfig,
+) -> Result<BreakerConfig, String> {
+    let mut c = defaults.clone();
+    if let Some(r) = b.breaker_failure_rate {
+        if !(r > 0.0 && r <= 1.0) {
+            return Err(format!(
+                "{section} breaker_failure_rate = {r}: must be above 0 and at most 1 (0.5 opens at half the requests failing)"
+            ));
+        }
+        c.failure_rate = r;
+    }
+    if let Some(n) = count_field(
+        section,
+        "breaker_min_requests",
+        b.breaker_min_requests,
+        1,
+        1_000_000,
+    )? {
+        c.min_requests = n as u64;
+    }
+    let sec = section.trim_start_matches('[').trim_end_matches(']');
+    if let Some(w) = duration_field(sec, "breaker_window", &b.breaker_window)? {
+        if w.is_zero() || w > Duration::from_secs(60) {
+            return Err(format!(
+                "{section} breaker_window = {:?}: give from 1s to 60s",
+                b.breaker_window.as_deref().unwrap_or("")
+            ));
+        }
+        c.window = w;
+    }
+    if let Some(o) = duration_field(sec, "breaker_open_for", &b.breaker_open_for)? {
+        c.open_for = o;
+    }
+    Ok(c)
+}
+
+fn profile(name: &str, p: &RawProfile) -> Result<RetryProfile, String> {
+    let section = format!("[profiles.{name:?}]");
+    let sec = format!("profiles.{name:?}");
+    let base = match name {
+        "interactive" => RetryProfile::interactive(),
+        _ => RetryProfile::batch(),
+    };
+    let backoff = match p.backoff.as_deref() {
+        None => base.backoff,
+        Some(b) => Backoff::parse(b).ok_or_else(|| {
+            format!("{section} backoff = {b:?}: must be \"full\", \"equal\" or \"decorrelated\"")
+        })?,
+    };
+    Ok(RetryProfile {
+        name: name.to_string(),
+        attempts: count_field(&section, "attempts", p.attempts, 1, 100)?
+            .map_or(base.attempts, |n| n as u32),
+        deadline: duration_field(&sec, "deadline", &p.deadline)?.unwrap_or(base.deadline),
+        backoff,
+        base: duration_field(&sec, "base", &p.base)?.unwrap_or(base.base),
+        cap: duration_field(&sec, "cap", &p.cap)?.unwrap_or(base.cap),
+    })
+}
+
+fn route_group(name: &str, g: &RawRouteGroup) -> Result<RouteGroup, String> {
+    let section = format!("[route_groups.{name:?}]");
+    let mut members = Vec::new();
+    for m in &g.members {
+        let when = m
+            .when
+            .iter()
+            .map(|c| {
+                Condition::parse(c).ok_or_else(|| {
+                    format!(
+                        "{section} member {:?} when = {c:?}: must be \"context_length\", \"rate_limited\" or \"unavailable\"",
+                        m.key
+                    )
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        members.push(RouteMember {
+            key: m.key.clone(),
+            when,
+        });
+    }
+    Ok(RouteGroup {
+        name: name.to_string(),
+        members,
+    })
+}
+
+fn run_budget(b: &RawRunBudget) -> Result<RunBudget, String> {
+    let s = "[run_budget]";
+    Ok(RunBudget {
+        max_calls: count_field(s, "max_calls", b.max_calls, 1, i64::MAX)?.map(|n| n as u64),
+        max_retries: count_field(s, "max_retries", b.max_retries, 0, i64::MAX)?.map(|n| n as u64),
+        max_wall_time: duration_field("run_budget", "max_wall_time", &b.max_wall_time)?,
+    })
+}
+
+fn key_limits(
+    name: &str,
+    k: &RawKey,
+    breaker_defaults: &BreakerConfig,
+) -> Result<KeyLimits, String> {
     let section = format!("[keys.{name:?}]");
     let limit = |field: &str, v| count_field(&section, field, v, 1, 1_000_000_000_000);
     let burst = |field: &str, v| count_field(&section, field, v, 1, 1_000_000_000_000);
@@ -325,11 +551,27 @@ fn key_limits(name: &str, k: &RawKey) -> Result<KeyLimits, String> {
     };
     let max_concurrency =
         count_field(&section, "max_concurrency", k.max_concurrency, 1, 1_000_000)?;
+    let raw_breaker = RawBreaker {
+        breaker_failure_rate: k.breaker_failure_rate,
+        breaker_min_requests: k.breaker_min_requests,
+        breaker_window: k.breaker_window.clone(),
+        breaker_open_for: k.breaker_open_for.clone(),
+    };
+    let own_breaker = raw_breaker.breaker_failure_rate.is_some()
+        || raw_breaker.breaker_min_requests.is_some()
+        || raw_breaker.breaker_window.is_some()
+        || raw_breaker.breaker_open_for.is_some();
     Ok(KeyLimits {
         rates,
         max_concurrency: max_concurrency.map(|n| n as u64),
         output_counted_as,
         cached_input_counts: k.cached_input_counts.unwrap_or(false),
+        profile: k.profile.clone(),
+        breaker: if own_breaker {
+            Some(breaker(&section, &raw_breaker, breaker_defaults)?)
+        } else {
+            None
+        },
     })
 }
 
@@ -401,6 +643,84 @@ mod tests {
         );
         let m = err("[keys.a]\nmax_concurrency = 0\n");
         assert!(m.contains("max_concurrency = 0"), "{m}");
+    }
+
+    #[test]
+    fn profiles_route_groups_and_run_budgets() {
+        let text = r#"
+[daemon]
+default_profile = "nightly"
+breaker_failure_rate = 0.25
+[profiles.interactive]
+attempts = 2
+[profiles.nightly]
+attempts = 12
+deadline = "30m"
+backoff = "decorrelated"
+[keys."a"]
+profile = "interactive"
+breaker_min_requests = 5
+[route_groups.chat]
+members = [{ key = "a" }, { key = "b", when = ["rate_limited"] }, { key = "c", when = ["context_length"] }]
+[run_budget]
+max_calls = 10
+max_wall_time = "5m"
+"#;
+        let c = Config::parse(text, "t").expect("parses");
+        let e = c.engine_config();
+        let interactive = e
+            .profiles
+            .iter()
+            .find(|p| p.name == "interactive")
+            .expect("interactive");
+        assert_eq!(
+            (interactive.attempts, interactive.deadline),
+            (2, Duration::from_secs(8))
+        );
+        let nightly = e
+            .profiles
+            .iter()
+            .find(|p| p.name == "nightly")
+            .expect("nightly");
+        assert_eq!(
+            (nightly.attempts, nightly.backoff),
+            (12, Backoff::Decorrelated)
+        );
+        assert_eq!(e.default_profile, "nightly");
+        assert_eq!(e.breaker.failure_rate, 0.25);
+        let a = &c.keys[0].1;
+        assert_eq!(a.profile.as_deref(), Some("interactive"));
+        let b = a.breaker.as_ref().expect("own breaker");
+        assert_eq!((b.min_requests, b.failure_rate), (5, 0.25));
+        assert_eq!(
+            e.route_groups[0].members[1].when,
+            vec![Condition::RateLimited]
+        );
+        assert_eq!(e.run_budget.max_calls, Some(10));
+        assert_eq!(e.run_budget.max_wall_time, Some(Duration::from_secs(300)));
+    }
+
+    #[test]
+    fn policy_mistakes_are_named() {
+        let m = err("[profiles.p]\nbackoff = \"linear\"\n");
+        assert!(
+            m.contains("backoff = \"linear\"") && m.contains("decorrelated"),
+            "{m}"
+        );
+        let m = err("[keys.a]\nprofile = \"urgent\"\n");
+        assert!(m.contains("urgent") && m.contains("[keys.\"a\"]"), "{m}");
+        let m = err("[route_groups.g]\nmembers = [{ key = \"a\", when = [\"sometimes\"] }]\n");
+        assert!(m.contains("sometimes") && m.contains("rate_limited"), "{m}");
+        let m = err("[route_groups.g]\nmembers = [{ key = \"a\", when = [\"rate_limited\"] }]\n");
+        assert!(m.contains("no member without"), "{m}");
+        let m = err("[daemon]\nbreaker_failure_rate = 1.5\n");
+        assert!(m.contains("breaker_failure_rate = 1.5"), "{m}");
+        let m = err("[daemon]\nbreaker_window = \"5m\"\n");
+        assert!(m.contains("breaker_window"), "{m}");
+        let m = err("[run_budget]\nmax_calls = 0\n");
+        assert!(m.contains("max_calls = 0"), "{m}");
+        let m = err("[daemon]\nmax_attempts = 3\n");
+        assert!(m.contains("max_attempts"), "{m}");
     }
 
     #[test]

@@ -37,9 +37,12 @@ pub struct DaemonArgs {
     /// Cap of the escalation on repeated 429s [default: 60s]
     #[arg(long, value_name = "DUR", value_parser = super::duration)]
     cooldown_max: Option<Duration>,
-    /// Report advises give_up from this attempt on [default: 8]
+    /// The retry profile of leases that name none and whose key names none [default: batch]
+    #[arg(long, value_name = "NAME")]
+    default_profile: Option<String>,
+    /// Most runs (run_id) tracked at once [default: 10000]
     #[arg(long, value_name = "N")]
-    max_attempts: Option<u32>,
+    max_runs: Option<usize>,
     /// A bucket granted from full starts refilling after this (time to reach the provider) [default: 20ms]
     #[arg(long, value_name = "DUR", value_parser = super::duration)]
     transit_allowance: Option<Duration>,
@@ -60,7 +63,9 @@ impl DaemonArgs {
             max_leases: self.max_leases,
             cooldown_base: self.cooldown_base,
             cooldown_max: self.cooldown_max,
-            max_attempts: self.max_attempts,
+            default_profile: self.default_profile.clone(),
+            max_runs: self.max_runs,
+            breaker: Default::default(),
             transit_allowance: self.transit_allowance,
         }
     }

@@ -52,6 +52,12 @@ pub struct AcquireArgs {
     /// Identifies the run (agent loop, job) the call belongs to
     #[arg(long, value_name = "ID", default_value = "")]
     run_id: String,
+    /// Acquire on the first member of this route group that can serve (KEY is then ignored; give "-")
+    #[arg(long, value_name = "GROUP", default_value = "")]
+    route_group: String,
+    /// The retry profile for this lease's advice (interactive, batch, or a configured one)
+    #[arg(long, value_name = "NAME", default_value = "")]
+    profile: String,
     /// Keep a client session open after printing the lease, until stdin closes or a signal:
     /// the lease's concurrency slot returns as soon as this process ends
     #[arg(long)]
@@ -97,6 +103,9 @@ pub struct ReportArgs {
         allow_negative_numbers = true
     )]
     attempt: i32,
+    /// When attempt 1 started, in Unix ms (for the profile's deadline) [default: when the lease was granted]
+    #[arg(long, value_name = "UNIX_MS", default_value_t = 0)]
+    first_attempt_unix_ms: i64,
     /// Print the advice as JSON
     #[arg(long)]
     json: bool,
@@ -139,7 +148,8 @@ pub async fn acquire(args: AcquireArgs, socket: PathBuf) -> ExitCode {
             .map_or(0, |d| d.as_millis().min(i64::MAX as u128) as i64),
         client_id: if args.hold { client_id } else { String::new() },
         run_id: args.run_id,
-        route_group: String::new(),
+        route_group: args.route_group,
+        profile: args.profile,
     };
     let r = match client.acquire(req).await {
         Ok(r) => r.into_inner(),
@@ -240,6 +250,7 @@ pub async fn report(args: ReportArgs, socket: PathBuf) -> ExitCode {
         stream_started: args.stream_started,
         attempt: args.attempt,
         usage_known,
+        first_attempt_unix_ms: args.first_attempt_unix_ms,
     };
     let mut client = match connect(&socket).await {
         Ok(c) => c,
@@ -316,5 +327,43 @@ mod tests {
         assert_eq!(super::parse_header("x:a:b"), Ok(("x".into(), "a:b".into())));
         assert!(super::parse_header("nocolon").is_err());
         assert!(super::parse_header(": v").is_err());
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct RunBudgetArgs {
+    /// The run (the run_id given on acquire)
+    run_id: String,
+    /// Most granted calls [default: no bound]
+    #[arg(long, value_name = "N")]
+    max_calls: Option<u64>,
+    /// Most retries advised [default: no bound]
+    #[arg(long, value_name = "N")]
+    max_retries: Option<u64>,
+    /// Longest the run may go on, from its first call [default: no bound]
+    #[arg(long, value_parser = super::duration, value_name = "DUR")]
+    max_wall_time: Option<Duration>,
+}
+
+pub async fn run_budget(args: RunBudgetArgs, socket: PathBuf) -> ExitCode {
+    let mut client = match connect(&socket).await {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let n = |v: Option<u64>| v.map_or(0, |x| x.min(i64::MAX as u64) as i64);
+    let req = pb::SetRunBudgetRequest {
+        run_id: args.run_id.clone(),
+        max_calls: n(args.max_calls),
+        max_retries: n(args.max_retries),
+        max_wall_time_ms: n(args
+            .max_wall_time
+            .map(|d| d.as_millis().min(u64::MAX as u128) as u64)),
+    };
+    match client.set_run_budget(req).await {
+        Ok(_) => {
+            println!("budget set for run {}", args.run_id);
+            ExitCode::SUCCESS
+        }
+        Err(s) => exit::status(&s),
     }
 }

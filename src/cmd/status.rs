@@ -43,6 +43,11 @@ pub fn key_json(k: &pb::KeyStatus) -> Value {
         "requests_total": k.requests_total,
         "granted_total": k.granted_total,
         "rejected_total": k.rejected_total,
+        "retries_total": k.retries_total,
+        "give_ups_total": k.give_ups_total,
+        "fallbacks_per_minute": k.fallbacks_per_minute,
+        "breaker": k.breaker,
+        "breaker_open_remaining_ms": k.breaker_open_remaining_ms,
         "requests_per_second": k.requests_per_second,
         "last_headers": k.last_headers,
     })
@@ -91,6 +96,19 @@ pub fn key_line(k: &pb::KeyStatus) -> String {
         "tokens reserved {} used {}",
         k.tokens_reserved, k.tokens_used
     ));
+    if k.retries_total > 0 || k.give_ups_total > 0 || k.fallbacks_total > 0 {
+        parts.push(format!(
+            "retries {} give-ups {} fallbacks {}",
+            k.retries_total, k.give_ups_total, k.fallbacks_total
+        ));
+    }
+    if k.breaker == "open" || k.breaker == "half_open" {
+        parts.push(format!(
+            "BREAKER {} {:.1}s",
+            k.breaker.to_uppercase(),
+            k.breaker_open_remaining_ms as f64 / 1000.0
+        ));
+    }
     if k.cooldown_remaining_ms > 0 {
         parts.push(format!(
             "COOLDOWN {:.1}s ({})",
@@ -123,6 +141,12 @@ pub async fn run(args: StatusArgs, socket: PathBuf) -> ExitCode {
                     "unix_ms": e.unix_ms, "key": e.key, "kind": e.kind, "message": e.message,
                 })).collect::<Vec<_>>(),
                 "keys": st.keys.iter().map(key_json).collect::<Vec<_>>(),
+                "runs": st.runs.iter().map(|r| json!({
+                    "run_id": r.run_id, "calls": r.calls, "retries": r.retries,
+                    "started_unix_ms": r.started_unix_ms, "wall_ms": r.wall_ms,
+                    "max_calls": r.max_calls, "max_retries": r.max_retries,
+                    "max_wall_time_ms": r.max_wall_time_ms, "exhausted": r.exhausted,
+                })).collect::<Vec<_>>(),
             })
         );
     } else if st.keys.is_empty() {
@@ -130,6 +154,20 @@ pub async fn run(args: StatusArgs, socket: PathBuf) -> ExitCode {
     } else {
         for k in &st.keys {
             println!("{}", key_line(k));
+        }
+        for r in &st.runs {
+            let state = if r.exhausted.is_empty() {
+                "within budget".to_string()
+            } else {
+                r.exhausted.clone()
+            };
+            println!(
+                "run {}  calls {}  retries {}  {:.1} s  {state}",
+                r.run_id,
+                r.calls,
+                r.retries,
+                r.wall_ms as f64 / 1000.0
+            );
         }
     }
     ExitCode::SUCCESS

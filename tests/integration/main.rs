@@ -5,6 +5,7 @@ mod harness;
 mod lifecycle;
 mod limits;
 mod persistence;
+mod policy;
 mod rejects;
 mod sessions;
 mod simulate;

@@ -134,7 +134,7 @@ pub enum OutputCounting {
     Reserved,
 }
 
-/// Every limit of one key.
+/// Every limit of one key, and how its failures are handled.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct KeyLimits {
     pub rates: Vec<Rate>,
@@ -142,4 +142,8 @@ pub struct KeyLimits {
     pub output_counted_as: OutputCounting,
     /// Count cached input tokens toward input and total token limits.
     pub cached_input_counts: bool,
+    /// The retry profile of leases on this key that name none.
+    pub profile: Option<String>,
+    /// This key's circuit breaker, if not the daemon's default.
+    pub breaker: Option<super::BreakerConfig>,
 }

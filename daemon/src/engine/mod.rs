@@ -2,18 +2,29 @@
 //! takes `Now`, so each rule is testable with a fake clock and benchmarkable in-process.
 
 pub mod advice;
+pub mod breaker;
 pub mod claims;
 mod error;
 pub mod headers;
 pub mod limits;
+mod policy;
+#[cfg(test)]
+mod policy_tests;
+pub mod profiles;
+pub mod routes;
+pub mod runs;
 mod stats;
 #[cfg(test)]
 mod tests;
 
 pub use advice::{Action, Advice, Class};
+pub use breaker::BreakerConfig;
 pub use error::EngineError;
 pub use headers::ProviderSignals;
 pub use limits::{Dimension, KeyLimits, LimitSource, OutputCounting, Period, Rate};
+pub use profiles::{Backoff, RetryProfile};
+pub use routes::{Condition, RouteGroup, RouteMember};
+pub use runs::RunBudget;
 
 use serde::{Deserialize, Serialize};
 use stats::{MinuteWindow, RecentWaits};
@@ -62,9 +73,17 @@ pub struct EngineConfig {
     pub cooldown_base: Duration,
     /// Cap of that escalation (a provider's own longer delay is still honoured).
     pub cooldown_max: Duration,
-    pub max_attempts: u32,
-    pub retry_base: Duration,
-    pub retry_cap: Duration,
+    /// Retry profiles by name; `interactive` and `batch` are always there.
+    pub profiles: Vec<RetryProfile>,
+    /// The profile of a lease whose request and key name none.
+    pub default_profile: String,
+    /// The circuit breaker of keys whose config sets none of their own.
+    pub breaker: BreakerConfig,
+    pub route_groups: Vec<RouteGroup>,
+    /// The budget of every run that was given none of its own.
+    pub run_budget: RunBudget,
+    /// Most runs tracked; idle ones are forgotten first.
+    pub max_runs: usize,
     /// How long a request may take to reach the provider: a bucket granted from full starts
     /// refilling only after it.
     pub transit_allowance: Duration,
@@ -79,9 +98,12 @@ impl Default for EngineConfig {
             max_leases: 100_000,
             cooldown_base: Duration::from_secs(1),
             cooldown_max: Duration::from_secs(60),
-            max_attempts: 8,
-            retry_base: Duration::from_millis(500),
-            retry_cap: Duration::from_secs(30),
+            profiles: vec![RetryProfile::interactive(), RetryProfile::batch()],
+            default_profile: "batch".into(),
+            breaker: BreakerConfig::default(),
+            route_groups: Vec::new(),
+            run_budget: RunBudget::default(),
+            max_runs: 10_000,
             transit_allowance: Duration::from_millis(20),
         }
     }
@@ -99,6 +121,7 @@ pub struct AcquireRequest {
     pub client_id: String,
     pub run_id: String,
     pub route_group: String,
+    pub profile: String,
 }
 
 /// A granted lease, as the caller sees it.
@@ -130,6 +153,14 @@ pub enum Acquired {
     NotGranted(Refusal),
 }
 
+/// What trying one key came to.
+enum KeyAttempt {
+    Granted(Grant),
+    Queued(WaiterId),
+    /// Capacity or a cooldown will not come in time.
+    Late(Refusal),
+}
+
 /// An answer for a waiter, produced while the queue moves.
 #[derive(Clone, Debug, PartialEq)]
 pub enum WaiterAnswer {
@@ -150,6 +181,8 @@ pub struct Outcome {
     pub error_message: String,
     pub stream_started: bool,
     pub attempt: u32,
+    /// When attempt 1 started; 0: when this lease was granted.
+    pub first_attempt_unix_ms: i64,
     pub signals: ProviderSignals,
     /// The rate-limit headers to keep as the key's last seen.
     pub headers: Vec<(String, String)>,
@@ -243,6 +276,10 @@ struct KeyState {
     cached_input_counts: bool,
     configured: bool,
     dirty: bool,
+    /// Index into the engine's profiles.
+    profile: Option<usize>,
+    breaker: breaker::Breaker,
+    breaker_config: BreakerConfig,
     stats: KeyStats,
     last_headers: BTreeMap<String, String>,
 }
@@ -265,14 +302,24 @@ struct CooldownEntry {
     probe: Option<u64>,
 }
 
+/// Who a lease is for and how its failures are advised.
+#[derive(Clone, Debug, Default)]
+struct LeaseCtx {
+    client_id: String,
+    run_id: String,
+    /// Index into the engine's profiles.
+    profile: usize,
+    /// (route group, member) when acquired through a route group.
+    route: Option<(usize, usize)>,
+}
+
 #[derive(Debug)]
 struct Waiter {
     key: usize,
     need: Need,
     deadline: Instant,
     enqueued: Instant,
-    client_id: String,
-    run_id: String,
+    ctx: LeaseCtx,
 }
 
 #[derive(Debug)]
@@ -280,16 +327,22 @@ struct Lease {
     key: usize,
     need: Need,
     granted_at: Instant,
-    client_id: String,
+    granted_unix_ms: i64,
     holds_slot: bool,
-    probe_for: Vec<String>,
-    #[allow(dead_code)]
-    run_id: String,
+    probes: Probes,
+    ctx: LeaseCtx,
 }
 
-/// Where a cooldown lets a request through.
+/// What a grant is the first request after: cooldowns (by name) and the key's breaker.
+#[derive(Clone, Debug, Default)]
+struct Probes {
+    cooldowns: Vec<String>,
+    breaker: bool,
+}
+
+/// Where cooldowns and the breaker let a request through.
 enum Gate {
-    Open(Vec<String>),
+    Open(Probes),
     Until(Instant),
     ProbeInFlight,
 }
@@ -359,6 +412,9 @@ pub struct KeyStatus {
     pub fallbacks_per_minute: f64,
     pub retries_total: u64,
     pub give_ups_total: u64,
+    /// closed, open or half_open
+    pub breaker: &'static str,
+    pub breaker_open_remaining: Duration,
     pub requests_total: u64,
     pub granted_total: u64,
     pub rejected_total: u64,
@@ -399,6 +455,7 @@ pub struct Engine {
     answers: Vec<(WaiterId, WaiterAnswer)>,
     rng: u64,
     events: VecDeque<EngineEvent>,
+    runs: HashMap<String, runs::Run>,
 }
 
 fn validate_units(what: &str, v: i64) -> Result<u64, EngineError> {
@@ -471,12 +528,25 @@ impl Engine {
             answers: Vec::new(),
             rng: epoch | 1,
             events: VecDeque::new(),
+            runs: HashMap::new(),
         };
-        for (name, limits) in keys {
-            validate_key(&name)?;
-            let id = engine.insert_key(&name, now.mono)?;
+        engine.check_policy(&keys)?;
+        for (name, limits) in &keys {
+            validate_key(name)?;
+            let id = engine.insert_key(name, now.mono)?;
+            let profile = limits
+                .profile
+                .as_deref()
+                .map(|p| engine.profile_index(p))
+                .transpose()?;
+            let breaker_config = limits
+                .breaker
+                .clone()
+                .unwrap_or_else(|| engine.config.breaker.clone());
             let k = &mut engine.keys[id];
             k.configured = true;
+            k.profile = profile;
+            k.breaker_config = breaker_config;
             k.max_concurrency = limits.max_concurrency;
             k.output_counted_as = limits.output_counted_as;
             k.cached_input_counts = limits.cached_input_counts;
@@ -532,6 +602,9 @@ impl Engine {
             cached_input_counts: false,
             configured: false,
             dirty: false,
+            profile: None,
+            breaker: breaker::Breaker::default(),
+            breaker_config: self.config.breaker.clone(),
             stats: KeyStats::default(),
             last_headers: BTreeMap::new(),
         });
@@ -589,7 +662,9 @@ impl Engine {
     /// Asks for a lease. Grants at once, queues up to `max_wait`, or refuses with `not_before`
     /// when capacity or a cooldown cannot come in time.
     pub fn acquire(&mut self, req: &AcquireRequest, now: Now) -> Result<Acquired, EngineError> {
-        validate_key(&req.key)?;
+        if req.route_group.is_empty() {
+            validate_key(&req.key)?;
+        }
         let need = Need {
             requests: validate_units("requests", req.requests)?.max(1),
             input: validate_units("input_tokens", req.input_tokens)?,
@@ -601,38 +676,64 @@ impl Engine {
                 req.max_wait.as_millis()
             )));
         }
+        let profile = match req.profile.as_str() {
+            "" => None,
+            p => Some(self.profile_index(p)?),
+        };
+        if let Some(refusal) = self.run_refusal(req, now)? {
+            return Ok(Acquired::NotGranted(refusal));
+        }
+        let ctx = LeaseCtx {
+            client_id: req.client_id.clone(),
+            run_id: req.run_id.clone(),
+            profile: profile.unwrap_or(0),
+            route: None,
+        };
         if !req.route_group.is_empty() {
-            return Err(EngineError::InvalidArgument(format!(
-                "route group {:?} is not configured; acquire a key instead",
-                req.route_group
-            )));
+            return self.acquire_group(req, need, ctx, profile.is_some(), now);
         }
         let id = self.resolve(&req.key, now.mono)?;
         self.check_fits(id, need)?;
         self.keys[id].stats.requests_total += 1;
+        let ctx = self.with_key_profile(ctx, id, profile.is_some());
+        match self.acquire_key(id, need, req.priority, req.max_wait, ctx, now)? {
+            KeyAttempt::Granted(g) => Ok(Acquired::Granted(g)),
+            KeyAttempt::Queued(w) => Ok(Acquired::Queued(w)),
+            KeyAttempt::Late(r) => Ok(Acquired::NotGranted(r)),
+        }
+    }
 
+    /// The key's profile when the request named none.
+    fn with_key_profile(&self, mut ctx: LeaseCtx, id: usize, named: bool) -> LeaseCtx {
+        if !named {
+            ctx.profile = self.keys[id].profile.unwrap_or_else(|| {
+                self.profile_index(&self.config.default_profile)
+                    .unwrap_or(0)
+            });
+        }
+        ctx
+    }
+
+    /// Grants on one key at once, queues up to `max_wait`, or says it would be late.
+    fn acquire_key(
+        &mut self,
+        id: usize,
+        need: Need,
+        priority: i32,
+        max_wait: Duration,
+        ctx: LeaseCtx,
+        now: Now,
+    ) -> Result<KeyAttempt, EngineError> {
         if self.queue.is_empty() {
-            match self.gate(&req.key, now.mono) {
-                Gate::Open(probe_for) => {
-                    if self.shortfall(id, need, now.mono, &[], &mut Vec::new()) {
-                        // falls through to waiting
-                    } else {
-                        if self.leases.len() >= self.config.max_leases {
-                            return Err(self.leases_full());
-                        }
-                        let grant = self.grant(
-                            id,
-                            need,
-                            &req.client_id,
-                            &req.run_id,
-                            probe_for,
-                            now,
-                            now.mono,
-                        );
-                        return Ok(Acquired::Granted(grant));
+            if let Gate::Open(probes) = self.gate(id, now.mono) {
+                if !self.shortfall(id, need, now.mono, &[], &mut Vec::new()) {
+                    if self.leases.len() >= self.config.max_leases {
+                        return Err(self.leases_full());
                     }
+                    return Ok(KeyAttempt::Granted(
+                        self.grant(id, need, ctx, probes, now, now.mono),
+                    ));
                 }
-                Gate::Until(_) | Gate::ProbeInFlight => {}
             }
         }
         if self.leases.len() >= self.config.max_leases {
@@ -641,29 +742,28 @@ impl Engine {
         let wid = self.next_waiter;
         self.next_waiter += 1;
         self.queue.insert(
-            (Reverse(req.priority), wid),
+            (Reverse(priority), wid),
             Waiter {
                 key: id,
                 need,
-                deadline: now.mono + req.max_wait,
+                deadline: now.mono + max_wait,
                 enqueued: now.mono,
-                client_id: req.client_id.clone(),
-                run_id: req.run_id.clone(),
+                ctx,
             },
         );
-        self.waiter_priority.insert(wid, req.priority);
+        self.waiter_priority.insert(wid, priority);
         self.pump(now);
         if let Some(pos) = self.answers.iter().position(|(w, _)| *w == wid) {
             let (_, answer) = self.answers.swap_remove(pos);
             return Ok(match answer {
-                WaiterAnswer::Granted(g) => Acquired::Granted(g),
-                WaiterAnswer::NotGranted(r) => Acquired::NotGranted(r),
+                WaiterAnswer::Granted(g) => KeyAttempt::Granted(g),
+                WaiterAnswer::NotGranted(r) => KeyAttempt::Late(r),
             });
         }
         // Checked after the pump, so a request that can go at once never finds the queue full.
         if self.queue.len() > self.config.max_waiters {
             self.waiter_priority.remove(&wid);
-            self.queue.remove(&(Reverse(req.priority), wid));
+            self.queue.remove(&(Reverse(priority), wid));
             return Err(EngineError::Exhausted {
                 what: "waiters",
                 limit: self.config.max_waiters,
@@ -671,19 +771,19 @@ impl Engine {
             });
         }
         let estimate = self.estimate(wid, now.mono);
-        let deadline = now.mono + req.max_wait;
+        let deadline = now.mono + max_wait;
         let too_late = match estimate {
             Some(at) => at > deadline,
-            None => req.max_wait.is_zero(),
+            None => max_wait.is_zero(),
         };
         if too_late {
             if let Some(refusal) = self.remove_waiter(wid, now, estimate) {
                 // Leaving can unblock those behind it.
                 self.pump(now);
-                return Ok(Acquired::NotGranted(refusal));
+                return Ok(KeyAttempt::Late(refusal));
             }
         }
-        Ok(Acquired::Queued(wid))
+        Ok(KeyAttempt::Queued(wid))
     }
 
     fn leases_full(&self) -> EngineError {
@@ -713,29 +813,35 @@ impl Engine {
         Ok(())
     }
 
-    /// Whether a cooldown on the key or an ancestor name holds it back.
-    fn gate(&self, key: &str, now: Instant) -> Gate {
-        if self.cooldowns.is_empty() {
-            return Gate::Open(Vec::new());
-        }
-        let mut probe_for = Vec::new();
+    /// Whether a cooldown on the key or an ancestor name, or the key's breaker, holds it back.
+    fn gate(&self, id: usize, now: Instant) -> Gate {
+        let mut probes = Probes::default();
         let mut until: Option<Instant> = None;
         let mut probe_busy = false;
-        for name in std::iter::once(key).chain(ancestors(key)) {
-            if let Some(c) = self.cooldowns.get(name) {
-                if now < c.until {
-                    until = Some(until.map_or(c.until, |u| u.max(c.until)));
-                } else if c.probe.is_some() {
-                    probe_busy = true;
-                } else {
-                    probe_for.push(name.to_string());
+        if !self.cooldowns.is_empty() {
+            let key = self.keys[id].name.as_str();
+            for name in std::iter::once(key).chain(ancestors(key)) {
+                if let Some(c) = self.cooldowns.get(name) {
+                    if now < c.until {
+                        until = Some(until.map_or(c.until, |u| u.max(c.until)));
+                    } else if c.probe.is_some() {
+                        probe_busy = true;
+                    } else {
+                        probes.cooldowns.push(name.to_string());
+                    }
                 }
             }
+        }
+        match self.keys[id].breaker.gate(now) {
+            breaker::BreakerGate::Closed => {}
+            breaker::BreakerGate::Open(u) => until = Some(until.map_or(u, |x| x.max(u))),
+            breaker::BreakerGate::ProbeBusy => probe_busy = true,
+            breaker::BreakerGate::ProbeFree => probes.breaker = true,
         }
         match (until, probe_busy) {
             (Some(u), _) => Gate::Until(u),
             (None, true) => Gate::ProbeInFlight,
-            (None, false) => Gate::Open(probe_for),
+            (None, false) => Gate::Open(probes),
         }
     }
 
@@ -774,14 +880,12 @@ impl Engine {
         any
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn grant(
         &mut self,
         id: usize,
         need: Need,
-        client_id: &str,
-        run_id: &str,
-        probe_for: Vec<String>,
+        ctx: LeaseCtx,
+        probes: Probes,
         now: Now,
         enqueued: Instant,
     ) -> Grant {
@@ -805,10 +909,17 @@ impl Engine {
         }
         let lease_no = (self.lease_epoch << 32) | (self.next_lease & 0xffff_ffff);
         self.next_lease += 1;
-        for name in &probe_for {
+        for name in &probes.cooldowns {
             if let Some(c) = self.cooldowns.get_mut(name) {
                 c.probe = Some(lease_no);
             }
+        }
+        if probes.breaker {
+            self.keys[id].breaker.take_probe(lease_no);
+        }
+        if let Some(run) = self.runs.get_mut(&ctx.run_id) {
+            run.calls += 1;
+            run.last_seen = now.mono;
         }
         let expires_at = now.mono + self.config.lease_ttl;
         let waited = now.mono.saturating_duration_since(enqueued);
@@ -826,10 +937,10 @@ impl Engine {
                 key: id,
                 need,
                 granted_at: now.mono,
-                client_id: client_id.to_string(),
+                granted_unix_ms: now.unix_ms,
                 holds_slot: true,
-                probe_for,
-                run_id: run_id.to_string(),
+                probes,
+                ctx,
             },
         );
         self.expiries.push(Reverse((expires_at, lease_no)));
@@ -856,7 +967,7 @@ impl Engine {
                 continue;
             };
             let (id, need, enqueued, deadline) = (w.key, w.need, w.enqueued, w.deadline);
-            let probe_for = match self.gate(&self.keys[id].name, now.mono) {
+            let probes = match self.gate(id, now.mono) {
                 Gate::Open(p) => p,
                 Gate::Until(until) => {
                     if until > deadline {
@@ -877,7 +988,7 @@ impl Engine {
                 continue;
             };
             self.waiter_priority.remove(&qk.1);
-            let grant = self.grant(id, need, &w.client_id, &w.run_id, probe_for, now, enqueued);
+            let grant = self.grant(id, need, w.ctx, probes, now, enqueued);
             self.answers.push((qk.1, WaiterAnswer::Granted(grant)));
         }
     }
@@ -889,7 +1000,7 @@ impl Engine {
         let w = self.queue.get(&(Reverse(prio), wid))?;
         let (id, need) = (w.key, w.need);
         let mut at = now;
-        match self.gate(&self.keys[id].name, now) {
+        match self.gate(id, now) {
             Gate::Until(u) => at = at.max(u),
             Gate::ProbeInFlight => return None,
             Gate::Open(_) => {}
@@ -933,9 +1044,13 @@ impl Engine {
         key.stats.rejected_total += 1;
         let (reason, not_before_unix_ms) = match not_before {
             Some(at) => {
-                let why = match self.cooldowns_reason(w.key, now.mono) {
-                    Some(r) => format!("key {:?} is cooling down ({r})", self.keys[w.key].name),
-                    None => format!("capacity on key {:?} will not be there in time", self.keys[w.key].name),
+                let name = &self.keys[w.key].name;
+                let why = match (self.cooldowns_reason(w.key, now.mono), self.keys[w.key].breaker.gate(now.mono)) {
+                    (Some(r), _) => format!("key {name:?} is cooling down ({r})"),
+                    (None, breaker::BreakerGate::Open(_)) => {
+                        format!("key {name:?} is unavailable: its circuit breaker is open after repeated failures")
+                    }
+                    (None, _) => format!("capacity on key {name:?} will not be there in time"),
                 };
                 (why, now.unix_of(at))
             }
@@ -1033,8 +1148,9 @@ impl Engine {
                 now,
             )?;
         }
+        self.record_breaker(id, lease_no, &class, now);
         // The probe's answer decides whether the rest may follow.
-        for name in &lease.probe_for {
+        for name in &lease.probes.cooldowns {
             if let Some(c) = self.cooldowns.get_mut(name) {
                 if c.probe == Some(lease_no) {
                     c.probe = None;
@@ -1046,8 +1162,14 @@ impl Engine {
             }
         }
         self.pump(now);
-        let advice = self.advise(id, &class, outcome, now.mono);
+        let advice = self.advise(id, &lease, &class, outcome, now);
         let name = self.keys[id].name.clone();
+        if matches!(advice.action, Action::Retry | Action::Fallback) {
+            if let Some(run) = self.runs.get_mut(&lease.ctx.run_id) {
+                run.retries += 1;
+                run.last_seen = now.mono;
+            }
+        }
         match advice.action {
             Action::Retry => self.keys[id].stats.retries_total += 1,
             Action::GiveUp => {
@@ -1064,75 +1186,6 @@ impl Engine {
             Action::Done => {}
         }
         Ok(advice)
-    }
-
-    fn advise(&mut self, id: usize, class: &Class, outcome: &Outcome, now: Instant) -> Advice {
-        let advice = |action, retry_after, reason: String| Advice {
-            action,
-            retry_after,
-            fallback_key: String::new(),
-            reason,
-        };
-        let attempt = outcome.attempt.max(1);
-        match class {
-            Class::Success => advice(Action::Done, Duration::ZERO, String::new()),
-            Class::Fatal(why) => advice(Action::GiveUp, Duration::ZERO, why.clone()),
-            _ if outcome.stream_started => advice(
-                Action::GiveUp,
-                Duration::ZERO,
-                format!(
-                    "{} after output was delivered; a retry would not be transparent",
-                    if outcome.error_type.is_empty() {
-                        "error"
-                    } else {
-                        &outcome.error_type
-                    }
-                ),
-            ),
-            _ if outcome.signals.should_retry == Some(false) => advice(
-                Action::GiveUp,
-                Duration::ZERO,
-                "the provider said x-should-retry: false".into(),
-            ),
-            _ if attempt >= self.config.max_attempts => advice(
-                Action::GiveUp,
-                Duration::ZERO,
-                format!(
-                    "attempt {attempt} of {} failed; no attempts left",
-                    self.config.max_attempts
-                ),
-            ),
-            Class::RateLimited | Class::Overloaded => {
-                let name = &self.keys[id].name;
-                let until = std::iter::once(name.as_str())
-                    .chain(ancestors(name))
-                    .filter_map(|n| self.cooldowns.get(n))
-                    .map(|c| c.until)
-                    .max()
-                    .unwrap_or(now);
-                let wait = until.saturating_duration_since(now);
-                advice(
-                    Action::Retry,
-                    wait,
-                    format!("key {name:?} is cooling down; acquire again"),
-                )
-            }
-            Class::Transient => {
-                let exp = self
-                    .config
-                    .retry_base
-                    .saturating_mul(1u32 << (attempt - 1).min(20));
-                let ceiling = exp.min(self.config.retry_cap);
-                let jitter = (self.next_random() % 1_000_001) as f64 / 1_000_000.0;
-                let backoff = ceiling.mul_f64(jitter);
-                let wait = backoff.max(outcome.signals.retry_after.unwrap_or_default());
-                advice(
-                    Action::Retry,
-                    wait,
-                    format!("transient failure (status {})", outcome.status),
-                )
-            }
-        }
     }
 
     /// Returns a lease's reservation to its buckets, less what was actually used (or plus it,
@@ -1349,7 +1402,10 @@ impl Engine {
     }
 
     fn clear_probe(&mut self, lease: &Lease, lease_no: u64) {
-        for name in &lease.probe_for {
+        if lease.probes.breaker {
+            self.keys[lease.key].breaker.drop_probe(lease_no);
+        }
+        for name in &lease.probes.cooldowns {
             if let Some(c) = self.cooldowns.get_mut(name) {
                 if c.probe == Some(lease_no) {
                     c.probe = None;
@@ -1378,7 +1434,7 @@ impl Engine {
         let mut released = 0;
         let mut keys = Vec::new();
         for lease in self.leases.values_mut() {
-            if lease.holds_slot && lease.client_id == client_id {
+            if lease.holds_slot && lease.ctx.client_id == client_id {
                 lease.holds_slot = false;
                 keys.push(lease.key);
                 released += 1;
@@ -1439,7 +1495,7 @@ impl Engine {
         let mut consider = |at: Instant| next = Some(next.map_or(at, |n: Instant| n.min(at)));
         let waiters: Vec<(usize, Need)> = self.queue.values().map(|w| (w.key, w.need)).collect();
         for (id, need) in waiters {
-            match self.gate(&self.keys[id].name, now.mono) {
+            match self.gate(id, now.mono) {
                 Gate::Until(u) => consider(u),
                 Gate::ProbeInFlight => {}
                 Gate::Open(_) => {
@@ -1537,6 +1593,11 @@ impl Engine {
                 fallbacks_per_minute: fallbacks_minute as f64,
                 retries_total: key.stats.retries_total,
                 give_ups_total: key.stats.give_ups_total,
+                breaker: key.breaker.state_name(now.mono),
+                breaker_open_remaining: key
+                    .breaker
+                    .open_until()
+                    .map_or(Duration::ZERO, |u| u.saturating_duration_since(now.mono)),
                 requests_total: key.stats.requests_total,
                 granted_total: key.stats.granted_total,
                 rejected_total: key.stats.rejected_total,

@@ -2,16 +2,16 @@
 
 use super::*;
 
-const T0_UNIX: i64 = 1_800_000_000_000;
+pub(super) const T0_UNIX: i64 = 1_800_000_000_000;
 
-fn at(base: Instant, ms: u64) -> Now {
+pub(super) fn at(base: Instant, ms: u64) -> Now {
     Now {
         mono: base + Duration::from_millis(ms),
         unix_ms: T0_UNIX + ms as i64,
     }
 }
 
-fn rate(dimension: Dimension, limit: f64, capacity: f64) -> Rate {
+pub(super) fn rate(dimension: Dimension, limit: f64, capacity: f64) -> Rate {
     Rate {
         dimension,
         period: Period::Minute,
@@ -20,21 +20,22 @@ fn rate(dimension: Dimension, limit: f64, capacity: f64) -> Rate {
     }
 }
 
-fn limits(rates: Vec<Rate>) -> KeyLimits {
+pub(super) fn limits(rates: Vec<Rate>) -> KeyLimits {
     KeyLimits {
         rates,
         ..KeyLimits::default()
     }
 }
 
-struct Fx {
-    e: Engine,
-    base: Instant,
+pub(super) struct Fx {
+    pub(super) e: Engine,
+    pub(super) base: Instant,
 }
 
+#[allow(dead_code)]
 impl Fx {
     /// Exact timing: no transit allowance unless a test asks for one.
-    fn new(keys: Vec<(&str, KeyLimits)>) -> Fx {
+    pub(super) fn new(keys: Vec<(&str, KeyLimits)>) -> Fx {
         let config = EngineConfig {
             transit_allowance: Duration::ZERO,
             ..EngineConfig::default()
@@ -42,24 +43,24 @@ impl Fx {
         Self::with_config(config, keys)
     }
 
-    fn with_config(config: EngineConfig, keys: Vec<(&str, KeyLimits)>) -> Fx {
+    pub(super) fn with_config(config: EngineConfig, keys: Vec<(&str, KeyLimits)>) -> Fx {
         let base = Instant::now();
         let keys = keys.into_iter().map(|(k, l)| (k.to_string(), l)).collect();
         let e = Engine::new(config, keys, at(base, 0), 7).expect("engine");
         Fx { e, base }
     }
 
-    fn now(&self, ms: u64) -> Now {
+    pub(super) fn now(&self, ms: u64) -> Now {
         at(self.base, ms)
     }
 
     /// Starts with every bucket full.
-    fn filled(mut self) -> Fx {
+    pub(super) fn filled(mut self) -> Fx {
         self.e.fill(self.now(0));
         self
     }
 
-    fn acquire(
+    pub(super) fn acquire(
         &mut self,
         key: &str,
         input: i64,
@@ -79,11 +80,11 @@ impl Fx {
         )
     }
 
-    fn acquire_req(&mut self, req: AcquireRequest, ms: u64) -> Acquired {
+    pub(super) fn acquire_req(&mut self, req: AcquireRequest, ms: u64) -> Acquired {
         self.e.acquire(&req, self.now(ms)).expect("acquire")
     }
 
-    fn level(&mut self, key: &str, dim: Dimension, ms: u64) -> f64 {
+    pub(super) fn level(&mut self, key: &str, dim: Dimension, ms: u64) -> f64 {
         let st = self.e.status(self.now(ms));
         let k = st.iter().find(|k| k.key == key).expect("key in status");
         k.buckets
@@ -93,7 +94,7 @@ impl Fx {
             .level
     }
 
-    fn key_status(&mut self, key: &str, ms: u64) -> KeyStatus {
+    pub(super) fn key_status(&mut self, key: &str, ms: u64) -> KeyStatus {
         self.e
             .status(self.now(ms))
             .into_iter()
@@ -102,21 +103,21 @@ impl Fx {
     }
 }
 
-fn lease(a: &Acquired) -> String {
+pub(super) fn lease(a: &Acquired) -> String {
     match a {
         Acquired::Granted(g) => g.lease_id.clone(),
         other => panic!("expected a grant, got {other:?}"),
     }
 }
 
-fn waiter(a: &Acquired) -> WaiterId {
+pub(super) fn waiter(a: &Acquired) -> WaiterId {
     match a {
         Acquired::Queued(w) => *w,
         other => panic!("expected to wait, got {other:?}"),
     }
 }
 
-fn ok(status: u16) -> Outcome {
+pub(super) fn ok(status: u16) -> Outcome {
     Outcome {
         status,
         usage_known: true,
@@ -125,7 +126,7 @@ fn ok(status: u16) -> Outcome {
     }
 }
 
-fn with_headers(status: u16, headers: &[(&str, &str)], unix_ms: i64) -> Outcome {
+pub(super) fn with_headers(status: u16, headers: &[(&str, &str)], unix_ms: i64) -> Outcome {
     Outcome {
         status,
         attempt: 1,
@@ -138,7 +139,7 @@ fn with_headers(status: u16, headers: &[(&str, &str)], unix_ms: i64) -> Outcome 
     }
 }
 
-fn granted_ids(answers: &[(WaiterId, WaiterAnswer)]) -> Vec<WaiterId> {
+pub(super) fn granted_ids(answers: &[(WaiterId, WaiterAnswer)]) -> Vec<WaiterId> {
     answers
         .iter()
         .filter(|(_, a)| matches!(a, WaiterAnswer::Granted(_)))
@@ -858,7 +859,8 @@ fn advice_for_each_kind_of_answer() {
     assert!(a.reason.contains("insufficient_quota"));
     let a = report(ok(503));
     assert_eq!(a.action, Action::Retry);
-    assert!(a.retry_after <= Duration::from_millis(500));
+    // The batch profile's first backoff is drawn from [0, 1 s].
+    assert!(a.retry_after <= Duration::from_secs(1));
     let mut s = ok(200);
     s.error_type = "overloaded_error".into();
     s.stream_started = true;

@@ -134,7 +134,7 @@ pub async fn run(
     let start = now();
     let epoch = (start.unix_ms as u64 / 1000) ^ u64::from(std::process::id()) << 16;
     let mut engine = Engine::new(
-        opts.config.daemon.engine_config(),
+        opts.config.engine_config(),
         opts.config.keys.clone(),
         start,
         epoch,

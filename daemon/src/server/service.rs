@@ -157,6 +157,8 @@ fn is_limit_header(name: &str) -> bool {
 
 fn key_status(k: KeyStatus) -> pb::KeyStatus {
     pb::KeyStatus {
+        breaker: k.breaker.to_string(),
+        breaker_open_remaining_ms: k.breaker_open_remaining.as_millis() as i64,
         key: k.key,
         buckets: k
             .buckets
@@ -198,14 +200,16 @@ fn key_status(k: KeyStatus) -> pb::KeyStatus {
 impl Shared {
     pub(crate) fn status(&self) -> pb::StatusResponse {
         let t = now();
-        let (keys, sessions, events) = {
+        let (keys, sessions, events, runs) = {
             let mut core = self.core();
             (
                 core.engine.status(t),
                 core.sessions.values().sum::<usize>(),
                 core.engine.recent_events(50),
+                core.engine.runs_status(t),
             )
         };
+        let ms = |d: Option<std::time::Duration>| d.map_or(0, |d| d.as_millis() as i64);
         pb::StatusResponse {
             keys: keys.into_iter().map(key_status).collect(),
             now_unix_ms: t.unix_ms,
@@ -223,6 +227,20 @@ impl Shared {
                     key: e.key,
                     kind: e.kind.to_string(),
                     message: e.message,
+                })
+                .collect(),
+            runs: runs
+                .into_iter()
+                .map(|r| pb::RunStatus {
+                    run_id: r.run_id,
+                    calls: r.calls as i64,
+                    retries: r.retries as i64,
+                    started_unix_ms: r.started_unix_ms,
+                    wall_ms: r.wall.as_millis() as i64,
+                    max_calls: r.budget.max_calls.unwrap_or(0) as i64,
+                    max_retries: r.budget.max_retries.unwrap_or(0) as i64,
+                    max_wall_time_ms: ms(r.budget.max_wall_time),
+                    exhausted: r.exhausted.unwrap_or_default(),
                 })
                 .collect(),
         }
@@ -292,6 +310,7 @@ impl pb::limiter_server::Limiter for LimiterService {
             client_id: r.client_id,
             run_id: r.run_id,
             route_group: r.route_group,
+            profile: r.profile,
         };
         let (tx, rx) = oneshot::channel();
         let t = now();
@@ -382,6 +401,7 @@ impl pb::limiter_server::Limiter for LimiterService {
             error_message: r.error_message,
             stream_started: r.stream_started,
             attempt: r.attempt as u32,
+            first_attempt_unix_ms: r.first_attempt_unix_ms,
         };
         if outcome.cached_input_tokens > outcome.input_tokens {
             return Err(Status::invalid_argument(format!(
@@ -562,6 +582,35 @@ impl pb::limiter_server::Limiter for LimiterService {
                 Status::unavailable(format!("{e}; the result was not recorded, try again"))
             })?;
         Ok(Response::new(pb::CompleteResponse {}))
+    }
+
+    async fn set_run_budget(
+        &self,
+        request: Request<pb::SetRunBudgetRequest>,
+    ) -> Result<Response<pb::SetRunBudgetResponse>, Status> {
+        let r = request.into_inner();
+        let bound = |what: &str, v: i64| -> Result<Option<u64>, Status> {
+            match v {
+                0 => Ok(None),
+                v if v < 0 => Err(Status::invalid_argument(format!(
+                    "{what} = {v} is negative; give 0 for no bound or a positive number"
+                ))),
+                v => Ok(Some(v as u64)),
+            }
+        };
+        let budget = engine::RunBudget {
+            max_calls: bound("max_calls", r.max_calls)?,
+            max_retries: bound("max_retries", r.max_retries)?,
+            max_wall_time: bound("max_wall_time_ms", r.max_wall_time_ms)?
+                .map(std::time::Duration::from_millis),
+        };
+        let t = now();
+        self.shared
+            .core()
+            .engine
+            .set_run_budget(&r.run_id, budget, t)
+            .map_err(status_of)?;
+        Ok(Response::new(pb::SetRunBudgetResponse {}))
     }
 
     async fn ping(
