@@ -42,6 +42,8 @@ enum Command {
     Claim(cmd::claim::ClaimArgs),
     /// Store the result of claimed work (from --result or stdin)
     Complete(cmd::claim::CompleteArgs),
+    /// A live dashboard of every key: limits, queue, 429s, cooldowns (--once: one plain frame)
+    Top(cmd::top::TopArgs),
     /// Measure Acquire and Acquire+Report latency and throughput against an empty call
     Bench(cmd::bench::BenchArgs),
     /// Serve a fake LLM provider on loopback: OpenAI and Anthropic shapes, limits, 429s, faults
@@ -78,6 +80,7 @@ fn main() -> ExitCode {
             Command::Cooldown(args) => cmd::lease::cooldown(args, socket).await,
             Command::Status(args) => cmd::status::run(args, socket).await,
             Command::RunBudget(args) => cmd::lease::run_budget(args, socket).await,
+            Command::Top(args) => cmd::top::run(args, socket).await,
             Command::Bench(args) => cmd::bench::run(args, socket).await,
             Command::Claim(args) => cmd::claim::claim(args, socket).await,
             Command::Complete(args) => cmd::claim::complete(args, socket).await,

@@ -6,6 +6,7 @@ pub mod lease;
 pub mod redis_bucket;
 pub mod simulate;
 pub mod status;
+pub mod top;
 
 use crate::exit;
 use llmctl_client::pb::limiter_client::LimiterClient;

@@ -1,0 +1,267 @@
+//! One sample per Watch message for the sparklines, kept for the last five minutes.
+
+use std::collections::VecDeque;
+
+/// How far back the sparklines reach.
+pub const WINDOW_MS: i64 = 5 * 60 * 1000;
+/// A hard bound on samples per history, whatever the Watch interval (5 min at 4 per second).
+pub const MAX_SAMPLES: usize = 1200;
+
+/// What one message says about a key (or about all keys summed): cumulative counters as the
+/// daemon reports them, and instantaneous figures.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Reading {
+    pub requests_per_second: f64,
+    pub rate_limited_total: u64,
+    pub queue_wait_p95_ms: u64,
+    pub queue_depth: u64,
+    pub tokens_reserved_total: u64,
+    pub tokens_used_total: u64,
+}
+
+/// One point of history: counters turned into "since the previous message".
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Sample {
+    pub unix_ms: i64,
+    pub requests_per_second: f64,
+    pub rate_limited: u64,
+    pub queue_wait_p95_ms: u64,
+    pub queue_depth: u64,
+    pub tokens_reserved: u64,
+    pub tokens_used: u64,
+}
+
+/// A figure that can be drawn as a sparkline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Metric {
+    /// In hundredths, so that a sparkline of small rates keeps its shape.
+    RequestsPerSecond,
+    RateLimited,
+    QueueWaitP95,
+    QueueDepth,
+    TokensReserved,
+    TokensUsed,
+}
+
+impl Metric {
+    fn value(self, s: &Sample) -> u64 {
+        match self {
+            Metric::RequestsPerSecond => (s.requests_per_second.max(0.0) * 100.0).round() as u64,
+            Metric::RateLimited => s.rate_limited,
+            Metric::QueueWaitP95 => s.queue_wait_p95_ms,
+            Metric::QueueDepth => s.queue_depth,
+            Metric::TokensReserved => s.tokens_reserved,
+            Metric::TokensUsed => s.tokens_used,
+        }
+    }
+
+    /// Counts add up when samples share a column; levels and rates take the highest.
+    fn is_count(self) -> bool {
+        matches!(
+            self,
+            Metric::RateLimited | Metric::TokensReserved | Metric::TokensUsed
+        )
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct History {
+    samples: VecDeque<Sample>,
+    last: Option<Reading>,
+}
+
+/// Growth of a counter; a counter that went down means the daemon restarted from zero.
+fn growth(now: u64, before: Option<u64>) -> u64 {
+    match before {
+        Some(b) if now >= b => now - b,
+        Some(_) => now,
+        None => 0,
+    }
+}
+
+impl History {
+    pub fn record(&mut self, unix_ms: i64, r: Reading) {
+        let last = self.last;
+        self.samples.push_back(Sample {
+            unix_ms,
+            requests_per_second: r.requests_per_second,
+            rate_limited: growth(r.rate_limited_total, last.map(|l| l.rate_limited_total)),
+            queue_wait_p95_ms: r.queue_wait_p95_ms,
+            queue_depth: r.queue_depth,
+            tokens_reserved: growth(
+                r.tokens_reserved_total,
+                last.map(|l| l.tokens_reserved_total),
+            ),
+            tokens_used: growth(r.tokens_used_total, last.map(|l| l.tokens_used_total)),
+        });
+        self.last = Some(r);
+        while self.samples.len() > MAX_SAMPLES
+            || self
+                .samples
+                .front()
+                .is_some_and(|s| s.unix_ms < unix_ms - WINDOW_MS)
+        {
+            self.samples.pop_front();
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.samples.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.samples.is_empty()
+    }
+
+    pub fn samples(&self) -> impl Iterator<Item = &Sample> {
+        self.samples.iter()
+    }
+
+    /// Milliseconds between the oldest and the newest sample.
+    pub fn span_ms(&self) -> i64 {
+        match (self.samples.front(), self.samples.back()) {
+            (Some(a), Some(b)) => b.unix_ms - a.unix_ms,
+            _ => 0,
+        }
+    }
+
+    /// 429s counted in the samples of the last `ms` milliseconds.
+    pub fn rate_limited_within(&self, ms: i64) -> u64 {
+        let Some(newest) = self.samples.back() else {
+            return 0;
+        };
+        self.samples
+            .iter()
+            .rev()
+            .take_while(|s| s.unix_ms > newest.unix_ms - ms)
+            .map(|s| s.rate_limited)
+            .sum()
+    }
+
+    /// The sum of a counted metric over every sample kept.
+    pub fn total(&self, metric: Metric) -> u64 {
+        self.samples.iter().map(|s| metric.value(s)).sum()
+    }
+
+    /// `columns` values for a sparkline, oldest on the left. While there are fewer samples than
+    /// columns each sample is one column; after that the kept span is spread over the columns.
+    pub fn series(&self, metric: Metric, columns: usize) -> Vec<u64> {
+        if columns == 0 {
+            return Vec::new();
+        }
+        if self.samples.len() <= columns {
+            return self.samples.iter().map(|s| metric.value(s)).collect();
+        }
+        let mut out = vec![0u64; columns];
+        let (Some(first), span) = (self.samples.front(), self.span_ms()) else {
+            return out;
+        };
+        let start = first.unix_ms;
+        for s in &self.samples {
+            let offset = (s.unix_ms - start).clamp(0, span) as u128;
+            let col = ((offset * columns as u128) / (span as u128 + 1)) as usize;
+            let slot = &mut out[col.min(columns - 1)];
+            let v = metric.value(s);
+            if metric.is_count() {
+                *slot += v;
+            } else {
+                *slot = (*slot).max(v);
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reading(rl: u64, reserved: u64) -> Reading {
+        Reading {
+            requests_per_second: 1.5,
+            rate_limited_total: rl,
+            tokens_reserved_total: reserved,
+            ..Reading::default()
+        }
+    }
+
+    #[test]
+    fn counters_become_growth_since_the_previous_message() {
+        let mut h = History::default();
+        h.record(1_000, reading(3, 100));
+        h.record(2_000, reading(5, 250));
+        h.record(3_000, reading(5, 250));
+        let rl: Vec<u64> = h.samples().map(|s| s.rate_limited).collect();
+        assert_eq!(
+            rl,
+            vec![0, 2, 0],
+            "the first message has nothing to compare with"
+        );
+        assert_eq!(h.total(Metric::TokensReserved), 150);
+    }
+
+    #[test]
+    fn a_restarted_daemon_counts_from_zero_again() {
+        let mut h = History::default();
+        h.record(1_000, reading(40, 0));
+        h.record(2_000, reading(2, 0));
+        assert_eq!(h.samples().last().map(|s| s.rate_limited), Some(2));
+    }
+
+    #[test]
+    fn only_the_last_five_minutes_are_kept() {
+        let mut h = History::default();
+        for i in 0..400 {
+            h.record(i * 1_000, reading(0, 0));
+        }
+        assert_eq!(h.span_ms(), WINDOW_MS);
+        assert_eq!(h.len(), 301);
+    }
+
+    #[test]
+    fn a_fast_interval_is_bounded_by_count() {
+        let mut h = History::default();
+        for i in 0..5_000 {
+            h.record(i * 50, reading(0, 0));
+        }
+        assert_eq!(h.len(), MAX_SAMPLES);
+    }
+
+    #[test]
+    fn recent_429s_look_back_from_the_newest_sample() {
+        let mut h = History::default();
+        h.record(0, reading(0, 0));
+        h.record(10_000, reading(4, 0));
+        h.record(50_000, reading(5, 0));
+        assert_eq!(h.rate_limited_within(30_000), 1);
+        assert_eq!(h.rate_limited_within(60_000), 5);
+    }
+
+    #[test]
+    fn series_is_one_column_per_sample_until_they_do_not_fit() {
+        let mut h = History::default();
+        for (i, rl) in [0, 1, 1, 4].into_iter().enumerate() {
+            h.record(i as i64 * 1_000, reading(rl, 0));
+        }
+        assert_eq!(h.series(Metric::RateLimited, 10), vec![0, 1, 0, 3]);
+        assert_eq!(
+            h.series(Metric::RequestsPerSecond, 10),
+            vec![150, 150, 150, 150]
+        );
+    }
+
+    #[test]
+    fn series_spreads_many_samples_over_the_columns() {
+        let mut h = History::default();
+        for i in 0..=100u64 {
+            h.record(i as i64 * 1_000, reading(i, 0));
+        }
+        let s = h.series(Metric::RateLimited, 4);
+        assert_eq!(s.len(), 4);
+        // Every 429 is counted once, whichever column it falls in.
+        assert_eq!(s.iter().sum::<u64>(), 100);
+        assert!(s.iter().all(|&c| c >= 24), "{s:?}");
+        let rates = h.series(Metric::RequestsPerSecond, 4);
+        assert_eq!(rates, vec![150; 4], "rates take the highest, not the sum");
+    }
+}

@@ -1,0 +1,151 @@
+//! Snapshots of whole screens drawn into a TestBackend, reviewed as text diffs.
+
+use super::*;
+use crate::fixtures::*;
+use crate::state::{Action, Connection};
+use llmctl_proto::v1 as pb;
+use std::time::{Duration, Instant};
+
+fn screen(d: &Dashboard, width: u16, height: u16) -> Terminal<TestBackend> {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test terminal");
+    terminal.draw(|f| draw(f, d)).expect("draw");
+    terminal
+}
+
+/// A minute of traffic, one message a second; the opus key takes 429s from `storm_from` on.
+fn traffic(storm_from: Option<i64>) -> Dashboard {
+    let mut d = Dashboard::new("/tmp/unused.sock");
+    let now = Instant::now();
+    for s in 0..60 {
+        let t = T0 + s * 1_000;
+        let (rl, cooldown) = match storm_from {
+            Some(from) if s >= from => (s - from + 1, 2_500),
+            _ => (0, 0),
+        };
+        let mut m = status(t, vec![opus(t, rl, cooldown), idle(), gpt(t)]);
+        m.events = events(t, storm_from.is_some());
+        d.apply_status(m, now);
+    }
+    d
+}
+
+fn events(t: i64, storm: bool) -> Vec<pb::Event> {
+    let mut e = vec![event(
+        t - 20_000,
+        "openai/gpt-5.5",
+        "fallback",
+        "to azure/gpt-5.5 after 503",
+    )];
+    if storm {
+        e.push(event(
+            t - 4_000,
+            "anthropic/org-a/opus",
+            "cooldown",
+            "2.5s: provider answered 429 rate_limit_error",
+        ));
+        e.push(event(
+            t - 1_000,
+            "anthropic/org-a/opus",
+            "give_up",
+            "insufficient_quota",
+        ));
+    }
+    e
+}
+
+fn select(d: &mut Dashboard, key: &str) {
+    for _ in 0..d.rows().len() {
+        if d.selected() == Some(key) {
+            return;
+        }
+        d.handle(Action::SelectNext);
+    }
+    assert_eq!(d.selected(), Some(key));
+}
+
+#[test]
+fn normal_traffic() {
+    let mut d = traffic(None);
+    select(&mut d, "openai/gpt-5.5");
+    insta::assert_snapshot!(screen(&d, 120, 30).backend());
+}
+
+#[test]
+fn a_key_in_cooldown() {
+    let d = traffic(Some(50));
+    let text = render_text(&d, 120, 30);
+    assert!(text.contains("in cooldown"), "{text}");
+    insta::assert_snapshot!(screen(&d, 120, 30).backend());
+}
+
+#[test]
+fn disconnected() {
+    let mut d = traffic(Some(50));
+    d.set_connection(Connection::Disconnected {
+        reason: "no llmctl daemon is answering on /run/user/1000/llmctl/llmctl.sock".into(),
+        retry_in: Duration::from_millis(1_000),
+    });
+    insta::assert_snapshot!(screen(&d, 120, 30).backend());
+}
+
+#[test]
+fn small_terminal_80x24() {
+    let mut d = traffic(Some(50));
+    select(&mut d, "openai/gpt-5.5");
+    insta::assert_snapshot!(screen(&d, 80, 24).backend());
+}
+
+#[test]
+fn help() {
+    let mut d = traffic(None);
+    d.handle(Action::ToggleHelp);
+    insta::assert_snapshot!(screen(&d, 80, 24).backend());
+}
+
+#[test]
+fn connecting_before_the_first_message() {
+    let d = Dashboard::new("/tmp/llmctl-0/llmctl.sock");
+    insta::assert_snapshot!(screen(&d, 80, 24).backend());
+}
+
+#[test]
+fn paused_with_a_filter_being_typed() {
+    let mut d = traffic(None);
+    d.handle(Action::TogglePause);
+    d.handle(Action::StartFilter);
+    for c in "open".chars() {
+        d.handle(Action::FilterInput(c));
+    }
+    insta::assert_snapshot!(screen(&d, 80, 24).backend());
+}
+
+#[test]
+fn any_size_draws_without_panicking() {
+    let d = traffic(Some(50));
+    for (w, h) in [(1, 1), (20, 5), (40, 12), (60, 18), (100, 40), (250, 80)] {
+        let text = render_text(&d, w, h);
+        assert!(text.lines().count() <= h as usize);
+        if w >= 60 && h >= 12 {
+            assert!(text.contains("anthropic/org-a/opus"), "{w}x{h}:\n{text}");
+        }
+    }
+}
+
+#[test]
+fn plain_text_has_no_trailing_blanks() {
+    let d = traffic(None);
+    let text = render_text(&d, 120, 30);
+    assert!(text.lines().all(|l| !l.ends_with(' ')));
+    assert!(text.starts_with(" llmctl top"), "{text}");
+    assert!(text.contains("openai/gpt-5.5"));
+}
+
+#[test]
+fn one_message_as_plain_text() {
+    // What `llmctl top --once` prints: a single status, no history yet.
+    let mut d = Dashboard::new("/tmp/unused.sock");
+    let mut m = status(T0, vec![opus(T0, 3, 2_000), idle(), gpt(T0)]);
+    m.events = events(T0, true);
+    d.apply_status(m, Instant::now());
+    insta::assert_snapshot!(render_text(&d, 100, 24));
+}
