@@ -4,7 +4,6 @@ mod claims;
 mod harness;
 mod lifecycle;
 mod limits;
-mod metrics;
 mod persistence;
 mod policy;
 mod rejects;
