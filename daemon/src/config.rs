@@ -133,6 +133,7 @@ struct RawDaemon {
     transit_allowance: Option<String>,
     default_profile: Option<String>,
     max_runs: Option<i64>,
+    metrics_addr: Option<String>,
     breaker_failure_rate: Option<f64>,
     breaker_min_requests: Option<i64>,
     breaker_window: Option<String>,
@@ -179,6 +180,8 @@ pub struct DaemonSettings {
     pub transit_allowance: Option<Duration>,
     pub default_profile: Option<String>,
     pub max_runs: Option<usize>,
+    /// Prometheus text on this address (a bare port means 127.0.0.1).
+    pub metrics_addr: Option<std::net::SocketAddr>,
     pub breaker: BreakerConfig,
 }
 
@@ -200,7 +203,8 @@ impl DaemonSettings {
             cooldown_max,
             transit_allowance,
             default_profile,
-            max_runs
+            max_runs,
+            metrics_addr
         );
     }
 
@@ -358,6 +362,13 @@ fn daemon_settings(d: &RawDaemon) -> Result<DaemonSettings, String> {
         cooldown_max: duration_field("daemon", "cooldown_max", &d.cooldown_max)?,
         default_profile: d.default_profile.clone(),
         max_runs: size("max_runs", d.max_runs)?,
+        metrics_addr: d
+            .metrics_addr
+            .as_deref()
+            .map(|a| {
+                parse_metrics_addr(a).map_err(|e| format!("[daemon] metrics_addr = {a:?}: {e}"))
+            })
+            .transpose()?,
         breaker: breaker(
             s,
             &RawBreaker {
@@ -381,6 +392,16 @@ fn daemon_settings(d: &RawDaemon) -> Result<DaemonSettings, String> {
         }
     }
     Ok(settings)
+}
+
+/// `127.0.0.1:9464`, `[::1]:9464`, or a bare port on 127.0.0.1.
+pub fn parse_metrics_addr(s: &str) -> Result<std::net::SocketAddr, String> {
+    let s = s.trim();
+    if let Ok(port) = s.trim_start_matches(':').parse::<u16>() {
+        return Ok(std::net::SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    s.parse()
+        .map_err(|_| "not an address; write it like 127.0.0.1:9464 or 9464".to_string())
 }
 
 fn breaker(

@@ -3,6 +3,7 @@
 
 pub mod config;
 pub mod engine;
+pub mod metrics;
 pub mod paths;
 pub mod server;
 pub mod store;

@@ -46,6 +46,9 @@ pub struct DaemonArgs {
     /// A bucket granted from full starts refilling after this (time to reach the provider) [default: 20ms]
     #[arg(long, value_name = "DUR", value_parser = super::duration)]
     transit_allowance: Option<Duration>,
+    /// Serve Prometheus metrics on this address (a bare port means 127.0.0.1) [default: off]
+    #[arg(long, value_name = "ADDR", value_parser = llmctl_daemon::config::parse_metrics_addr)]
+    metrics_addr: Option<std::net::SocketAddr>,
     /// Let this group use the socket (socket 0660, folder 0750)
     #[arg(long, value_name = "GROUP")]
     socket_group: Option<String>,
@@ -65,6 +68,7 @@ impl DaemonArgs {
             cooldown_max: self.cooldown_max,
             default_profile: self.default_profile.clone(),
             max_runs: self.max_runs,
+            metrics_addr: self.metrics_addr,
             breaker: Default::default(),
             transit_allowance: self.transit_allowance,
         }
@@ -116,11 +120,14 @@ pub async fn run(args: DaemonArgs, socket: PathBuf) -> ExitCode {
     let opts = DaemonOptions {
         socket,
         data_dir,
+        metrics_addr: config.daemon.metrics_addr,
         config,
     };
     match server::run(opts, stop_signal()).await {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e @ DaemonError::Socket(_)) => exit::fail(exit::CANTCREAT, e),
+        Err(e @ (DaemonError::Socket(_) | DaemonError::Metrics { .. })) => {
+            exit::fail(exit::CANTCREAT, e)
+        }
         Err(e @ DaemonError::Config(_)) => exit::fail(exit::USAGE, e),
         Err(e) => exit::fail(exit::SOFTWARE, e),
     }

@@ -4,6 +4,7 @@ mod claims;
 mod harness;
 mod lifecycle;
 mod limits;
+mod metrics;
 mod persistence;
 mod policy;
 mod rejects;

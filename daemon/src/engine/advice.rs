@@ -28,6 +28,8 @@ pub struct Advice {
     pub retry_after: Duration,
     pub fallback_key: String,
     pub reason: String,
+    /// Why a fallback was advised, in one word: rate_limited, unavailable, context_length.
+    pub condition: &'static str,
 }
 
 /// What kind of answer the provider gave.

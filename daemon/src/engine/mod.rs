@@ -131,6 +131,8 @@ pub struct Grant {
     pub key: String,
     pub waited: Duration,
     pub expires_unix_ms: i64,
+    /// Input plus output tokens reserved.
+    pub reserved_tokens: u64,
 }
 
 /// Not granted in time: when it may be, and why.
@@ -186,6 +188,20 @@ pub struct Outcome {
     pub signals: ProviderSignals,
     /// The rate-limit headers to keep as the key's last seen.
     pub headers: Vec<(String, String)>,
+}
+
+/// What a settled report was about, for metrics.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ReportInfo {
+    pub key: String,
+    pub status: u16,
+    pub error_type: String,
+    /// Usage as reported (all zero when none was).
+    pub input_tokens: u64,
+    pub cached_input_tokens: u64,
+    pub output_tokens: u64,
+    /// For a 429: which limit the provider's headers show exhausted, else its error type.
+    pub limit_type: Option<String>,
 }
 
 /// Units one request reserves.
@@ -949,6 +965,7 @@ impl Engine {
             key: self.keys[id].name.clone(),
             waited,
             expires_unix_ms: now.unix_of(expires_at),
+            reserved_tokens: tokens,
         }
     }
 
@@ -1111,6 +1128,17 @@ impl Engine {
         outcome: &Outcome,
         now: Now,
     ) -> Result<Advice, EngineError> {
+        self.report_with_info(lease_id, outcome, now)
+            .map(|(a, _)| a)
+    }
+
+    /// `report`, and what it was about.
+    pub fn report_with_info(
+        &mut self,
+        lease_id: &str,
+        outcome: &Outcome,
+        now: Now,
+    ) -> Result<(Advice, ReportInfo), EngineError> {
         let lease_no = Self::lease_no(lease_id)?;
         let lease = self
             .leases
@@ -1185,7 +1213,39 @@ impl Engine {
             }
             Action::Done => {}
         }
-        Ok(advice)
+        let usage_known = outcome.usage_known || (200..300).contains(&outcome.status);
+        let exhausted = outcome
+            .signals
+            .limits
+            .iter()
+            .find(|(_, l)| l.remaining.is_some_and(|r| r < 1.0))
+            .map(|(d, _)| d.as_str().to_string());
+        let info = ReportInfo {
+            key: name,
+            status: outcome.status,
+            error_type: outcome.error_type.clone(),
+            input_tokens: if usage_known { outcome.input_tokens } else { 0 },
+            cached_input_tokens: if usage_known {
+                outcome.cached_input_tokens
+            } else {
+                0
+            },
+            output_tokens: if usage_known {
+                outcome.output_tokens
+            } else {
+                0
+            },
+            limit_type: (outcome.status == 429).then(|| {
+                exhausted.unwrap_or_else(|| {
+                    if outcome.error_type.is_empty() {
+                        "unknown".to_string()
+                    } else {
+                        outcome.error_type.clone()
+                    }
+                })
+            }),
+        };
+        Ok((advice, info))
     }
 
     /// Returns a lease's reservation to its buckets, less what was actually used (or plus it,
@@ -1530,6 +1590,17 @@ impl Engine {
             }
             self.mark_dirty(id);
         }
+    }
+
+    /// Waiters by key and priority.
+    pub fn queue_depths(&self) -> Vec<(String, i32, u64)> {
+        let mut m: BTreeMap<(usize, i32), u64> = BTreeMap::new();
+        for ((Reverse(p), _), w) in &self.queue {
+            *m.entry((w.key, *p)).or_insert(0) += 1;
+        }
+        m.into_iter()
+            .map(|((k, p), n)| (self.keys[k].name.clone(), p, n))
+            .collect()
     }
 
     /// Status of every key, sorted by name.

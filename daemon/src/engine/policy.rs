@@ -347,6 +347,7 @@ impl Engine {
             retry_after,
             fallback_key,
             reason,
+            condition: "",
         };
         let give_up =
             |reason: String| advice(Action::GiveUp, Duration::ZERO, String::new(), reason);
@@ -370,7 +371,9 @@ impl Engine {
                     if let Some(to) = fallback(Condition::ContextLength) {
                         let why =
                             format!("context length exceeded on {key}; {to} takes longer prompts");
-                        return advice(Action::Fallback, Duration::ZERO, to, why);
+                        let mut a = advice(Action::Fallback, Duration::ZERO, to, why);
+                        a.condition = Condition::ContextLength.as_str();
+                        return a;
                     }
                 }
                 return give_up(why.clone());
@@ -472,12 +475,12 @@ impl Engine {
                 advice(Action::Retry, wait, String::new(), why)
             }
             Some(why) => match fallback(condition) {
-                Some(to) => advice(
-                    Action::Fallback,
-                    Duration::ZERO,
-                    to,
-                    format!("{why} ({})", condition.as_str()),
-                ),
+                Some(to) => {
+                    let why = format!("{why} ({})", condition.as_str());
+                    let mut a = advice(Action::Fallback, Duration::ZERO, to, why);
+                    a.condition = condition.as_str();
+                    a
+                }
                 None => give_up(why),
             },
         }

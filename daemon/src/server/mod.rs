@@ -27,6 +27,11 @@ pub enum DaemonError {
     Config(#[from] crate::engine::EngineError),
     #[error("gRPC server failed: {0}")]
     Serve(#[from] tonic::transport::Error),
+    #[error("cannot serve metrics on {addr}: {source}; pick another --metrics-addr")]
+    Metrics {
+        addr: std::net::SocketAddr,
+        source: std::io::Error,
+    },
 }
 
 /// The wall clock and the monotonic clock, read together.
@@ -46,6 +51,7 @@ pub(crate) struct Core {
     pub waiters: HashMap<WaiterId, oneshot::Sender<WaiterAnswer>>,
     pub sessions: HashMap<String, usize>,
     pub closing: bool,
+    pub metrics: Option<Arc<crate::metrics::Metrics>>,
 }
 
 impl Core {
@@ -61,6 +67,12 @@ impl Core {
                 let Some(tx) = self.waiters.remove(&wid) else {
                     continue;
                 };
+                if let Some(m) = &self.metrics {
+                    match &answer {
+                        WaiterAnswer::Granted(g) => m.granted(g),
+                        WaiterAnswer::NotGranted(r) => m.not_granted(&r.key),
+                    }
+                }
                 if let Err(WaiterAnswer::Granted(g)) = tx.send(answer) {
                     self.engine.abandon(&g.lease_id, now);
                 }
@@ -98,6 +110,8 @@ pub struct DaemonOptions {
     pub socket: PathBuf,
     pub data_dir: PathBuf,
     pub config: Config,
+    /// Where Prometheus text is served; off when None.
+    pub metrics_addr: Option<std::net::SocketAddr>,
 }
 
 /// Opens the store, or when it cannot be read, moves it aside (kept for inspection) and starts
@@ -158,6 +172,9 @@ pub async fn run(
             waiters: HashMap::new(),
             sessions: HashMap::new(),
             closing: false,
+            metrics: opts
+                .metrics_addr
+                .map(|_| Arc::new(crate::metrics::Metrics::new())),
         }),
         driver: Notify::new(),
         persist: Notify::new(),
@@ -169,6 +186,10 @@ pub async fn run(
         duplicates_suppressed: std::sync::atomic::AtomicU64::new(0),
     });
     let driver = tokio::spawn(drive_queue(shared.clone(), stop_rx.clone()));
+    let metrics_task = match opts.metrics_addr {
+        Some(addr) => Some(serve_metrics(shared.clone(), addr, stop_rx.clone()).await?),
+        None => None,
+    };
     let interval = opts.config.daemon.snapshot_interval();
     let writer = tokio::spawn(write_snapshots(
         shared.clone(),
@@ -220,6 +241,9 @@ pub async fn run(
         },
     };
     let _ = driver.await;
+    if let Some(t) = metrics_task {
+        let _ = t.await;
+    }
     let _ = writer.await;
     let t = now();
     let (keys, cooldowns) = {
@@ -242,6 +266,51 @@ pub async fn run(
         }
         _ => Ok(()),
     }
+}
+
+/// Serves `GET /metrics` until the daemon stops.
+async fn serve_metrics(
+    shared: Arc<Shared>,
+    addr: std::net::SocketAddr,
+    mut stop: watch::Receiver<bool>,
+) -> Result<tokio::task::JoinHandle<()>, DaemonError> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| DaemonError::Metrics { addr, source })?;
+    tracing::info!("metrics on http://{addr}/metrics");
+    let app = axum::Router::new().route(
+        "/metrics",
+        axum::routing::get(move || {
+            let shared = shared.clone();
+            async move {
+                let t = now();
+                let (depths, keys, metrics) = {
+                    let mut core = shared.core();
+                    (
+                        core.engine.queue_depths(),
+                        core.engine.status(t),
+                        core.metrics.clone(),
+                    )
+                };
+                let body = metrics.map_or_else(String::new, |m| m.render(&depths, &keys));
+                (
+                    [(
+                        "content-type",
+                        "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                    )],
+                    body,
+                )
+            }
+        }),
+    );
+    Ok(tokio::spawn(async move {
+        let served = axum::serve(listener, app).with_graceful_shutdown(async move {
+            let _ = stop.wait_for(|s| *s).await;
+        });
+        if let Err(e) = served.await {
+            tracing::error!("metrics server stopped: {e}");
+        }
+    }))
 }
 
 /// Moves the queue when time alone can change it: refill reaches a waiter, a cooldown ends, a

@@ -326,6 +326,14 @@ impl pb::limiter_server::Limiter for LimiterService {
             core.deliver(t);
             acquired
         };
+        let metrics = self.shared.core().metrics.clone();
+        if let Some(m) = &metrics {
+            match &acquired {
+                Acquired::Granted(g) => m.granted(g),
+                Acquired::NotGranted(r) => m.not_granted(&r.key),
+                Acquired::Queued(_) => {}
+            }
+        }
         let resp = match acquired {
             Acquired::Granted(g) => granted(g),
             Acquired::NotGranted(r) => refused(r),
@@ -411,10 +419,13 @@ impl pb::limiter_server::Limiter for LimiterService {
         }
         let advice = {
             let mut core = self.shared.core();
-            let advice = core
+            let (advice, info) = core
                 .engine
-                .report(&r.lease_id, &outcome, t)
+                .report_with_info(&r.lease_id, &outcome, t)
                 .map_err(status_of)?;
+            if let Some(m) = &core.metrics {
+                m.reported(&info, &advice);
+            }
             core.deliver(t);
             advice
         };
@@ -552,6 +563,9 @@ impl pb::limiter_server::Limiter for LimiterService {
             self.shared
                 .duplicates_suppressed
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if let Some(m) = &self.shared.core().metrics {
+                m.duplicate_suppressed();
+            }
         }
         Ok(Response::new(resp))
     }

@@ -1,0 +1,249 @@
+//! Prometheus metrics, served as text on an opt-in loopback address. Counters move as calls
+//! happen; gauges (queue depth, cooldowns) are read from the engine at each scrape.
+
+use crate::engine::{Action, Advice, Grant, KeyStatus, ReportInfo};
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::registry::Registry;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct KeyLabel {
+    key: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct KeyStatusLabel {
+    key: String,
+    status: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct KeyKindLabel {
+    key: String,
+    kind: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct KeyErrorLabel {
+    key: String,
+    error_type: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct KeyPriorityLabel {
+    key: String,
+    priority: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct KeyLimitLabel {
+    key: String,
+    limit_type: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct FallbackLabel {
+    from: String,
+    to: String,
+    reason: String,
+}
+
+fn wait_histogram() -> Histogram {
+    // 1 ms to about 65 s.
+    Histogram::new(exponential_buckets(0.001, 2.0, 17))
+}
+
+pub struct Metrics {
+    registry: Registry,
+    requests: Family<KeyStatusLabel, Counter>,
+    tokens_reserved: Family<KeyLabel, Counter>,
+    tokens_used: Family<KeyKindLabel, Counter>,
+    retries: Family<KeyErrorLabel, Counter>,
+    queue_depth: Family<KeyPriorityLabel, Gauge>,
+    queue_wait: Family<KeyLabel, Histogram, fn() -> Histogram>,
+    rate_limit_hits: Family<KeyLimitLabel, Counter>,
+    fallbacks: Family<FallbackLabel, Counter>,
+    duplicates: Counter,
+    cooldown_active: Family<KeyLabel, Gauge>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    pub fn new() -> Metrics {
+        let mut registry = Registry::default();
+        let m = Metrics {
+            requests: Family::default(),
+            tokens_reserved: Family::default(),
+            tokens_used: Family::default(),
+            retries: Family::default(),
+            queue_depth: Family::default(),
+            queue_wait: Family::new_with_constructor(wait_histogram as fn() -> Histogram),
+            rate_limit_hits: Family::default(),
+            fallbacks: Family::default(),
+            duplicates: Counter::default(),
+            cooldown_active: Family::default(),
+            registry: Registry::default(),
+        };
+        // The text encoder adds `_total` to counters.
+        registry.register(
+            "llm_requests",
+            "Provider answers reported, by key and HTTP status (0: none came)",
+            m.requests.clone(),
+        );
+        registry.register(
+            "llm_tokens_reserved",
+            "Tokens reserved by granted leases",
+            m.tokens_reserved.clone(),
+        );
+        registry.register(
+            "llm_tokens_used",
+            "Tokens used as reported, by kind (input, cached_input, output)",
+            m.tokens_used.clone(),
+        );
+        registry.register(
+            "llm_retries",
+            "Retries advised, by the failure's error type",
+            m.retries.clone(),
+        );
+        registry.register(
+            "llm_queue_depth",
+            "Callers waiting in the daemon, by priority",
+            m.queue_depth.clone(),
+        );
+        registry.register(
+            "llm_queue_wait_seconds",
+            "Time from Acquire to grant",
+            m.queue_wait.clone(),
+        );
+        registry.register(
+            "llm_rate_limit_hits",
+            "Provider 429s by the limit they name, and acquires not granted in time (llmctl_wait)",
+            m.rate_limit_hits.clone(),
+        );
+        registry.register(
+            "llm_fallbacks",
+            "Fallbacks advised, by from key, to key and reason",
+            m.fallbacks.clone(),
+        );
+        registry.register(
+            "llm_duplicate_suppressed",
+            "Claims answered PENDING or DONE: work not done twice",
+            m.duplicates.clone(),
+        );
+        registry.register(
+            "llm_cooldown_active",
+            "1 while the key is cooling down",
+            m.cooldown_active.clone(),
+        );
+        Metrics { registry, ..m }
+    }
+
+    pub fn granted(&self, g: &Grant) {
+        let key = KeyLabel { key: g.key.clone() };
+        self.tokens_reserved
+            .get_or_create(&key)
+            .inc_by(g.reserved_tokens);
+        self.queue_wait
+            .get_or_create(&key)
+            .observe(g.waited.as_secs_f64());
+    }
+
+    pub fn not_granted(&self, key: &str) {
+        let label = KeyLimitLabel {
+            key: key.to_string(),
+            limit_type: "llmctl_wait".into(),
+        };
+        self.rate_limit_hits.get_or_create(&label).inc();
+    }
+
+    pub fn reported(&self, info: &ReportInfo, advice: &Advice) {
+        let key = info.key.clone();
+        self.requests
+            .get_or_create(&KeyStatusLabel {
+                key: key.clone(),
+                status: info.status.to_string(),
+            })
+            .inc();
+        for (kind, n) in [
+            (
+                "input",
+                info.input_tokens.saturating_sub(info.cached_input_tokens),
+            ),
+            ("cached_input", info.cached_input_tokens),
+            ("output", info.output_tokens),
+        ] {
+            if n > 0 {
+                self.tokens_used
+                    .get_or_create(&KeyKindLabel {
+                        key: key.clone(),
+                        kind: kind.into(),
+                    })
+                    .inc_by(n);
+            }
+        }
+        if let Some(limit_type) = &info.limit_type {
+            self.rate_limit_hits
+                .get_or_create(&KeyLimitLabel {
+                    key: key.clone(),
+                    limit_type: limit_type.clone(),
+                })
+                .inc();
+        }
+        match advice.action {
+            Action::Retry => {
+                let error_type = match (info.error_type.as_str(), info.status) {
+                    ("", 0) => "no_answer".to_string(),
+                    ("", s) => format!("status_{s}"),
+                    (t, _) => t.to_string(),
+                };
+                self.retries
+                    .get_or_create(&KeyErrorLabel { key, error_type })
+                    .inc();
+            }
+            Action::Fallback => {
+                let label = FallbackLabel {
+                    from: key,
+                    to: advice.fallback_key.clone(),
+                    reason: advice.condition.to_string(),
+                };
+                self.fallbacks.get_or_create(&label).inc();
+            }
+            Action::Done | Action::GiveUp => {}
+        }
+    }
+
+    pub fn duplicate_suppressed(&self) {
+        self.duplicates.inc();
+    }
+
+    /// Encodes everything, after reading the gauges from the engine's current state.
+    pub fn render(&self, depths: &[(String, i32, u64)], keys: &[KeyStatus]) -> String {
+        self.queue_depth.clear();
+        for (key, priority, n) in depths {
+            let label = KeyPriorityLabel {
+                key: key.clone(),
+                priority: priority.to_string(),
+            };
+            self.queue_depth.get_or_create(&label).set(*n as i64);
+        }
+        for k in keys {
+            let active = i64::from(!k.cooldown_remaining.is_zero());
+            self.cooldown_active
+                .get_or_create(&KeyLabel { key: k.key.clone() })
+                .set(active);
+        }
+        let mut out = String::new();
+        if prometheus_client::encoding::text::encode(&mut out, &self.registry).is_err() {
+            out = "# metrics could not be encoded\n".into();
+        }
+        out
+    }
+}
