@@ -48,6 +48,8 @@ enum Command {
     Bench(cmd::bench::BenchArgs),
     /// Serve a fake LLM provider on loopback: OpenAI and Anthropic shapes, limits, 429s, faults
     FakeProvider(cmd::fake::FakeArgs),
+    /// A temporary daemon, fake providers and clients under load, watched with top; all removed on exit
+    Demo(cmd::demo::DemoArgs),
     /// Run the same jobs through llmctl and the usual retry recipes against a fake provider
     Simulate(cmd::simulate::SimulateArgs),
     /// One simulated client process (started by simulate)
@@ -86,6 +88,7 @@ fn main() -> ExitCode {
             Command::Complete(args) => cmd::claim::complete(args, socket).await,
             Command::FakeProvider(args) => cmd::fake::run(args).await,
             Command::Simulate(args) => cmd::simulate::run(args).await,
+            Command::Demo(args) => cmd::demo::run(args).await,
             Command::SimulateWorker => cmd::simulate::worker().await,
         }
     })

@@ -1,6 +1,7 @@
 pub mod bench;
 pub mod claim;
 pub mod daemon;
+pub mod demo;
 pub mod fake;
 pub mod lease;
 pub mod redis_bucket;
