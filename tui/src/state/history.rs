@@ -6,6 +6,9 @@ use std::collections::VecDeque;
 pub const WINDOW_MS: i64 = 5 * 60 * 1000;
 /// A hard bound on samples per history, whatever the Watch interval (5 min at 4 per second).
 pub const MAX_SAMPLES: usize = 1200;
+/// Samples kept across all keys; with very many keys each keeps fewer (down to MIN_SAMPLES).
+pub const SAMPLE_BUDGET: usize = 500_000;
+pub const MIN_SAMPLES: usize = 30;
 
 /// What one message says about a key (or about all keys summed): cumulative counters as the
 /// daemon reports them, and instantaneous figures.
@@ -79,8 +82,18 @@ fn growth(now: u64, before: Option<u64>) -> u64 {
     }
 }
 
+/// How many samples each of `keys` histories may keep.
+pub fn samples_per_key(keys: usize) -> usize {
+    (SAMPLE_BUDGET / keys.max(1)).clamp(MIN_SAMPLES, MAX_SAMPLES)
+}
+
 impl History {
     pub fn record(&mut self, unix_ms: i64, r: Reading) {
+        self.record_bounded(unix_ms, r, MAX_SAMPLES);
+    }
+
+    /// Records one message, keeping at most `keep` samples and none older than WINDOW_MS.
+    pub fn record_bounded(&mut self, unix_ms: i64, r: Reading, keep: usize) {
         let last = self.last;
         self.samples.push_back(Sample {
             unix_ms,
@@ -95,7 +108,7 @@ impl History {
             tokens_used: growth(r.tokens_used_total, last.map(|l| l.tokens_used_total)),
         });
         self.last = Some(r);
-        while self.samples.len() > MAX_SAMPLES
+        while self.samples.len() > keep.max(1)
             || self
                 .samples
                 .front()
@@ -225,6 +238,18 @@ mod tests {
             h.record(i * 50, reading(0, 0));
         }
         assert_eq!(h.len(), MAX_SAMPLES);
+    }
+
+    #[test]
+    fn many_keys_share_a_budget_of_samples() {
+        assert_eq!(samples_per_key(3), MAX_SAMPLES);
+        assert_eq!(samples_per_key(10_000), 50);
+        assert_eq!(samples_per_key(1_000_000), MIN_SAMPLES);
+        let mut h = History::default();
+        for i in 0..100 {
+            h.record_bounded(i * 1_000, reading(0, 0), 50);
+        }
+        assert_eq!(h.len(), 50);
     }
 
     #[test]

@@ -3,10 +3,13 @@
 
 mod history;
 
-pub use history::{History, Metric, Reading, Sample, MAX_SAMPLES, WINDOW_MS};
+pub use history::{
+    samples_per_key, History, Metric, Reading, Sample, MAX_SAMPLES, MIN_SAMPLES, SAMPLE_BUDGET,
+    WINDOW_MS,
+};
 
 use llmctl_proto::v1 as pb;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::time::{Duration, Instant};
 
 /// A key whose 429 count grew within this many milliseconds of the newest message stands out.
@@ -202,13 +205,14 @@ impl Dashboard {
 
     fn record(&mut self, status: &pb::StatusResponse) {
         let t = status.now_unix_ms;
+        let keep = samples_per_key(status.keys.len());
         let mut sum = Reading::default();
         for k in &status.keys {
             let r = reading(k);
             self.histories
                 .entry(k.key.clone())
                 .or_default()
-                .record(t, r);
+                .record_bounded(t, r, keep);
             sum.requests_per_second += r.requests_per_second;
             sum.rate_limited_total += r.rate_limited_total;
             sum.queue_wait_p95_ms = sum.queue_wait_p95_ms.max(r.queue_wait_p95_ms);
@@ -217,8 +221,9 @@ impl Dashboard {
             sum.tokens_used_total += r.tokens_used_total;
         }
         // A key the daemon no longer reports has no history worth keeping.
+        let present: HashSet<&str> = status.keys.iter().map(|k| k.key.as_str()).collect();
         self.histories
-            .retain(|name, _| status.keys.iter().any(|k| &k.key == name));
+            .retain(|name, _| present.contains(name.as_str()));
         self.totals_history.record(t, sum);
     }
 
