@@ -184,7 +184,7 @@ async fn top_in_a_terminal_shows_live_traffic_and_q_restores_the_terminal() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn top_says_disconnected_and_reconnects_when_the_daemon_comes_back() {
+async fn top_says_disconnected_reconnects_and_follows_a_resize() {
     let mut d = Daemon::start(CONFIG);
     let pane = Pane::start(d.dir.path(), 80, 24);
     pane.type_line(&format!(
@@ -200,6 +200,12 @@ async fn top_says_disconnected_and_reconnects_when_the_daemon_comes_back() {
     d.restart();
     pane.wait_for("the dashboard live again", |s| {
         !s.contains("disconnected") && row(s, KEY).is_some()
+    });
+    // A bigger window: the next frame fills it.
+    pane.tmux(&["resize-window", "-x", "120", "-y", "32"]);
+    pane.wait_for("the frame to fill the resized window", |s| {
+        s.lines()
+            .any(|l| l.starts_with('┌') && l.chars().count() == 120)
     });
     pane.press("Escape");
     pane.wait_for("the shell back after Esc", |s| {
