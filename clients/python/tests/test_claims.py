@@ -166,7 +166,9 @@ def test_processes_racing_for_one_claim_get_exactly_one_claimed(daemon: Daemon) 
     assert daemon.raw_status().duplicates_suppressed == 3 * len(keys)
 
 
-def test_a_claim_survives_the_daemon_killed_right_after_claimed(daemon: Daemon, client: llmctl.Client) -> None:
+def test_a_claim_survives_the_daemon_killed_right_after_claimed(
+    daemon: Daemon, client: llmctl.Client
+) -> None:
     claimed = client.claim("durable", 300)
     assert claimed.state == "claimed"
     daemon.kill9()
@@ -197,14 +199,18 @@ def test_a_failing_fn_stores_nothing_and_its_claim_lapses(client: llmctl.Client)
 
 
 def test_a_fn_that_returns_no_bytes_is_refused_and_its_claim_lapses(client: llmctl.Client) -> None:
-    with pytest.raises(llmctl.InvalidArgument, match=r"fn's result for 'typed' must be bytes, not str \(encode it"):
+    with pytest.raises(
+        llmctl.InvalidArgument, match=r"fn's result for 'typed' must be bytes, not str \(encode it"
+    ):
         client.run_once("typed", lambda: "text", ttl=0.3)  # type: ignore[arg-type,return-value]
     assert client.claim("typed", 0.3).state == "pending"
     time.sleep(0.4)
     assert client.run_once("typed", lambda: b"bytes") == b"bytes"
 
 
-def test_the_command_line_and_the_python_client_share_the_records(daemon: Daemon, client: llmctl.Client) -> None:
+def test_the_command_line_and_the_python_client_share_the_records(
+    daemon: Daemon, client: llmctl.Client
+) -> None:
     out = daemon.cli("claim", "shared", "--ttl", "60s")
     assert out.returncode == 0, out.stderr
     with pytest.raises(llmctl.Pending):
@@ -214,7 +220,11 @@ def test_the_command_line_and_the_python_client_share_the_records(daemon: Daemon
     assert client.run_once("shared", lambda: b"python") == b"from the shell"
     client.run_once("py", lambda: b"from python")
     out = daemon.cli("claim", "py", "--ttl", "60s")
-    assert out.returncode == 3 and out.stdout.strip() == "from python", (out.returncode, out.stdout, out.stderr)
+    assert out.returncode == 3 and out.stdout.strip() == "from python", (
+        out.returncode,
+        out.stdout,
+        out.stderr,
+    )
 
 
 @pytest.mark.parametrize(
@@ -334,11 +344,12 @@ def test_concurrent_async_run_once_runs_the_work_once(daemon: Daemon) -> None:
                 await asyncio.sleep(0.2)
                 return b"once"
 
-            got = await asyncio.gather(*(c.run_once("together", work) for _ in range(8)), return_exceptions=True)
+            got = await asyncio.gather(
+                *(c.run_once("together", work) for _ in range(8)), return_exceptions=True
+            )
             assert calls == [1]
             return got
 
     got = asyncio.run(main())
     assert got.count(b"once") == 1
     assert all(isinstance(g, llmctl.Pending) for g in got if g != b"once")
-

@@ -3,6 +3,8 @@ caught it."""
 
 from __future__ import annotations
 
+import re
+import time
 from typing import Any
 
 import pytest
@@ -27,6 +29,14 @@ from conftest import Daemon
         ({"key": "k", "max_wait": -1}, "max_wait = -1 is negative"),
         ({"key": "k", "max_wait": 7200}, "maximum of 3600"),
         ({"key": "k", "priority": "high"}, "priority"),
+        ({"key": "k", "route_group": "chat"}, "give key or route_group, not both"),
+        ({"key": None, "route_group": ""}, "route_group is empty"),
+        ({"key": "k", "profile": ""}, "profile is empty"),
+        ({"key": "k", "profile": 3}, "profile must be a string"),
+        ({"key": "k", "run_id": "a\nb"}, "printable"),
+        ({"key": "k", "first_attempt": "yesterday"}, "first_attempt must be a datetime or Unix seconds"),
+        ({"key": "k", "first_attempt": -5}, "first_attempt = -5 is not a time"),
+        ({"key": "k", "first_attempt": time.time() * 1000}, "is in the future"),
     ],
 )
 def test_bad_acquire_input_is_refused_before_the_daemon_is_asked(kwargs: Any, words: str) -> None:
@@ -52,6 +62,8 @@ def test_bad_acquire_input_is_refused_before_the_daemon_is_asked(kwargs: Any, wo
             "cached_input_tokens = 20 is more than input_tokens = 10",
         ),
         ({"status": 200, "attempt": 0}, "the first attempt is 1"),
+        ({"status": 200, "first_attempt": float("nan")}, "is not a time"),
+        ({"status": 200, "first_attempt": True}, "first_attempt must be a datetime"),
     ],
 )
 def test_bad_report_input_is_refused_and_the_lease_stays_open(
@@ -73,6 +85,29 @@ def test_a_bad_fail_mode_or_client_id_is_refused() -> None:
         llmctl.AsyncClient("/x.sock", fail_mode="")
 
 
+@pytest.mark.parametrize(
+    "kwargs, words",
+    [
+        ({"run_id": ""}, "run_id is empty"),
+        ({"run_id": 7}, "run_id must be a string"),
+        ({"run_id": "r", "max_calls": 0}, "max_calls = 0 would refuse every call"),
+        ({"run_id": "r", "max_retries": 0}, "max_retries = 0 cannot be set: the daemon reads 0 as no bound"),
+        ({"run_id": "r", "max_calls": -1}, "max_calls = -1 is negative"),
+        ({"run_id": "r", "max_calls": 2.5}, "max_calls must be a whole number"),
+        ({"run_id": "r", "max_wall_time": 0}, "max_wall_time = 0; give a positive number of seconds"),
+        ({"run_id": "r", "max_wall_time": "1h"}, "max_wall_time must be a number of seconds"),
+    ],
+)
+def test_a_bad_run_budget_is_refused_before_the_daemon_is_asked(kwargs: Any, words: str) -> None:
+    c = llmctl.Client("/nonexistent/llmctl.sock")
+    try:
+        run_id = kwargs.pop("run_id")
+        with pytest.raises(llmctl.InvalidArgument, match=re.escape(words)):
+            c.set_run_budget(run_id, **kwargs)
+    finally:
+        c.close()
+
+
 def test_a_bad_cooldown_is_refused(client: llmctl.Client) -> None:
     with pytest.raises(llmctl.InvalidArgument, match="positive"):
         client.cooldown("k", 0)
@@ -82,10 +117,13 @@ def test_a_bad_cooldown_is_refused(client: llmctl.Client) -> None:
 
 def test_the_daemons_invalid_argument_is_a_value_error_with_its_message(client: llmctl.Client) -> None:
     with pytest.raises(llmctl.InvalidArgument) as e:
-        client.acquire("k", route_group="nowhere")
+        client.acquire(route_group="nowhere")
     assert isinstance(e.value, ValueError)
     assert e.value.code == "INVALID_ARGUMENT"
     assert 'route group "nowhere" is not configured' in str(e.value)
+    with pytest.raises(llmctl.InvalidArgument) as e:
+        client.acquire("k", profile="urgent")
+    assert 'profile "urgent" is not configured; use one of interactive, batch' in str(e.value)
 
 
 def test_a_request_that_can_never_fit_is_refused_at_once(start_daemon: Any) -> None:

@@ -245,7 +245,7 @@ class AsyncClient:
 
     def acquire(
         self,
-        key: str,
+        key: Optional[str] = None,
         *,
         requests: int = 1,
         input_tokens: int = 0,
@@ -275,9 +275,7 @@ class AsyncClient:
         )
         return PendingLease(lambda: self._acquire(req, wait, attempt, first_ms))
 
-    async def _acquire(
-        self, req: pb.AcquireRequest, wait: float, attempt: int, first_ms: int
-    ) -> AsyncLease:
+    async def _acquire(self, req: pb.AcquireRequest, wait: float, attempt: int, first_ms: int) -> AsyncLease:
         stub = self._ensure()
         if not self._health.should_try():
             return self._unlimited(req, attempt, first_ms)

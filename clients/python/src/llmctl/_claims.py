@@ -102,12 +102,12 @@ def result_bytes(key: str, result: Any, what: str = "result") -> bytes:
     if isinstance(result, (bytes, bytearray, memoryview)):
         data = bytes(result)
     else:
-        hint = " (encode it, e.g. text.encode())" if isinstance(result, str) else (
-            " (serialise it, e.g. json.dumps(value).encode())"
+        hint = (
+            " (encode it, e.g. text.encode())"
+            if isinstance(result, str)
+            else (" (serialise it, e.g. json.dumps(value).encode())")
         )
-        raise errors.InvalidArgument(
-            f"{what} for {key!r} must be bytes, not {type(result).__name__}{hint}"
-        )
+        raise errors.InvalidArgument(f"{what} for {key!r} must be bytes, not {type(result).__name__}{hint}")
     if len(data) > MAX_RESULT_BYTES:
         raise errors.InvalidArgument(
             f"{what} for {key!r} is {len(data)} bytes, over the {MAX_RESULT_BYTES} bytes a record "

@@ -231,7 +231,7 @@ class Client:
 
     def acquire(
         self,
-        key: str,
+        key: Optional[str] = None,
         *,
         requests: int = 1,
         input_tokens: int = 0,
@@ -249,8 +249,8 @@ class Client:
         maximum, one hour). Raises `llmctl.NotGranted` when capacity will not come in time, and
         `llmctl.RunBudgetExceeded` (a `NotGranted`) when the run ``run_id`` spent its budget.
 
-        ``route_group`` asks for the first member of that configured group that can serve;
-        ``lease.key`` is then the member granted. ``profile`` names the retry profile of the
+        ``route_group`` (instead of ``key``) asks for the first member of that configured group
+        that can serve; ``lease.key`` is then the member granted. ``profile`` names the retry profile of the
         advice (``"interactive"``, ``"batch"`` or a configured one; default: the key's).
         ``attempt`` and ``first_attempt`` (when attempt 1 started: a datetime or Unix seconds)
         are sent with the lease's report."""
@@ -410,9 +410,7 @@ class Client:
             raise rpc_error(e, self.socket, "complete") from None
         self._health.ok()
 
-    def run_once(
-        self, key: str, fn: Callable[[], bytes], *, ttl: Seconds = DEFAULT_RUN_ONCE_TTL
-    ) -> bytes:
+    def run_once(self, key: str, fn: Callable[[], bytes], *, ttl: Seconds = DEFAULT_RUN_ONCE_TTL) -> bytes:
         """Does the work ``key`` once across every process on the host: returns the stored
         result when it is done already, raises `llmctl.Pending` (with ``.since``) while another
         worker holds it, and otherwise calls ``fn()``, stores what it returns with `complete`

@@ -146,7 +146,7 @@ def seconds(name: str, value: Optional[Seconds], default: float, maximum: float)
 
 
 def acquire_request(
-    key: str,
+    key: Optional[str],
     *,
     requests: int,
     input_tokens: int,
@@ -159,9 +159,16 @@ def acquire_request(
     profile: Optional[str] = None,
 ) -> Tuple[pb.AcquireRequest, float]:
     """Checks an acquire's input and builds its request; also returns the wait in seconds."""
-    check_key(key)
     if route_group is not None:
         check_key(route_group, "route_group")
+        if key:
+            raise errors.InvalidArgument(
+                f"give key or route_group, not both (key {key!r}, route_group {route_group!r}): "
+                "with a route group the daemon picks the member key"
+            )
+        key = ""
+    else:
+        key = check_key(key)
     if profile is not None:
         check_name(profile, "profile", "'interactive', 'batch' or one configured in [profiles]")
     req = check_units("requests", requests)

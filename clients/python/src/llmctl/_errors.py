@@ -86,9 +86,7 @@ class Pending(LlmctlError):
 
     def __init__(self, key: str, since: Optional[_dt.datetime]) -> None:
         when = f" since {since.isoformat()}" if since else ""
-        super().__init__(
-            f"{key!r} is being done by another worker{when}; its result is not stored yet"
-        )
+        super().__init__(f"{key!r} is being done by another worker{when}; its result is not stored yet")
         self.key = key
         self.since = since
 

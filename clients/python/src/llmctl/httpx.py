@@ -26,32 +26,44 @@ and whether output had already been delivered, and the report goes when the stre
 or closed.
 
 The transport does not retry on its own: it returns the provider's answer, so the SDK raises as
-usual. With ``max_retries=N`` it follows the daemon's advice itself, for answers that arrive
-whole (not a streamed 200): a ``retry`` advice waits ``retry_after`` and sends again, up to N
-times. Keep the SDK's own ``max_retries=0`` either way.
+usual. Each advice goes to ``on_advice(request, advice)`` and onto the response as
+``response.extensions["llmctl_advice"]`` (an SDK's ``APIStatusError.response`` carries it), with
+the key reported as ``response.extensions["llmctl_key"]``. With ``max_retries=N`` it follows the
+daemon's advice itself, for answers that arrive whole (not a streamed 200): a ``retry`` advice
+waits ``retry_after`` and sends again, up to N times. Keep the SDK's own ``max_retries=0``
+either way.
+
+With ``route_group=`` instead of ``key=`` the daemon grants a member of that configured group
+and the report goes to that member. The request is sent as the SDK made it unless a
+``route(request, key)`` hook returns the request for the member (`reroute` copies one with
+another origin, model or headers); with such a hook and ``max_retries`` the transport also
+follows a ``fallback`` advice to the key it names.
 """
 
 from __future__ import annotations
 
 import asyncio
 import importlib
+import json
 import threading
 import time
 from types import ModuleType
-from typing import Any, Callable, Dict, List, Optional, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Union
 
 from ._aio import AsyncClient, AsyncLease
 from ._client import Client, Lease
-from ._common import Advice, Outcome, Seconds, logger
+from ._common import Advice, Outcome, Seconds, check_key, check_name, logger
 from ._errors import LlmctlError
 from ._estimate import DEFAULT_OUTPUT_TOKENS, IMAGE_TOKENS, Estimate, estimate_body
+from ._lease import LeaseBase
 from ._outcome import from_exception, from_http
 from ._sse import StreamWatcher
 
-__all__ = ["LimitedTransport", "AsyncLimitedTransport", "Estimate"]
+__all__ = ["LimitedTransport", "AsyncLimitedTransport", "Estimate", "reroute"]
 
 KeyArg = Union[str, Callable[[str], str]]
 AdviceHook = Callable[[Any, Advice], None]
+RouteHook = Callable[[Any, str], Any]
 
 
 def _library(obj: Any) -> ModuleType:
@@ -132,7 +144,7 @@ def _reporting_stream(lib: ModuleType, asynchronous: bool) -> Any:
 class _Base:
     def __init__(
         self,
-        key: KeyArg,
+        key: Optional[KeyArg],
         inner: Any,
         *,
         priority: int,
@@ -142,12 +154,28 @@ class _Base:
         image_tokens: int,
         default_output_tokens: int,
         on_advice: Optional[AdviceHook],
+        profile: Optional[str],
+        route_group: Optional[str],
+        route: Optional[RouteHook],
     ) -> None:
-        if not (isinstance(key, str) or callable(key)):
+        if route_group is not None:
+            if key is not None:
+                raise TypeError(
+                    "give key or route_group, not both: with a route group the daemon picks the " "member key"
+                )
+            check_key(route_group, "route_group")
+        elif not (isinstance(key, str) or callable(key)):
             raise TypeError(f"key must be a string or a function of the model name, not {key!r}")
+        if route is not None and (route_group is None or not callable(route)):
+            raise TypeError("route must be a function (request, key) -> request, given with route_group")
+        if profile is not None:
+            check_name(profile, "profile", "'interactive', 'batch' or one configured in [profiles]")
         if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
             raise ValueError(f"max_retries = {max_retries!r}: give 0 (no retries) or more")
         self.key = key
+        self.route_group = route_group
+        self.route = route
+        self.profile = profile
         self.priority = priority
         self.max_wait = max_wait
         self.run_id = run_id
@@ -172,12 +200,39 @@ class _Base:
                     self._made[lib.__name__] = made
         return made
 
-    def _key_for(self, est: Estimate) -> str:
+    def _key_for(self, est: Estimate) -> Optional[str]:
+        if self.key is None:
+            return None  # a route group: the daemon picks the member
         if callable(self.key):
             return self.key(est.model)
         if "{model}" in self.key:
             return self.key.replace("{model}", est.model or "unknown")
         return self.key
+
+    def _acquire_args(self, est: Estimate, plan: "_Plan") -> Dict[str, Any]:
+        return dict(
+            input_tokens=est.input_tokens,
+            output_tokens=est.output_tokens,
+            priority=self.priority,
+            max_wait=self.max_wait,
+            run_id=self.run_id,
+            route_group=plan.route_group,
+            profile=self.profile,
+            attempt=plan.attempt,
+            first_attempt=plan.first,
+        )
+
+    def _routed(self, request: Any, lease: LeaseBase) -> Any:
+        """The request to send on the lease: as it came, or as the ``route`` hook makes it for
+        the member key the daemon granted."""
+        if self.route is None or not lease.limited:
+            return request
+        routed = self.route(request, lease.key)
+        if routed is None or routed is request:
+            return request
+        for name, value in request.extensions.items():
+            routed.extensions.setdefault(name, value)  # timeouts and the like
+        return routed
 
     def _estimate(self, request: Any) -> Optional[Estimate]:
         if request.method.upper() != "POST":
@@ -195,30 +250,104 @@ class _Base:
             content, image_tokens=self.image_tokens, default_output_tokens=self.default_output_tokens
         )
 
-    def _advised(self, request: Any, advice: Optional[Advice]) -> None:
+    def _advised(self, request: Any, advice: Optional[Advice], response: Any = None) -> None:
+        if advice is not None and response is not None:
+            # Where the caller can see it: an SDK's APIStatusError carries this response.
+            response.extensions["llmctl_advice"] = advice
         if advice is not None and self.on_advice is not None:
             try:
                 self.on_advice(request, advice)
             except Exception:
                 logger.exception("llmctl: the on_advice hook raised")
 
-    def _retry(self, advice: Optional[Advice], attempt: int) -> bool:
-        return advice is not None and advice.action == "retry" and attempt <= self.max_retries
+    def _plan(self, est: Estimate) -> "_Plan":
+        return _Plan(self._key_for(est), self.route_group)
+
+    def _again(self, plan: "_Plan", advice: Optional[Advice]) -> Optional[float]:
+        """Whether to send the request again after this advice (and after how many seconds),
+        within ``max_retries``: on ``retry``, on the same key; on ``fallback``, on the key
+        advised, only when a ``route`` hook says how to send the request there."""
+        if advice is None or plan.sends > self.max_retries:
+            return None
+        if advice.action == "retry":
+            plan.attempt += 1
+            return advice.retry_after
+        if advice.action == "fallback" and advice.fallback_key and self.route is not None:
+            plan.key, plan.route_group = advice.fallback_key, None
+            plan.attempt, plan.first = 1, time.time()
+            return 0.0
+        return None
+
+
+class _Plan:
+    """Where the next send of one request goes: a key or a route group, the attempt number
+    there and when its attempt 1 started, and how many sends there were."""
+
+    def __init__(self, key: Optional[str], route_group: Optional[str]) -> None:
+        self.key = key
+        self.route_group = route_group
+        self.attempt = 1
+        self.first = time.time()
+        self.sends = 0
+
+
+def reroute(
+    request: Any,
+    *,
+    origin: Optional[str] = None,
+    model: Optional[str] = None,
+    headers: Optional[Mapping[str, str]] = None,
+) -> Any:
+    """A copy of an httpx (or httpx2) request for another member of a route group, for a
+    transport's ``route`` hook: ``origin`` (``"https://host[:port]"``) replaces the URL's scheme,
+    host and port, keeping its path; ``model`` replaces the ``"model"`` of the JSON body;
+    ``headers`` sets or replaces headers (the member's API key, say). Nothing else changes."""
+    lib = _library(request)
+    url = request.url
+    if origin is not None:
+        o = lib.URL(origin)
+        if not o.scheme or not o.host or o.path not in ("", "/") or o.query:
+            raise ValueError(
+                f"origin {origin!r} must be a scheme, host and port only, such as 'https://eu.example.com'"
+            )
+        url = url.copy_with(scheme=o.scheme, host=o.host, port=o.port)
+    content = request.content
+    if model is not None:
+        try:
+            body = json.loads(content)
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            raise ValueError("model= needs a request whose body is a JSON object")
+        body["model"] = model
+        content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    kept = [
+        (name, value)
+        for name, value in request.headers.multi_items()
+        if name.lower() not in ("host", "content-length")
+    ]
+    out = lib.Request(request.method, url, headers=kept, content=content, extensions=dict(request.extensions))
+    for name, value in (headers or {}).items():
+        out.headers[name] = value
+    return out
 
 
 class LimitedTransport(_Base):
     """An httpx (or httpx2) transport limited by llmctl; see the module's documentation.
 
     ``key``: the quota's name, a string (``"{model}"`` in it is replaced by the request's model)
-    or a function of the model name returning the key. ``client``: a `llmctl.Client` (default:
-    one on the default socket, fail open). ``inner``: the transport that sends (default: the
-    request's library's ``HTTPTransport()``). ``max_wait``: how long an acquire may wait
-    (default: up to an hour). ``on_advice(request, advice)`` is called after every report.
+    or a function of the model name returning the key. Or, instead of ``key``, ``route_group``:
+    the daemon grants a member of that configured group, and ``route(request, key)`` (optional)
+    returns the request to send for the member granted (see `reroute`). ``client``: a
+    `llmctl.Client` (default: one on the default socket, fail open). ``inner``: the transport
+    that sends (default: the request's library's ``HTTPTransport()``). ``max_wait``: how long an
+    acquire may wait (default: up to an hour). ``profile``: the retry profile of the advice.
+    ``on_advice(request, advice)`` is called after every report.
     """
 
     def __init__(
         self,
-        key: KeyArg,
+        key: Optional[KeyArg] = None,
         client: Optional[Client] = None,
         inner: Any = None,
         *,
@@ -229,6 +358,9 @@ class LimitedTransport(_Base):
         image_tokens: int = IMAGE_TOKENS,
         default_output_tokens: int = DEFAULT_OUTPUT_TOKENS,
         on_advice: Optional[AdviceHook] = None,
+        profile: Optional[str] = None,
+        route_group: Optional[str] = None,
+        route: Optional[RouteHook] = None,
     ) -> None:
         super().__init__(
             key,
@@ -240,6 +372,9 @@ class LimitedTransport(_Base):
             image_tokens=image_tokens,
             default_output_tokens=default_output_tokens,
             on_advice=on_advice,
+            profile=profile,
+            route_group=route_group,
+            route=route,
         )
         if client is not None and not isinstance(client, Client):
             raise TypeError(
@@ -262,30 +397,23 @@ class LimitedTransport(_Base):
         est = self._estimate(request)
         if est is None:
             return inner.handle_request(request)
-        key = self._key_for(est)
-        attempt = 1
+        plan = self._plan(est)
         while True:
-            lease = self.client.acquire(
-                key,
-                input_tokens=est.input_tokens,
-                output_tokens=est.output_tokens,
-                priority=self.priority,
-                max_wait=self.max_wait,
-                run_id=self.run_id,
-                attempt=attempt,
-            )
+            lease = self.client.acquire(plan.key, **self._acquire_args(est, plan))
+            plan.sends += 1
             try:
-                response = inner.handle_request(request)
+                response = inner.handle_request(self._routed(request, lease))
             except Exception as exc:
                 advice = self._report(request, lease, from_exception(exc))
-                if self._retry(advice, attempt):
-                    time.sleep(advice.retry_after if advice else 0)
-                    attempt += 1
+                delay = self._again(plan, advice)
+                if delay is not None:
+                    time.sleep(delay)
                     continue
                 raise
             except BaseException as exc:
                 self._report(request, lease, from_exception(exc))
                 raise
+            response.extensions["llmctl_key"] = lease.key
             if _is_event_stream(response) and 200 <= response.status_code < 300:
                 self._watch(lib, request, lease, response)
                 return response
@@ -295,12 +423,15 @@ class LimitedTransport(_Base):
                 self._report(request, lease, from_exception(exc))
                 raise
             advice = self._report(
-                request, lease, from_http(response.status_code, response.headers, response.content)
+                request,
+                lease,
+                from_http(response.status_code, response.headers, response.content),
+                response,
             )
-            if self._retry(advice, attempt):
+            delay = self._again(plan, advice)
+            if delay is not None:
                 response.close()
-                time.sleep(advice.retry_after if advice else 0)
-                attempt += 1
+                time.sleep(delay)
                 continue
             return response
 
@@ -314,18 +445,18 @@ class LimitedTransport(_Base):
                 if finished:
                     return
                 finished.append(True)
-            self._report(request, lease, watcher.outcome(exc))
+            self._report(request, lease, watcher.outcome(exc), response)
 
         response.stream = _reporting_stream(lib, False)(response.stream, watcher, done)
 
-    def _report(self, request: Any, lease: Lease, outcome: Outcome) -> Optional[Advice]:
+    def _report(self, request: Any, lease: Lease, outcome: Outcome, response: Any = None) -> Optional[Advice]:
         try:
             advice = lease.report_outcome(outcome)
         except LlmctlError as e:
             # The answer goes to the caller whatever happens to the report.
             logger.warning("llmctl: could not report lease %s on %r: %s", lease.lease_id, lease.key, e)
             return None
-        self._advised(request, advice)
+        self._advised(request, advice, response)
         return advice
 
     def close(self) -> None:
@@ -350,7 +481,7 @@ class AsyncLimitedTransport(_Base):
 
     def __init__(
         self,
-        key: KeyArg,
+        key: Optional[KeyArg] = None,
         client: Optional[AsyncClient] = None,
         inner: Any = None,
         *,
@@ -361,6 +492,9 @@ class AsyncLimitedTransport(_Base):
         image_tokens: int = IMAGE_TOKENS,
         default_output_tokens: int = DEFAULT_OUTPUT_TOKENS,
         on_advice: Optional[AdviceHook] = None,
+        profile: Optional[str] = None,
+        route_group: Optional[str] = None,
+        route: Optional[RouteHook] = None,
     ) -> None:
         super().__init__(
             key,
@@ -372,6 +506,9 @@ class AsyncLimitedTransport(_Base):
             image_tokens=image_tokens,
             default_output_tokens=default_output_tokens,
             on_advice=on_advice,
+            profile=profile,
+            route_group=route_group,
+            route=route,
         )
         if client is not None and not isinstance(client, AsyncClient):
             raise TypeError(
@@ -392,30 +529,23 @@ class AsyncLimitedTransport(_Base):
         est = self._estimate(request)
         if est is None:
             return await inner.handle_async_request(request)
-        key = self._key_for(est)
-        attempt = 1
+        plan = self._plan(est)
         while True:
-            lease = await self.client.acquire(
-                key,
-                input_tokens=est.input_tokens,
-                output_tokens=est.output_tokens,
-                priority=self.priority,
-                max_wait=self.max_wait,
-                run_id=self.run_id,
-                attempt=attempt,
-            )
+            lease = await self.client.acquire(plan.key, **self._acquire_args(est, plan))
+            plan.sends += 1
             try:
-                response = await inner.handle_async_request(request)
+                response = await inner.handle_async_request(self._routed(request, lease))
             except Exception as exc:
                 advice = await self._report(request, lease, from_exception(exc))
-                if self._retry(advice, attempt):
-                    await asyncio.sleep(advice.retry_after if advice else 0)
-                    attempt += 1
+                delay = self._again(plan, advice)
+                if delay is not None:
+                    await asyncio.sleep(delay)
                     continue
                 raise
             except BaseException as exc:
                 await self._report(request, lease, from_exception(exc))
                 raise
+            response.extensions["llmctl_key"] = lease.key
             if _is_event_stream(response) and 200 <= response.status_code < 300:
                 self._watch(lib, request, lease, response)
                 return response
@@ -425,12 +555,15 @@ class AsyncLimitedTransport(_Base):
                 await self._report(request, lease, from_exception(exc))
                 raise
             advice = await self._report(
-                request, lease, from_http(response.status_code, response.headers, response.content)
+                request,
+                lease,
+                from_http(response.status_code, response.headers, response.content),
+                response,
             )
-            if self._retry(advice, attempt):
+            delay = self._again(plan, advice)
+            if delay is not None:
                 await response.aclose()
-                await asyncio.sleep(advice.retry_after if advice else 0)
-                attempt += 1
+                await asyncio.sleep(delay)
                 continue
             return response
 
@@ -442,11 +575,13 @@ class AsyncLimitedTransport(_Base):
             if finished:
                 return
             finished.append(True)
-            await self._report(request, lease, watcher.outcome(exc))
+            await self._report(request, lease, watcher.outcome(exc), response)
 
         response.stream = _reporting_stream(lib, True)(response.stream, watcher, done)
 
-    async def _report(self, request: Any, lease: AsyncLease, outcome: Outcome) -> Optional[Advice]:
+    async def _report(
+        self, request: Any, lease: AsyncLease, outcome: Outcome, response: Any = None
+    ) -> Optional[Advice]:
         try:
             advice = await lease.report_outcome(outcome)
         except LlmctlError as e:
@@ -454,7 +589,7 @@ class AsyncLimitedTransport(_Base):
             return None
         except asyncio.CancelledError:
             raise
-        self._advised(request, advice)
+        self._advised(request, advice, response)
         return advice
 
     async def aclose(self) -> None:
