@@ -368,3 +368,20 @@ def test_reroute_copies_a_request_for_another_member() -> None:
         reroute(request, origin="https://b.example/v2")
     with pytest.raises(ValueError, match="JSON object"):
         reroute(httpx2.Request("POST", "https://x.example", content=b"[1]"), model="b")
+
+
+def test_a_route_hook_that_raises_sends_nothing_and_frees_the_lease(members: Any) -> None:
+    d, c, providers = members
+
+    def route(request: Any, key: str) -> Any:
+        raise KeyError(key)
+
+    transport = LimitedTransport(route_group="chat", client=c, route=route, max_retries=5)
+    http = httpx2.Client(transport=transport)
+    with pytest.raises(KeyError, match="primary"):
+        http.post(
+            providers["primary"].url + "/v1/chat/completions", json={"model": "m", "messages": MESSAGES}
+        )
+    assert providers["primary"].stats()["requests"] == 0
+    k = d.key("primary")
+    assert (k.granted_total, k.in_flight, k.tokens_outstanding) == (1, 0, 0)

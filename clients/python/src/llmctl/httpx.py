@@ -279,6 +279,11 @@ class _Base:
         return None
 
 
+def _not_sent() -> Outcome:
+    """The outcome of a lease whose request was never sent (the route hook raised)."""
+    return Outcome(status=0, headers={}, error_type="unreported", usage_known=False)
+
+
 class _Plan:
     """Where the next send of one request goes: a key or a route group, the attempt number
     there and when its attempt 1 started, and how many sends there were."""
@@ -402,7 +407,13 @@ class LimitedTransport(_Base):
             lease = self.client.acquire(plan.key, **self._acquire_args(est, plan))
             plan.sends += 1
             try:
-                response = inner.handle_request(self._routed(request, lease))
+                to_send = self._routed(request, lease)
+            except BaseException:
+                # Nothing was sent: the lease goes back as an unknown outcome, and no retry.
+                self._report(request, lease, _not_sent())
+                raise
+            try:
+                response = inner.handle_request(to_send)
             except Exception as exc:
                 advice = self._report(request, lease, from_exception(exc))
                 delay = self._again(plan, advice)
@@ -534,7 +545,13 @@ class AsyncLimitedTransport(_Base):
             lease = await self.client.acquire(plan.key, **self._acquire_args(est, plan))
             plan.sends += 1
             try:
-                response = await inner.handle_async_request(self._routed(request, lease))
+                to_send = self._routed(request, lease)
+            except BaseException:
+                # Nothing was sent: the lease goes back as an unknown outcome, and no retry.
+                await self._report(request, lease, _not_sent())
+                raise
+            try:
+                response = await inner.handle_async_request(to_send)
             except Exception as exc:
                 advice = await self._report(request, lease, from_exception(exc))
                 delay = self._again(plan, advice)
