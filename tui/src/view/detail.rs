@@ -159,7 +159,7 @@ fn left(r: &KeyRow<'_>, width: usize) -> Vec<Line<'static>> {
 }
 
 fn ago(now_ms: i64, at_ms: i64) -> String {
-    format::millis(now_ms.saturating_sub(at_ms).max(0)).to_string()
+    format::millis(now_ms.saturating_sub(at_ms).max(0))
 }
 
 fn right(frame: &mut Frame, area: Rect, d: &Dashboard, r: &KeyRow<'_>) {
