@@ -385,3 +385,25 @@ def test_a_route_hook_that_raises_sends_nothing_and_frees_the_lease(members: Any
     assert providers["primary"].stats()["requests"] == 0
     k = d.key("primary")
     assert (k.granted_total, k.in_flight, k.tokens_outstanding) == (1, 0, 0)
+
+
+def test_the_transport_sends_when_attempt_1_started_so_the_deadline_holds(
+    start_daemon: Callable[..., Daemon], start_provider: Callable[..., Provider]
+) -> None:
+    d = start_daemon(
+        '[profiles.quick]\nattempts = 50\ndeadline = "400ms"\nbackoff = "equal"\nbase = "100ms"\ncap = "100ms"\n'
+    )
+    provider = start_provider("--fault", "status=503", "--latency", "1ms")
+    advices = Advices()
+    with llmctl.Client(d.socket, fail_mode="closed") as c:
+        transport = LimitedTransport(key="k", client=c, profile="quick", max_retries=40, on_advice=advices)
+        http = httpx2.Client(transport=transport)
+        started = time.monotonic()
+        r = http.post(provider.url + "/v1/chat/completions", json={"model": "m", "messages": MESSAGES})
+        took = time.monotonic() - started
+    assert r.status_code == 503
+    # Each wait is 50 to 100 ms: about 4 to 8 tries fit in 400 ms, never 41.
+    assert 3 <= len(advices.actions) <= 10, advices.actions
+    assert advices.actions[-1] == "give_up" and advices.actions[:-1] == ["retry"] * (len(advices.actions) - 1)
+    assert "deadline" in advices.items[-1][1].reason
+    assert took < 1.5

@@ -274,7 +274,7 @@ class _Base:
             return advice.retry_after
         if advice.action == "fallback" and advice.fallback_key and self.route is not None:
             plan.key, plan.route_group = advice.fallback_key, None
-            plan.attempt, plan.first = 1, time.time()
+            plan.attempt, plan.first = 1, None
             return 0.0
         return None
 
@@ -286,13 +286,15 @@ def _not_sent() -> Outcome:
 
 class _Plan:
     """Where the next send of one request goes: a key or a route group, the attempt number
-    there and when its attempt 1 started, and how many sends there were."""
+    there and when its attempt 1 was granted, and how many sends there were."""
 
     def __init__(self, key: Optional[str], route_group: Optional[str]) -> None:
         self.key = key
         self.route_group = route_group
         self.attempt = 1
-        self.first = time.time()
+        # When attempt 1 on this key was granted (Unix seconds): the profile's deadline counts
+        # from there, not from time spent queueing for it.
+        self.first: Optional[float] = None
         self.sends = 0
 
 
@@ -406,6 +408,8 @@ class LimitedTransport(_Base):
         while True:
             lease = self.client.acquire(plan.key, **self._acquire_args(est, plan))
             plan.sends += 1
+            if plan.first is None:
+                plan.first = time.time()
             try:
                 to_send = self._routed(request, lease)
             except BaseException:
@@ -544,6 +548,8 @@ class AsyncLimitedTransport(_Base):
         while True:
             lease = await self.client.acquire(plan.key, **self._acquire_args(est, plan))
             plan.sends += 1
+            if plan.first is None:
+                plan.first = time.time()
             try:
                 to_send = self._routed(request, lease)
             except BaseException:
