@@ -33,6 +33,14 @@ pub struct BenchArgs {
     /// Skip the Redis Lua bucket comparison
     #[arg(long)]
     no_redis: bool,
+    /// Which calls to measure: ping, acquire, acquire+report, redis
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "ping,acquire,acquire+report,redis",
+        value_name = "CALLS"
+    )]
+    calls: Vec<Call>,
     /// Print the results as JSON
     #[arg(long)]
     json: bool,
@@ -44,6 +52,21 @@ enum Call {
     Acquire,
     AcquireReport,
     RedisLua,
+}
+
+impl std::str::FromStr for Call {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Call, String> {
+        match s {
+            "ping" => Ok(Call::Ping),
+            "acquire" => Ok(Call::Acquire),
+            "acquire+report" => Ok(Call::AcquireReport),
+            "redis" => Ok(Call::RedisLua),
+            _ => Err(format!(
+                "{s:?} is not a call; choose from ping, acquire, acquire+report, redis"
+            )),
+        }
+    }
 }
 
 impl Call {
@@ -274,7 +297,7 @@ pub async fn run(args: BenchArgs, socket: PathBuf) -> ExitCode {
             Err(e) => return exit::fail(exit::SOFTWARE, e),
         }
     };
-    let redis = if args.no_redis {
+    let redis = if args.no_redis || !args.calls.contains(&Call::RedisLua) {
         None
     } else {
         match TempRedis::start() {
@@ -304,10 +327,12 @@ pub async fn run(args: BenchArgs, socket: PathBuf) -> ExitCode {
         key: &args.key,
         keys: args.keys,
     };
-    let mut calls = vec![Call::Ping, Call::Acquire, Call::AcquireReport];
-    if target.redis.is_some() {
-        calls.push(Call::RedisLua);
-    }
+    let calls: Vec<Call> = args
+        .calls
+        .iter()
+        .copied()
+        .filter(|c| *c != Call::RedisLua || target.redis.is_some())
+        .collect();
     let mut rows = Vec::new();
     for &n in &args.clients {
         for &call in &calls {

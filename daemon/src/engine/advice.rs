@@ -44,6 +44,9 @@ pub enum Class {
     Transient,
     /// Retrying never helps: bad request, auth, quota exhausted, and so on.
     Fatal(String),
+    /// The caller does not know what happened (it left without reporting): says nothing
+    /// about the key's health, and nobody waits for advice.
+    Unknown,
 }
 
 impl Class {
@@ -99,6 +102,9 @@ pub fn classify(status: u16, error_type: &str) -> Class {
             "quota or spend cap exhausted ({error_type}); retrying will not help until it is raised"
         ));
     }
+    if status == 0 && matches!(error_type, "unreported" | "unknown") {
+        return Class::Unknown;
+    }
     match status {
         200..=299 if error_type.is_empty() => Class::Success,
         // An error event inside a 200 stream: the type says what happened.
@@ -150,5 +156,7 @@ mod tests {
             classify(200, "invalid_request_error"),
             Class::Fatal(_)
         ));
+        assert_eq!(classify(0, "unreported"), Class::Unknown);
+        assert_eq!(classify(0, "unknown"), Class::Unknown);
     }
 }

@@ -366,6 +366,9 @@ impl Engine {
             Class::Success => {
                 return advice(Action::Done, Duration::ZERO, String::new(), String::new())
             }
+            Class::Unknown => {
+                return give_up("the outcome is unknown (the caller left without a report)".into())
+            }
             Class::Fatal(why) => {
                 if is_context_length(outcome) {
                     if let Some(to) = fallback(Condition::ContextLength) {

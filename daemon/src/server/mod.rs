@@ -94,6 +94,8 @@ pub(crate) struct Shared {
     /// Claims are decided one at a time, so two racing claimants cannot both win.
     pub claims: tokio::sync::Mutex<()>,
     pub duplicates_suppressed: std::sync::atomic::AtomicU64,
+    /// The same as the core's, reachable without its lock.
+    pub metrics: Option<Arc<crate::metrics::Metrics>>,
 }
 
 impl Shared {
@@ -166,15 +168,16 @@ pub async fn run(
         );
     }
     let (stop_tx, stop_rx) = watch::channel(false);
+    let metrics = opts
+        .metrics_addr
+        .map(|_| Arc::new(crate::metrics::Metrics::new()));
     let shared = Arc::new(Shared {
         core: Mutex::new(Core {
             engine,
             waiters: HashMap::new(),
             sessions: HashMap::new(),
             closing: false,
-            metrics: opts
-                .metrics_addr
-                .map(|_| Arc::new(crate::metrics::Metrics::new())),
+            metrics: metrics.clone(),
         }),
         driver: Notify::new(),
         persist: Notify::new(),
@@ -184,6 +187,7 @@ pub async fn run(
         store: store.clone(),
         claims: tokio::sync::Mutex::new(()),
         duplicates_suppressed: std::sync::atomic::AtomicU64::new(0),
+        metrics,
     });
     let driver = tokio::spawn(drive_queue(shared.clone(), stop_rx.clone()));
     let metrics_task = match opts.metrics_addr {

@@ -326,8 +326,7 @@ impl pb::limiter_server::Limiter for LimiterService {
             core.deliver(t);
             acquired
         };
-        let metrics = self.shared.core().metrics.clone();
-        if let Some(m) = &metrics {
+        if let Some(m) = &self.shared.metrics {
             match &acquired {
                 Acquired::Granted(g) => m.granted(g),
                 Acquired::NotGranted(r) => m.not_granted(&r.key),
@@ -563,7 +562,7 @@ impl pb::limiter_server::Limiter for LimiterService {
             self.shared
                 .duplicates_suppressed
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            if let Some(m) = &self.shared.core().metrics {
+            if let Some(m) = &self.shared.metrics {
                 m.duplicate_suppressed();
             }
         }
