@@ -110,11 +110,12 @@ impl Breaker {
                 Some(Transition::Closed)
             };
         }
-        if failed {
-            self.failed.add(base, now, 1);
-        } else {
+        if !failed {
+            // A success can never open the breaker: no need to look at the window.
             self.ok.add(base, now, 1);
+            return None;
         }
+        self.failed.add(base, now, 1);
         let secs = cfg.window.as_secs().clamp(1, 60);
         let bad = self.failed.sum_last(base, now, secs);
         let total = bad + self.ok.sum_last(base, now, secs);

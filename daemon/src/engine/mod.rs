@@ -933,9 +933,11 @@ impl Engine {
         if probes.breaker {
             self.keys[id].breaker.take_probe(lease_no);
         }
-        if let Some(run) = self.runs.get_mut(&ctx.run_id) {
-            run.calls += 1;
-            run.last_seen = now.mono;
+        if !ctx.run_id.is_empty() {
+            if let Some(run) = self.runs.get_mut(&ctx.run_id) {
+                run.calls += 1;
+                run.last_seen = now.mono;
+            }
         }
         let expires_at = now.mono + self.config.lease_ttl;
         let waited = now.mono.saturating_duration_since(enqueued);

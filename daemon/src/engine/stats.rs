@@ -65,7 +65,7 @@ pub struct RecentWaits {
 }
 
 impl RecentWaits {
-    const KEEP: usize = 512;
+    const KEEP: usize = 256;
 
     pub fn push(&mut self, ms: u64) {
         if self.waits.len() == Self::KEEP {
@@ -112,7 +112,7 @@ mod tests {
         }
         assert_eq!(w.percentile(50.0), 50);
         assert_eq!(w.percentile(95.0), 95);
-        for _ in 0..600 {
+        for _ in 0..300 {
             w.push(7);
         }
         assert_eq!(w.percentile(95.0), 7);

@@ -44,7 +44,8 @@ impl Store {
             .path(dir)
             .flush_every_ms(Some(500))
             // The state is small (a record per key); sled's default 1 GiB cache is not needed.
-            .cache_capacity(8 * 1024 * 1024)
+            .cache_capacity(1024 * 1024)
+            .segment_size(128 * 1024)
             .open()
             .map_err(open_err)?;
         let keys = db.open_tree("keys").map_err(open_err)?;
