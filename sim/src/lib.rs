@@ -2,5 +2,6 @@
 
 pub mod estimate;
 pub mod http;
+pub mod local_daemon;
 pub mod provider;
 pub mod simulate;

@@ -7,9 +7,10 @@ use crate::exit;
 use clap::Args;
 use llmctl_client::pb;
 use llmctl_client::pb::limiter_client::LimiterClient;
+use llmctl_sim::local_daemon::LocalDaemon;
 use serde_json::json;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitCode, Stdio};
+use std::process::ExitCode;
 use std::time::{Duration, Instant};
 use tonic::transport::Channel;
 
@@ -94,20 +95,6 @@ struct Row {
     per_sec: f64,
 }
 
-/// A daemon of its own in a temporary folder, stopped when dropped.
-struct TempDaemon {
-    child: Child,
-    dir: PathBuf,
-}
-
-impl Drop for TempDaemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
 fn key_name(key: &str, keys: usize, i: usize) -> String {
     if keys <= 1 {
         key.to_string()
@@ -116,11 +103,9 @@ fn key_name(key: &str, keys: usize, i: usize) -> String {
     }
 }
 
-fn start_daemon(key: &str, keys: usize) -> Result<(TempDaemon, PathBuf), String> {
-    let dir = std::env::temp_dir().join(format!("llmctl-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let config = dir.join("config.toml");
-    // Limits far above what the machine can ask for: the bucket arithmetic runs, nothing waits.
+/// A daemon of its own, with limits far above what the machine can ask for: the bucket
+/// arithmetic runs, nothing waits.
+async fn start_daemon(key: &str, keys: usize) -> Result<LocalDaemon, String> {
     let mut text = String::from("[daemon]\nlease_ttl = \"5s\"\nmax_leases = 5000000\n");
     for i in 0..keys.max(1) {
         text += &format!(
@@ -128,30 +113,9 @@ fn start_daemon(key: &str, keys: usize) -> Result<(TempDaemon, PathBuf), String>
             key_name(key, keys, i)
         );
     }
-    std::fs::write(&config, text).map_err(|e| format!("cannot write {}: {e}", config.display()))?;
-    let socket = dir.join("llmctl.sock");
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
-    let child = Command::new(exe)
-        .arg("daemon")
-        .arg("--socket")
-        .arg(&socket)
-        .arg("--data-dir")
-        .arg(dir.join("state"))
-        .arg("--config")
-        .arg(&config)
-        .env("RUST_LOG", "warn")
-        .stdin(Stdio::null())
-        .spawn()
-        .map_err(|e| format!("cannot start a daemon: {e}"))?;
-    let daemon = TempDaemon { child, dir };
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while std::os::unix::net::UnixStream::connect(&socket).is_err() {
-        if Instant::now() > deadline {
-            return Err("the temporary daemon did not start within 10 s".into());
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Ok((daemon, socket))
+    let dir = std::env::temp_dir().join(format!("llmctl-bench-{}", std::process::id()));
+    LocalDaemon::start(&exe, dir, &text).await
 }
 
 async fn one_call(c: &mut Conn, call: Call, key: &str) -> Result<Duration, String> {
@@ -292,8 +256,11 @@ pub async fn run(args: BenchArgs, socket: PathBuf) -> ExitCode {
     let (daemon, socket) = if args.running {
         (None, socket)
     } else {
-        match start_daemon(&args.key, args.keys) {
-            Ok((d, s)) => (Some(d), s),
+        match start_daemon(&args.key, args.keys).await {
+            Ok(d) => {
+                let socket = d.socket.clone();
+                (Some(d), socket)
+            }
             Err(e) => return exit::fail(exit::SOFTWARE, e),
         }
     };
@@ -359,7 +326,7 @@ pub async fn run(args: BenchArgs, socket: PathBuf) -> ExitCode {
             }
         }
     }
-    let rss = daemon.as_ref().and_then(|d| rss_mib(d.child.id()));
+    let rss = daemon.as_ref().and_then(LocalDaemon::pid).and_then(rss_mib);
     let ratio = |n: usize, call: Call| {
         let floor = rows
             .iter()

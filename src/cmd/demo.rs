@@ -5,11 +5,12 @@
 use crate::exit;
 use clap::Args;
 use llmctl_client::pb;
+use llmctl_sim::local_daemon::LocalDaemon;
 use llmctl_sim::provider::{FakeProvider, Fault, Limits, ProviderConfig, RetryAfter};
 use llmctl_sim::simulate::{Job, Strategy, WorkerSpec};
 use std::path::{Path, PathBuf};
 use std::process::{ExitCode, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 
 #[derive(Args, Debug)]
@@ -23,6 +24,7 @@ pub struct DemoArgs {
 struct DemoRun {
     dir: PathBuf,
     children: Vec<tokio::process::Child>,
+    daemon: Option<LocalDaemon>,
     _providers: Vec<FakeProvider>,
 }
 
@@ -31,6 +33,7 @@ impl Drop for DemoRun {
         for c in &mut self.children {
             let _ = c.start_kill();
         }
+        self.daemon = None;
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
@@ -75,6 +78,7 @@ async fn start(exe: &Path) -> Result<(DemoRun, PathBuf), String> {
     let mut run = DemoRun {
         dir: dir.clone(),
         children: Vec::new(),
+        daemon: None,
         _providers: Vec::new(),
     };
     let addr = "127.0.0.1:0".parse().map_err(|e| format!("{e}"))?;
@@ -89,34 +93,12 @@ async fn start(exe: &Path) -> Result<(DemoRun, PathBuf), String> {
     )
     .await
     .map_err(|e| e.to_string())?;
-    let config = dir.join("config.toml");
     let text = format!(
         "[keys.{GPT:?}]\nrequests_per_minute = 600\nburst_requests = 10\nmax_concurrency = 24\n"
     );
-    std::fs::write(&config, text).map_err(|e| format!("cannot write {}: {e}", config.display()))?;
-    let socket = dir.join("llmctl.sock");
-    let daemon = tokio::process::Command::new(exe)
-        .arg("daemon")
-        .arg("--socket")
-        .arg(&socket)
-        .arg("--data-dir")
-        .arg(dir.join("state"))
-        .arg("--config")
-        .arg(&config)
-        .env("RUST_LOG", "warn")
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| format!("cannot start the demo daemon: {e}"))?;
-    run.children.push(daemon);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while llmctl_client::connect(&socket).await.is_err() {
-        if Instant::now() > deadline {
-            return Err("the demo daemon did not start within 10 s".into());
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let daemon = LocalDaemon::start(exe, dir.join("daemon"), &text).await?;
+    let socket = daemon.socket.clone();
+    run.daemon = Some(daemon);
     let now = llmctl_client::time::now_unix_ms();
     let jobs = |n: usize, priority: i32| {
         (0..n)

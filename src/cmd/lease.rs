@@ -203,18 +203,9 @@ async fn hold_until_done() {
             }
         }
     };
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
     tokio::select! {
         _ = stdin => {}
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term => {}
+        _ = super::daemon::stop_signal() => {}
     }
 }
 

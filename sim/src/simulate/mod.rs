@@ -4,6 +4,7 @@
 
 pub mod worker;
 
+use crate::local_daemon::LocalDaemon;
 use crate::provider::{FakeProvider, Limits, ProviderConfig, RetryAfter};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -419,47 +420,13 @@ fn percentile(v: &mut [u64], p: f64) -> Option<u64> {
     Some(v[((p / 100.0 * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1])
 }
 
-/// A daemon of the run's own, on a temporary socket, stopped when dropped.
-struct RunDaemon {
-    child: tokio::process::Child,
-    dir: PathBuf,
-    socket: PathBuf,
-}
-
-impl Drop for RunDaemon {
-    fn drop(&mut self) {
-        let _ = self.child.start_kill();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-async fn start_daemon(exe: &Path, config: &str, tag: &str) -> Result<RunDaemon, SimError> {
+/// A daemon of the run's own whose buckets are full, as a daemon that has been running a while
+/// has them, and as the provider's are at the start.
+async fn start_daemon(exe: &Path, config: &str, tag: &str) -> Result<LocalDaemon, SimError> {
     let dir = std::env::temp_dir().join(format!("llmctl-sim-{}-{tag}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| SimError::Daemon(format!("cannot create {}: {e}", dir.display())))?;
-    let cfg = dir.join("config.toml");
-    std::fs::write(&cfg, config)
-        .map_err(|e| SimError::Daemon(format!("cannot write {}: {e}", cfg.display())))?;
-    let socket = dir.join("llmctl.sock");
-    let child = tokio::process::Command::new(exe)
-        .arg("daemon")
-        .arg("--socket")
-        .arg(&socket)
-        .arg("--data-dir")
-        .arg(dir.join("state"))
-        .arg("--config")
-        .arg(&cfg)
-        .env("RUST_LOG", "warn")
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|source| SimError::Spawn {
-            what: "the daemon".into(),
-            source,
-        })?;
-    let d = RunDaemon { child, dir, socket };
-    // A daemon that has been running a while has full buckets, as the provider has at the start.
+    let d = LocalDaemon::start(exe, dir, config)
+        .await
+        .map_err(SimError::Daemon)?;
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         if let Ok(mut c) = llmctl_client::connect(&d.socket).await {
