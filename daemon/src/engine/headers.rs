@@ -259,7 +259,9 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
 }
 
 fn unix_ms(y: i64, mo: i64, d: i64, h: i64, mi: i64, s: i64) -> Option<i64> {
-    let valid = (1..=12).contains(&mo)
+    // Years outside this range are no provider's clock, and would overflow the arithmetic.
+    let valid = (1970..=9999).contains(&y)
+        && (1..=12).contains(&mo)
         && (1..=31).contains(&d)
         && (0..=23).contains(&h)
         && (0..=59).contains(&mi)
@@ -345,7 +347,11 @@ pub fn parse_rfc3339_ms(s: &str) -> Option<i64> {
                 _ => return None,
             };
             let (oh, om) = rest.get(1..)?.split_once(':')?;
-            sign * (oh.parse::<i64>().ok()? * 60 + om.parse::<i64>().ok()?)
+            let (oh, om) = (oh.parse::<i64>().ok()?, om.parse::<i64>().ok()?);
+            if !(0..=23).contains(&oh) || !(0..=59).contains(&om) {
+                return None;
+            }
+            sign * (oh * 60 + om)
         }
     };
     Some(unix_ms(y, mo, d, h, mi, se)? + frac_ms - offset_min * 60_000)
@@ -418,6 +424,14 @@ mod tests {
         assert_eq!(parse_rfc3339_ms("1994-11-06T09:49:37+01:00"), Some(NOW));
         assert_eq!(parse_rfc3339_ms("1994-13-06T09:49:37Z"), None);
         assert_eq!(parse_rfc3339_ms("yesterday"), None);
+        assert_eq!(
+            parse_rfc3339_ms("1994-11-06T09:49:37+99999999999999:00"),
+            None
+        );
+        assert_eq!(
+            parse_http_date_ms("Sun, 06 Nov 99999999999999999 08:49:37 GMT"),
+            None
+        );
     }
 
     #[test]

@@ -998,6 +998,14 @@ impl Engine {
                 }
                 Gate::ProbeInFlight => continue,
             };
+            if let Err(e) = self.check_fits(id, need) {
+                // A limit learned from headers shrank below what this waiter needs.
+                if let Some(mut r) = self.remove_waiter(qk.1, now, None) {
+                    r.reason = e.to_string();
+                    self.answers.push((qk.1, WaiterAnswer::NotGranted(r)));
+                }
+                continue;
+            }
             let mut short = Vec::new();
             if self.shortfall(id, need, now.mono, &blocked, &mut short) {
                 blocked.extend(short);
@@ -1149,9 +1157,11 @@ impl Engine {
         let class = advice::classify(outcome.status, &outcome.error_type);
         let id = lease.key;
         // A request that got no answer may still have been served: settle it at its estimate.
-        let usage = if outcome.usage_known || (200..300).contains(&outcome.status) {
+        // Without usage, an answer that may have been served (a 2xx, or none at all) is settled
+        // at its estimate; a refused one (4xx, 5xx) used no tokens.
+        let usage = if outcome.usage_known {
             Some(outcome)
-        } else if outcome.status == 0 {
+        } else if outcome.status == 0 || (200..300).contains(&outcome.status) {
             None
         } else {
             Some(&Outcome::default())
@@ -1267,6 +1277,8 @@ impl Engine {
                 u.cached_input_tokens
             });
             let output = match key.output_counted_as {
+                // Nothing sent, nothing admitted: max_tokens is not charged either.
+                _ if !sent => 0,
                 OutputCounting::Actual => u.output_tokens,
                 OutputCounting::Reserved => u.output_tokens.max(lease.need.output),
             };
@@ -1495,12 +1507,29 @@ impl Engine {
         }
         let mut released = 0;
         let mut keys = Vec::new();
-        for lease in self.leases.values_mut() {
+        let mut probes = Vec::new();
+        for (&no, lease) in self.leases.iter_mut() {
             if lease.holds_slot && lease.ctx.client_id == client_id {
                 lease.holds_slot = false;
                 keys.push(lease.key);
                 released += 1;
+                // A probe whose client is gone will never answer: let the next request probe.
+                if lease.probes.breaker || !lease.probes.cooldowns.is_empty() {
+                    probes.push((no, lease.key, std::mem::take(&mut lease.probes)));
+                }
             }
+        }
+        for (no, key, p) in probes {
+            let stand_in = Lease {
+                key,
+                need: Need::default(),
+                granted_at: now.mono,
+                granted_unix_ms: now.unix_ms,
+                holds_slot: false,
+                probes: p,
+                ctx: LeaseCtx::default(),
+            };
+            self.clear_probe(&stand_in, no);
         }
         for id in keys {
             for si in 0..self.keys[id].scope.len() {
@@ -1574,7 +1603,11 @@ impl Engine {
                         }
                     }
                     if let Some(at) = at {
-                        consider(at.max(now.mono));
+                        // Ready now yet still waiting: held by concurrency or by a waiter ahead,
+                        // which a report, a release or that waiter's own time will move.
+                        if at > now.mono {
+                            consider(at);
+                        }
                     }
                 }
             }

@@ -951,3 +951,84 @@ fn events_tell_what_happened_and_counters_follow_the_advice() {
     }
     assert_eq!(fx.e.recent_events(1000).len(), EVENTS_KEPT);
 }
+
+#[test]
+fn a_waiter_held_only_by_concurrency_asks_for_no_wakeup() {
+    let l = KeyLimits {
+        rates: vec![rate(Dimension::Requests, 600.0, 10.0)],
+        max_concurrency: Some(1),
+        ..KeyLimits::default()
+    };
+    let mut fx = Fx::new(vec![("k", l)]).filled();
+    let a = lease(&fx.acquire("k", 0, 0, 0, 0));
+    waiter(&fx.acquire("k", 0, 0, 5000, 0));
+    // Its bucket has plenty: only a report can let it go, so the clock must not spin on it.
+    assert_eq!(
+        fx.e.next_wakeup(fx.now(10)),
+        Some(fx.base + Duration::from_secs(600)),
+        "only the lease's expiry"
+    );
+    fx.e.report(&a, &ok(200), fx.now(20)).expect("report");
+    assert_eq!(fx.e.drain_answers().len(), 1);
+}
+
+#[test]
+fn a_probe_whose_client_died_lets_the_next_request_probe() {
+    let mut fx = Fx::new(vec![("p", KeyLimits::default())]);
+    let a = lease(&fx.acquire("p", 0, 0, 0, 0));
+    fx.e.report(&a, &with_headers(429, &[], T0_UNIX), fx.now(0))
+        .expect("report");
+    let req = AcquireRequest {
+        key: "p".into(),
+        client_id: "c1".into(),
+        ..Default::default()
+    };
+    lease(&fx.acquire_req(req, 1000));
+    assert!(
+        matches!(fx.acquire("p", 0, 0, 0, 1001), Acquired::NotGranted(_)),
+        "the probe is out"
+    );
+    fx.e.release_client("c1", fx.now(1002));
+    lease(&fx.acquire("p", 0, 0, 0, 1003));
+}
+
+#[test]
+fn a_success_without_usage_is_settled_at_its_estimate() {
+    let mut fx = Fx::new(vec![(
+        "k",
+        limits(vec![rate(Dimension::Tokens, 60_000.0, 10_000.0)]),
+    )])
+    .filled();
+    let id = lease(&fx.acquire("k", 500, 500, 0, 0));
+    let mut o = ok(200);
+    o.usage_known = false;
+    fx.e.report(&id, &o, fx.now(0)).expect("report");
+    assert_eq!(
+        fx.level("k", Dimension::Tokens, 0),
+        9000.0,
+        "no refund without usage"
+    );
+    // A refused request used no tokens.
+    let id = lease(&fx.acquire("k", 500, 500, 0, 0));
+    fx.e.report(&id, &failed_status(503), fx.now(0))
+        .expect("report");
+    assert_eq!(fx.level("k", Dimension::Tokens, 0), 9000.0);
+}
+
+fn failed_status(status: u16) -> Outcome {
+    Outcome {
+        status,
+        attempt: 1,
+        ..Outcome::default()
+    }
+}
+
+#[test]
+fn an_abandoned_grant_on_a_reserved_output_key_gives_max_tokens_back() {
+    let mut l = limits(vec![rate(Dimension::OutputTokens, 60_000.0, 10_000.0)]);
+    l.output_counted_as = OutputCounting::Reserved;
+    let mut fx = Fx::new(vec![("k", l)]).filled();
+    let id = lease(&fx.acquire("k", 0, 4000, 0, 0));
+    fx.e.abandon(&id, fx.now(0));
+    assert_eq!(fx.level("k", Dimension::OutputTokens, 0), 10_000.0);
+}

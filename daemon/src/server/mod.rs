@@ -65,6 +65,10 @@ impl Core {
             }
             for (wid, answer) in answers {
                 let Some(tx) = self.waiters.remove(&wid) else {
+                    // Nobody is waiting for it any more: a grant goes back whole.
+                    if let WaiterAnswer::Granted(g) = answer {
+                        self.engine.abandon(&g.lease_id, now);
+                    }
                     continue;
                 };
                 if let Some(m) = &self.metrics {

@@ -99,12 +99,19 @@ impl Waiting {
         self.done = true;
         let t = now();
         let mut core = self.shared.core();
+        // An answer produced but not yet handed out reaches our channel first.
+        core.deliver(t);
         core.waiters.remove(&self.wid);
         let refusal = core.engine.cancel(self.wid, t);
         core.deliver(t);
         drop(core);
         match refusal {
-            Some(r) => refused(r),
+            Some(r) => {
+                if let Some(m) = &self.shared.metrics {
+                    m.not_granted(&r.key);
+                }
+                refused(r)
+            }
             // Answered while we were timing out: the answer is already in the channel.
             None => match self.rx.try_recv() {
                 Ok(a) => answer(a),
@@ -126,6 +133,7 @@ impl Drop for Waiting {
         }
         let t = now();
         let mut core = self.shared.core();
+        core.deliver(t);
         core.waiters.remove(&self.wid);
         if core.engine.cancel(self.wid, t).is_none() {
             if let Ok(WaiterAnswer::Granted(g)) = self.rx.try_recv() {
@@ -319,12 +327,13 @@ impl pb::limiter_server::Limiter for LimiterService {
             if core.closing {
                 return Err(stopping());
             }
-            let acquired = core.engine.acquire(&req, t).map_err(status_of)?;
-            if let Acquired::Queued(wid) = acquired {
+            let acquired = core.engine.acquire(&req, t);
+            if let Ok(Acquired::Queued(wid)) = acquired {
                 core.waiters.insert(wid, tx);
             }
+            // Even a refused call may have moved the queue: hand those answers out now.
             core.deliver(t);
-            acquired
+            acquired.map_err(status_of)?
         };
         if let Some(m) = &self.shared.metrics {
             match &acquired {
