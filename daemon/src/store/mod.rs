@@ -14,6 +14,8 @@ pub enum StoreError {
     Write(#[from] sled::Error),
     #[error("cannot encode state: {0}")]
     Encode(#[from] serde_json::Error),
+    #[error("cannot encode a key's levels: {0}")]
+    EncodeLevels(#[from] postcard::Error),
 }
 
 /// What was found on disk, and what could not be read.
@@ -73,7 +75,7 @@ impl Store {
         let mut loaded = Loaded::default();
         for item in self.keys.iter() {
             match item {
-                Ok((k, v)) => match serde_json::from_slice::<KeySnapshot>(&v) {
+                Ok((k, v)) => match postcard::from_bytes::<KeySnapshot>(&v) {
                     Ok(s) => loaded.keys.push(s),
                     Err(e) => loaded
                         .unreadable
@@ -102,7 +104,8 @@ impl Store {
         }
         let mut batch = sled::Batch::default();
         for s in snaps {
-            batch.insert(s.key.as_bytes(), serde_json::to_vec(s)?);
+            // Compact: these are written four times a second for every key that changes.
+            batch.insert(s.key.as_bytes(), postcard::to_stdvec(s)?);
         }
         self.keys.apply_batch(batch)?;
         Ok(())
