@@ -549,7 +549,7 @@ impl Engine {
         engine.check_policy(&keys)?;
         for (name, limits) in &keys {
             validate_key(name)?;
-            let id = engine.insert_key(name, now.mono)?;
+            let id = engine.insert_key(name)?;
             let profile = limits
                 .profile
                 .as_deref()
@@ -598,7 +598,7 @@ impl Engine {
         scope
     }
 
-    fn insert_key(&mut self, name: &str, now: Instant) -> Result<usize, EngineError> {
+    fn insert_key(&mut self, name: &str) -> Result<usize, EngineError> {
         if self.keys.len() >= self.config.max_keys {
             return Err(EngineError::Exhausted {
                 what: "keys",
@@ -607,7 +607,6 @@ impl Engine {
             });
         }
         let id = self.keys.len();
-        let _ = now;
         self.keys.push(KeyState {
             name: name.to_string(),
             scope: vec![id],
@@ -628,11 +627,11 @@ impl Engine {
         Ok(id)
     }
 
-    fn resolve(&mut self, name: &str, now: Instant) -> Result<usize, EngineError> {
+    fn resolve(&mut self, name: &str) -> Result<usize, EngineError> {
         if let Some(&id) = self.index.get(name) {
             return Ok(id);
         }
-        let id = self.insert_key(name, now)?;
+        let id = self.insert_key(name)?;
         self.keys[id].scope = self.scope_of(id);
         Ok(id)
     }
@@ -708,7 +707,7 @@ impl Engine {
         if !req.route_group.is_empty() {
             return self.acquire_group(req, need, ctx, profile.is_some(), now);
         }
-        let id = self.resolve(&req.key, now.mono)?;
+        let id = self.resolve(&req.key)?;
         self.check_fits(id, need)?;
         self.keys[id].stats.requests_total += 1;
         let ctx = self.with_key_profile(ctx, id, profile.is_some());
@@ -1450,7 +1449,7 @@ impl Engine {
             )));
         }
         // The key shows in status even if nothing was acquired on it yet.
-        self.resolve(key, now.mono)?;
+        self.resolve(key)?;
         let reason = if reason.is_empty() {
             "set by Cooldown".to_string()
         } else {
@@ -1803,7 +1802,7 @@ impl Engine {
             if validate_key(&snap.key).is_err() {
                 continue;
             }
-            let Ok(id) = self.resolve(&snap.key, now.mono) else {
+            let Ok(id) = self.resolve(&snap.key) else {
                 continue;
             };
             if restored.len() <= id {
@@ -1857,7 +1856,7 @@ impl Engine {
         for c in cooldowns {
             if c.until_unix_ms > now.unix_ms
                 && validate_key(&c.key).is_ok()
-                && self.resolve(&c.key, now.mono).is_ok()
+                && self.resolve(&c.key).is_ok()
             {
                 let left =
                     Duration::from_millis((c.until_unix_ms - now.unix_ms) as u64).min(MAX_COOLDOWN);

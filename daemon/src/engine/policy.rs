@@ -8,7 +8,7 @@ use super::{
     AcquireRequest, Acquired, Action, Advice, Class, Engine, EngineError, Gate, KeyAttempt,
     KeyLimits, Lease, LeaseCtx, Need, Now, Outcome, Refusal, MAX_KEY_BYTES,
 };
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Runs idle this long are forgotten first when the run table is full.
 const RUN_IDLE: Duration = Duration::from_secs(3600);
@@ -233,7 +233,7 @@ impl Engine {
             if !group.eligible(mi, &seen) {
                 continue;
             }
-            let id = self.resolve(&m.key, now.mono)?;
+            let id = self.resolve(&m.key)?;
             if let Err(e) = self.check_fits(id, need) {
                 too_big.get_or_insert(e);
                 continue;
@@ -492,12 +492,9 @@ impl Engine {
         }
     }
 
-    /// Status of the run behind an instant, for tests.
+    /// A run's calls and retries, for tests.
     #[cfg(test)]
     pub(super) fn run_calls(&self, run_id: &str) -> Option<(u64, u64)> {
         self.runs.get(run_id).map(|r| (r.calls, r.retries))
     }
-
-    #[allow(dead_code)]
-    fn _instant(_: Instant) {}
 }

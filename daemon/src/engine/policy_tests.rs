@@ -127,7 +127,7 @@ fn retries_within_the_profile_then_falls_back_along_the_chain() {
 /// A lease on the group's member `mi`, as if the earlier members could not serve.
 fn via_group_key(fx: &mut Fx, mi: usize, ms: u64) -> String {
     let key = chat_group().members[mi].key.clone();
-    let id = fx.e.resolve(&key, fx.now(ms).mono).expect("key");
+    let id = fx.e.resolve(&key).expect("key");
     let ctx = LeaseCtx {
         route: Some((0, mi)),
         profile: fx.e.profile_index("batch").expect("batch"),
