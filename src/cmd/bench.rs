@@ -219,14 +219,8 @@ async fn measure(
     }
     let wall = start.elapsed().as_secs_f64();
     all.sort_unstable();
-    let pct = |p: f64| {
-        if all.is_empty() {
-            0.0
-        } else {
-            all[((p / 100.0 * all.len() as f64).ceil() as usize).clamp(1, all.len()) - 1] as f64
-                / 1000.0
-        }
-    };
+    let pct =
+        |p: f64| llmctl_daemon::engine::nearest_rank(&all, p).map_or(0.0, |ns| ns as f64 / 1000.0);
     Ok(Row {
         clients,
         call,

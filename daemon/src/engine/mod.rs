@@ -25,6 +25,7 @@ pub use limits::{Dimension, KeyLimits, LimitSource, OutputCounting, Period, Rate
 pub use profiles::{Backoff, RetryProfile};
 pub use routes::{Condition, RouteGroup, RouteMember};
 pub use runs::RunBudget;
+pub use stats::nearest_rank;
 
 use serde::{Deserialize, Serialize};
 use stats::{MinuteWindow, RecentWaits};
@@ -472,6 +473,8 @@ pub struct Engine {
     rng: u64,
     events: VecDeque<EngineEvent>,
     runs: HashMap<String, runs::Run>,
+    /// Index of `config.default_profile` in `config.profiles`.
+    default_profile: usize,
 }
 
 fn validate_units(what: &str, v: i64) -> Result<u64, EngineError> {
@@ -545,8 +548,10 @@ impl Engine {
             rng: epoch | 1,
             events: VecDeque::new(),
             runs: HashMap::new(),
+            default_profile: 0,
         };
         engine.check_policy(&keys)?;
+        engine.default_profile = engine.profile_index(&engine.config.default_profile)?;
         for (name, limits) in &keys {
             validate_key(name)?;
             let id = engine.insert_key(name)?;
@@ -721,10 +726,7 @@ impl Engine {
     /// The key's profile when the request named none.
     fn with_key_profile(&self, mut ctx: LeaseCtx, id: usize, named: bool) -> LeaseCtx {
         if !named {
-            ctx.profile = self.keys[id].profile.unwrap_or_else(|| {
-                self.profile_index(&self.config.default_profile)
-                    .unwrap_or(0)
-            });
+            ctx.profile = self.keys[id].profile.unwrap_or(self.default_profile);
         }
         ctx
     }
@@ -834,16 +836,13 @@ impl Engine {
         let mut until: Option<Instant> = None;
         let mut probe_busy = false;
         if !self.cooldowns.is_empty() {
-            let key = self.keys[id].name.as_str();
-            for name in std::iter::once(key).chain(ancestors(key)) {
-                if let Some(c) = self.cooldowns.get(name) {
-                    if now < c.until {
-                        until = Some(until.map_or(c.until, |u| u.max(c.until)));
-                    } else if c.probe.is_some() {
-                        probe_busy = true;
-                    } else {
-                        probes.cooldowns.push(name.to_string());
-                    }
+            for (name, c) in self.cooldowns_on(&self.keys[id].name) {
+                if now < c.until {
+                    until = Some(until.map_or(c.until, |u| u.max(c.until)));
+                } else if c.probe.is_some() {
+                    probe_busy = true;
+                } else {
+                    probes.cooldowns.push(name.to_string());
                 }
             }
         }
@@ -1094,12 +1093,20 @@ impl Engine {
     }
 
     fn cooldowns_reason(&self, id: usize, now: Instant) -> Option<String> {
-        let name = &self.keys[id].name;
-        std::iter::once(name.as_str())
-            .chain(ancestors(name))
-            .filter_map(|n| self.cooldowns.get(n))
-            .find(|c| now < c.until)
-            .map(|c| c.reason.clone())
+        self.cooldowns_on(&self.keys[id].name)
+            .find(|(_, c)| now < c.until)
+            .map(|(_, c)| c.reason.clone())
+    }
+
+    /// The cooldown entries on a key name and its ancestor names (a cooldown covers the
+    /// descendants of the key it was set on), nearest first.
+    fn cooldowns_on<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> impl Iterator<Item = (&'a str, &'a CooldownEntry)> + 'a {
+        std::iter::once(key)
+            .chain(ancestors(key))
+            .filter_map(|n| self.cooldowns.get(n).map(|c| (n, c)))
     }
 
     /// The caller gave up waiting (max_wait passed, or it went away): leaves the queue and
@@ -1647,12 +1654,9 @@ impl Engine {
         let mut out = Vec::with_capacity(self.keys.len());
         for (id, &queue_depth) in depth.iter().enumerate() {
             let (cooldown_until, cooldown_reason) = {
-                let name = &self.keys[id].name;
-                std::iter::once(name.as_str())
-                    .chain(ancestors(name))
-                    .filter_map(|n| self.cooldowns.get(n))
-                    .filter(|c| now.mono < c.until)
-                    .map(|c| (c.until, c.reason.clone()))
+                self.cooldowns_on(&self.keys[id].name)
+                    .filter(|(_, c)| now.mono < c.until)
+                    .map(|(_, c)| (c.until, c.reason.clone()))
                     .max_by_key(|(u, _)| *u)
                     .unwrap_or((now.mono, String::new()))
             };

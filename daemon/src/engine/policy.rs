@@ -256,8 +256,7 @@ impl Engine {
                             "cooling down"
                         }
                     ));
-                    let at =
-                        now.unix_ms + until.saturating_duration_since(now.mono).as_millis() as i64;
+                    let at = now.unix_of(until);
                     not_before = Some(not_before.map_or(at, |n| n.min(at)));
                     continue;
                 }
@@ -408,10 +407,9 @@ impl Engine {
         let attempt = outcome.attempt.max(1);
         let (condition, wait) = match retryable {
             Class::RateLimited | Class::Overloaded => {
-                let until = std::iter::once(key.as_str())
-                    .chain(super::ancestors(&key))
-                    .filter_map(|n| self.cooldowns.get(n))
-                    .map(|c| c.until)
+                let until = self
+                    .cooldowns_on(&key)
+                    .map(|(_, c)| c.until)
                     .max()
                     .unwrap_or(now.mono);
                 let cond = if retryable == Class::RateLimited {

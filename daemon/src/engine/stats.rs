@@ -76,14 +76,19 @@ impl RecentWaits {
 
     /// The p-th percentile (0..=100) by nearest rank; 0 with no samples.
     pub fn percentile(&self, p: f64) -> u64 {
-        if self.waits.is_empty() {
-            return 0;
-        }
         let mut v: Vec<u64> = self.waits.iter().copied().collect();
         v.sort_unstable();
-        let rank = ((p / 100.0) * v.len() as f64).ceil() as usize;
-        v[rank.clamp(1, v.len()) - 1]
+        nearest_rank(&v, p).unwrap_or(0)
     }
+}
+
+/// The p-th percentile (0..=100) of sorted values, by nearest rank; None when there are none.
+pub fn nearest_rank(sorted: &[u64], p: f64) -> Option<u64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    Some(sorted[rank.clamp(1, sorted.len()) - 1])
 }
 
 #[cfg(test)]

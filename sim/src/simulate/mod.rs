@@ -413,11 +413,8 @@ impl RunResult {
 }
 
 fn percentile(v: &mut [u64], p: f64) -> Option<u64> {
-    if v.is_empty() {
-        return None;
-    }
     v.sort_unstable();
-    Some(v[((p / 100.0 * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1])
+    llmctl_daemon::engine::nearest_rank(v, p)
 }
 
 /// A daemon of the run's own whose buckets are full, as a daemon that has been running a while
