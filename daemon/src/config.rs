@@ -3,7 +3,7 @@
 
 use crate::engine::{
     Backoff, BreakerConfig, Condition, Dimension, EngineConfig, KeyLimits, OutputCounting, Period,
-    Rate, RetryProfile, RouteGroup, RouteMember, RunBudget,
+    Provider, Rate, RetryProfile, RouteGroup, RouteMember, RunBudget,
 };
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -157,6 +157,8 @@ struct RawKey {
     burst_input_tokens: Option<i64>,
     burst_output_tokens: Option<i64>,
     output_counted_as: Option<String>,
+    provider: Option<String>,
+    ramp_up: Option<String>,
     cached_input_counts: Option<bool>,
     profile: Option<String>,
     breaker_failure_rate: Option<f64>,
@@ -562,12 +564,36 @@ fn key_limits(
         }
     }
     let output_counted_as = match k.output_counted_as.as_deref() {
-        None | Some("actual") => OutputCounting::Actual,
-        Some("reserved") => OutputCounting::Reserved,
+        None => None,
+        Some("actual") => Some(OutputCounting::Actual),
+        Some("reserved") => Some(OutputCounting::Reserved),
         Some(other) => {
             return Err(format!(
                 "{section} output_counted_as = {other:?}: must be \"actual\" (Anthropic-style) or \"reserved\" (OpenAI-style)"
             ))
+        }
+    };
+    let provider = match k.provider.as_deref() {
+        None => None,
+        Some(p) => Some(Provider::parse(p).ok_or_else(|| {
+            format!(
+                "{section} provider = {p:?}: must be one of {}",
+                Provider::ALL
+                    .map(|p| format!("{:?}", p.as_str()))
+                    .join(", ")
+            )
+        })?),
+    };
+    let ramp_up = match k.ramp_up.as_deref() {
+        None => None,
+        Some(v) => {
+            let d = parse_duration(v).map_err(|e| format!("{section} ramp_up = {v:?}: {e}"))?;
+            if d > Duration::from_secs(3600) {
+                return Err(format!(
+                    "{section} ramp_up = {v:?}: at most 1h; a key climbs back to its limit within that (\"0s\" turns it off)"
+                ));
+            }
+            Some(d)
         }
     };
     let max_concurrency =
@@ -586,6 +612,8 @@ fn key_limits(
         rates,
         max_concurrency: max_concurrency.map(|n| n as u64),
         output_counted_as,
+        provider,
+        ramp_up,
         cached_input_counts: k.cached_input_counts.unwrap_or(false),
         profile: k.profile.clone(),
         breaker: if own_breaker {
@@ -615,7 +643,7 @@ mod tests {
             .find(|(k, _)| k == "openai/gpt-5.5")
             .expect("example key");
         assert_eq!(gpt.max_concurrency, Some(64));
-        assert_eq!(gpt.output_counted_as, OutputCounting::Reserved);
+        assert_eq!(gpt.output_counted_as, Some(OutputCounting::Reserved));
         let rpm = gpt
             .rates
             .iter()
@@ -664,6 +692,39 @@ mod tests {
         );
         let m = err("[keys.a]\nmax_concurrency = 0\n");
         assert!(m.contains("max_concurrency = 0"), "{m}");
+        let m = err("[keys.\"a\"]\nprovider = \"opneai\"\n");
+        assert!(
+            m.contains("test.toml")
+                && m.contains("[keys.\"a\"] provider = \"opneai\"")
+                && m.contains("\"openai\", \"azure\", \"anthropic\", \"gemini\", \"generic\""),
+            "{m}"
+        );
+        let m = err("[keys.a]\nramp_up = \"slowly\"\n");
+        assert!(
+            m.contains("ramp_up = \"slowly\"") && m.contains("not a duration"),
+            "{m}"
+        );
+        let m = err("[keys.a]\nramp_up = \"2h\"\n");
+        assert!(
+            m.contains("ramp_up = \"2h\"") && m.contains("at most 1h"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn provider_presets_and_ramp_up() {
+        let c = Config::parse(
+            "[keys.\"o\"]\nprovider = \"azure\"\n[keys.\"a\"]\nprovider = \"anthropic\"\nramp_up = \"0s\"\noutput_counted_as = \"reserved\"\n[keys.\"r\"]\nramp_up = \"45s\"\n",
+            "t",
+        )
+        .expect("parses");
+        let key = |name: &str| &c.keys.iter().find(|(k, _)| k == name).expect("key").1;
+        assert_eq!(key("o").provider, Some(Provider::Azure));
+        assert_eq!(key("o").output_counted_as, None);
+        assert_eq!(key("a").provider, Some(Provider::Anthropic));
+        assert_eq!(key("a").ramp_up, Some(Duration::ZERO));
+        assert_eq!(key("a").output_counted_as, Some(OutputCounting::Reserved));
+        assert_eq!(key("r").ramp_up, Some(Duration::from_secs(45)));
     }
 
     #[test]

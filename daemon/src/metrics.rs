@@ -1,13 +1,14 @@
 //! Prometheus metrics, served as text on an opt-in loopback address. Counters move as calls
 //! happen; gauges (queue depth, cooldowns) are read from the engine at each scrape.
 
-use crate::engine::{Action, Advice, Grant, KeyStatus, ReportInfo};
+use crate::engine::{Action, Advice, Grant, KeyStatus, Period, ReportInfo};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
+use std::sync::atomic::AtomicU64;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct KeyLabel {
@@ -45,6 +46,13 @@ struct KeyLimitLabel {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct LimitLabel {
+    key: String,
+    dimension: String,
+    source: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct FallbackLabel {
     from: String,
     to: String,
@@ -68,6 +76,7 @@ pub struct Metrics {
     fallbacks: Family<FallbackLabel, Counter>,
     duplicates: Counter,
     cooldown_active: Family<KeyLabel, Gauge>,
+    limit_effective: Family<LimitLabel, Gauge<f64, AtomicU64>>,
 }
 
 impl Default for Metrics {
@@ -90,6 +99,7 @@ impl Metrics {
             fallbacks: Family::default(),
             duplicates: Counter::default(),
             cooldown_active: Family::default(),
+            limit_effective: Family::default(),
             registry: Registry::default(),
         };
         // The text encoder adds `_total` to counters.
@@ -142,6 +152,11 @@ impl Metrics {
             "llm_cooldown_active",
             "1 while the key is cooling down",
             m.cooldown_active.clone(),
+        );
+        registry.register(
+            "llm_limit_effective",
+            "The effective per-minute limit of each bucket, by where it came from (config, headers, aimd)",
+            m.limit_effective.clone(),
         );
         Metrics { registry, ..m }
     }
@@ -234,7 +249,17 @@ impl Metrics {
             };
             self.queue_depth.get_or_create(&label).set(*n as i64);
         }
+        // A limit's source changes as it calibrates: drop the old series with it.
+        self.limit_effective.clear();
         for k in keys {
+            for b in k.buckets.iter().filter(|b| b.period == Period::Minute) {
+                let label = LimitLabel {
+                    key: k.key.clone(),
+                    dimension: b.dimension.as_str().into(),
+                    source: b.source.as_str().into(),
+                };
+                self.limit_effective.get_or_create(&label).set(b.limit);
+            }
             let active = i64::from(!k.cooldown_remaining.is_zero());
             self.cooldown_active
                 .get_or_create(&KeyLabel { key: k.key.clone() })

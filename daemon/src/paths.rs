@@ -1,4 +1,4 @@
-//! Where the daemon lives on a host (DESIGN.md, "Where it runs"). Environment lookups go
+//! Where the daemon lives on a host (docs/ARCHITECTURE.md, "Where it runs"). Environment lookups go
 //! through a function so tests never touch the process environment.
 
 use std::os::unix::fs::MetadataExt;

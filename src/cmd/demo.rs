@@ -7,7 +7,7 @@ use clap::Args;
 use llmctl_client::pb;
 use llmctl_sim::local_daemon::LocalDaemon;
 use llmctl_sim::provider::{FakeProvider, Fault, Limits, ProviderConfig, RetryAfter};
-use llmctl_sim::simulate::{Job, Strategy, WorkerSpec};
+use llmctl_sim::simulate::{Job, ProviderStyle, Strategy, WorkerSpec};
 use std::path::{Path, PathBuf};
 use std::process::{ExitCode, Stdio};
 use std::time::Duration;
@@ -53,6 +53,8 @@ fn provider_config(rpm: f64, burst: f64, faults: &[&str]) -> ProviderConfig {
         completion_tokens: 60,
         cache_share: 0.0,
         faults: faults.iter().filter_map(|f| Fault::parse(f).ok()).collect(),
+        limit_headers: true,
+        external_share: 0.0,
     }
 }
 
@@ -113,6 +115,7 @@ async fn start(exe: &Path) -> Result<(DemoRun, PathBuf), String> {
     };
     let spec = |url: String, key: &str, workers: usize, priority: i32| WorkerSpec {
         provider_url: url,
+        style: ProviderStyle::Openai,
         strategy: Strategy::Llmctl,
         workers,
         jobs: jobs(100_000, priority),

@@ -70,6 +70,12 @@ pub struct FakeArgs {
     /// A file of faults, one per line, each optionally after a window like 5s..10s
     #[arg(long, value_name = "FILE")]
     script: Option<PathBuf>,
+    /// Send no rate-limit headers, as Gemini, vLLM and most OpenAI-compatible servers do
+    #[arg(long)]
+    no_limit_headers: bool,
+    /// Another consumer of the same key takes this share of every limit (0 to 1, below 1)
+    #[arg(long, default_value_t = 0.0, value_name = "F")]
+    external_share: f64,
 }
 
 impl FakeArgs {
@@ -91,6 +97,12 @@ impl FakeArgs {
             return Err(format!(
                 "--cache-share {} must be from 0 to 1",
                 self.cache_share
+            ));
+        }
+        if !(0.0..1.0).contains(&self.external_share) {
+            return Err(format!(
+                "--external-share {} must be from 0 to below 1 (the share of every limit another consumer takes)",
+                self.external_share
             ));
         }
         let f = |v: Option<u64>| v.map(|n| n as f64);
@@ -124,6 +136,8 @@ impl FakeArgs {
             completion_tokens: self.completion_tokens,
             cache_share: self.cache_share,
             faults: faults_list,
+            limit_headers: !self.no_limit_headers,
+            external_share: self.external_share,
         })
     }
 }

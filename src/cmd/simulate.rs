@@ -10,7 +10,7 @@ use std::time::Duration;
 
 #[derive(Args, Debug)]
 pub struct SimulateArgs {
-    /// herd, incident, skew or priority (repeatable) [default: all four]
+    /// herd, incident, skew, priority or calibrate (repeatable) [default: the first four]
     #[arg(long = "scenario", value_name = "NAME")]
     scenarios: Vec<ScenarioName>,
     /// llmctl, retry-jitter, retry-fixed, bucket-per-process or bucket-split (repeatable) [default: all]
@@ -22,6 +22,9 @@ pub struct SimulateArgs {
     /// Jobs not done by then count as failed
     #[arg(long, default_value = "90s", value_parser = super::duration, value_name = "DUR")]
     max_run_time: Duration,
+    /// Only the calibrate rows with these names, like headerless/none (repeatable) [default: all]
+    #[arg(long = "row", value_name = "NAME")]
+    rows: Vec<String>,
     /// Print the results as JSON
     #[arg(long)]
     json: bool,
@@ -50,29 +53,56 @@ pub async fn run(args: SimulateArgs) -> ExitCode {
     }
     let mut rows: Vec<RunResult> = Vec::new();
     for name in scenarios {
-        let scenario = Scenario::build(name, args.jobs);
-        let provider = match simulate::provider_for(&scenario).await {
-            Ok(p) => p,
-            Err(e) => return exit::fail(exit::SOFTWARE, e),
-        };
-        for &strategy in &strategies {
-            if !args.json {
-                eprintln!(
-                    "running {} ({} jobs, {} x {} workers) with {}...",
-                    name.name(),
-                    scenario.job_count(),
-                    scenario.processes(),
-                    scenario.workers,
-                    strategy.name()
-                );
-            }
-            match simulate::run_one(&exe, &provider, &scenario, strategy, args.max_run_time).await {
-                Ok(r) => rows.push(r),
-                Err(e) => {
+        // The calibrate matrix is about the daemon's limits: only the llmctl strategy has any.
+        let (runs, strategies) = if name == ScenarioName::Calibrate {
+            let mut matrix = Scenario::calibrate_matrix(args.jobs);
+            if !args.rows.is_empty() {
+                matrix.retain(|s| args.rows.contains(&s.label()));
+                if matrix.is_empty() {
+                    let names: Vec<String> = Scenario::calibrate_matrix(Some(1))
+                        .iter()
+                        .map(Scenario::label)
+                        .collect();
                     return exit::fail(
-                        exit::SOFTWARE,
-                        format!("{} with {}: {e}", name.name(), strategy.name()),
-                    )
+                        exit::USAGE,
+                        format!(
+                            "no calibrate row is named {}; choose from {}",
+                            args.rows.join(", "),
+                            names.join(", ")
+                        ),
+                    );
+                }
+            }
+            (matrix, vec![Strategy::Llmctl])
+        } else {
+            (vec![Scenario::build(name, args.jobs)], strategies.clone())
+        };
+        for scenario in runs {
+            let provider = match simulate::provider_for(&scenario).await {
+                Ok(p) => p,
+                Err(e) => return exit::fail(exit::SOFTWARE, e),
+            };
+            for &strategy in &strategies {
+                if !args.json {
+                    eprintln!(
+                        "running {} ({} jobs, {} x {} workers) with {}...",
+                        scenario.label(),
+                        scenario.job_count(),
+                        scenario.processes(),
+                        scenario.workers,
+                        strategy.name()
+                    );
+                }
+                match simulate::run_one(&exe, &provider, &scenario, strategy, args.max_run_time)
+                    .await
+                {
+                    Ok(r) => rows.push(r),
+                    Err(e) => {
+                        return exit::fail(
+                            exit::SOFTWARE,
+                            format!("{} with {}: {e}", scenario.label(), strategy.name()),
+                        )
+                    }
                 }
             }
         }

@@ -26,7 +26,17 @@ pub fn key_json(k: &pb::KeyStatus) -> Value {
             "capacity": b.capacity,
             "level": b.level,
             "source": b.source,
+            "capacity_source": b.capacity_source,
+            "configured_limit": (b.configured_limit > 0.0).then_some(b.configured_limit),
+            "configured_capacity": (b.configured_capacity > 0.0).then_some(b.configured_capacity),
+            "learned_limit": (b.learned_limit > 0.0).then_some(b.learned_limit),
+            "learned_capacity": (b.learned_capacity > 0.0).then_some(b.learned_capacity),
+            "learned_source": (!b.learned_source.is_empty()).then_some(&b.learned_source),
         })).collect::<Vec<_>>(),
+        "provider": (!k.provider.is_empty()).then_some(&k.provider),
+        "output_counted_as": k.output_counted_as,
+        "output_counted_as_source": k.output_counted_as_source,
+        "headers_ignored_total": k.headers_ignored_total,
         "in_flight": k.in_flight,
         "max_concurrency": k.max_concurrency,
         "queue_depth": k.queue_depth,
@@ -60,22 +70,46 @@ fn period_word(p: &str) -> &str {
     }
 }
 
+/// A bucket's limit and where it came from: "1200/min effective, from headers; configured
+/// 2400", or just "600/min" when the config alone decides.
+pub fn limit_words(b: &pb::Bucket) -> String {
+    let per = period_word(&b.period);
+    let mut s = format!("{:.0}/{per}", b.limit);
+    let configured = b.configured_limit > 0.0;
+    if b.source != "config" || !configured {
+        s += &format!(" effective, from {}", b.source);
+        if configured {
+            s += &format!("; configured {:.0}", b.configured_limit);
+        }
+    }
+    if b.capacity_source != b.source && !b.capacity_source.is_empty() {
+        s += &format!("; burst from {}", b.capacity_source);
+    }
+    s
+}
+
 /// One line a person can scan: levels against capacity, in flight, queue, 429s, tokens, cooldown.
 pub fn key_line(k: &pb::KeyStatus) -> String {
     let mut parts = vec![k.key.clone()];
     for b in &k.buckets {
         parts.push(format!(
-            "{} {:.0}/{:.0} ({:.0}/{}{})",
+            "{} {:.0}/{:.0} ({})",
             b.dimension,
             b.level,
             b.capacity,
-            b.limit,
-            period_word(&b.period),
-            if b.source == "headers" {
-                ", from headers"
-            } else {
-                ""
-            }
+            limit_words(b)
+        ));
+    }
+    if k.output_counted_as_source != "default" && !k.output_counted_as_source.is_empty() {
+        parts.push(format!(
+            "output counted as {} (from {})",
+            k.output_counted_as, k.output_counted_as_source
+        ));
+    }
+    if k.headers_ignored_total > 0 {
+        parts.push(format!(
+            "{} absurd header value(s) ignored",
+            k.headers_ignored_total
         ));
     }
     let conc = if k.max_concurrency > 0 {

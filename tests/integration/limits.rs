@@ -259,3 +259,54 @@ async fn reserve_then_settle_shows_the_refund() {
         "refund of 900 not seen: {before} -> {after}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_names_each_limit_with_its_source_and_the_configured_one() {
+    let d = Daemon::start("[keys.\"o\"]\nrequests_per_minute = 2400\n");
+    let lease = stdout(&d.cli(&["acquire", "o", "--max-wait", "5s"]));
+    let o = d.cli(&[
+        "report",
+        &lease,
+        "--status",
+        "200",
+        "--header",
+        "x-ratelimit-limit-requests: 1200",
+        "--header",
+        "x-ratelimit-remaining-requests: 3",
+        "--header",
+        "x-ratelimit-reset-requests: 100ms",
+        "--header",
+        "x-ratelimit-limit-tokens: 0",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let line = stdout(&d.cli(&["status"]));
+    assert!(
+        line.contains("(1200/min effective, from headers; configured 2400)")
+            && line.contains("output counted as reserved (from headers)")
+            && line.contains("1 absurd header value(s) ignored"),
+        "{line}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&stdout(&d.cli(&["status", "--json"]))).expect("json");
+    let b = &v["keys"][0]["buckets"][0];
+    assert_eq!(
+        (
+            b["limit"].as_f64(),
+            b["source"].as_str(),
+            b["configured_limit"].as_f64(),
+            b["learned_source"].as_str(),
+            b["capacity_source"].as_str()
+        ),
+        (
+            Some(1200.0),
+            Some("headers"),
+            Some(2400.0),
+            Some("headers"),
+            Some("headers")
+        ),
+        "{v}"
+    );
+    // 3 left and full in 100 ms at 20/s: a bucket of 5, not a second's worth (20).
+    let cap = b["capacity"].as_f64().expect("capacity");
+    assert!((4.9..=5.0).contains(&cap), "{cap}");
+}

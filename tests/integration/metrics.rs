@@ -109,6 +109,9 @@ async fn every_metric_after_known_traffic() {
     let mut r = report_req(&l.lease_id, 429);
     r.headers
         .insert("x-ratelimit-remaining-tokens".into(), "0".into());
+    // A limit header below the configured one lowers the effective limit.
+    r.headers
+        .insert("x-ratelimit-limit-requests".into(), "30000".into());
     c.report(r).await.expect("report");
     // A duplicate claim.
     assert!(d.cli(&["claim", "job", "--ttl", "1m"]).status.success());
@@ -139,6 +142,8 @@ async fn every_metric_after_known_traffic() {
         "llm_duplicate_suppressed_total 1",
         "llm_cooldown_active{key=\"b\"} 1",
         "llm_cooldown_active{key=\"a\"} 0",
+        "llm_limit_effective{key=\"a\",dimension=\"requests\",source=\"config\"} 60000",
+        "llm_limit_effective{key=\"b\",dimension=\"requests\",source=\"headers\"} 30000",
     ] {
         assert!(body.contains(needle), "missing {needle:?} in\n{body}");
     }

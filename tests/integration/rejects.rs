@@ -199,6 +199,14 @@ fn a_malformed_config_exits_64_naming_file_key_and_value() {
             "[keys.\"a\"]\noutput_counted_as = \"sometimes\"\n",
             "sometimes",
         ),
+        (
+            "[keys.\"a\"]\nprovider = \"opneai\"\n",
+            "provider = \"opneai\"",
+        ),
+        (
+            "[keys.\"a\"]\nramp_up = \"slowly\"\n",
+            "ramp_up = \"slowly\"",
+        ),
         ("[daemon]\nlease_ttl = \"ten minutes\"\n", "lease_ttl"),
         ("this is not toml", "config"),
     ];

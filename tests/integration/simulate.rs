@@ -48,3 +48,61 @@ fn llmctl_strategy_has_no_failures_and_no_429_storm() {
         "{herd}"
     );
 }
+
+#[test]
+fn limits_nobody_configured_are_found_without_a_storm() {
+    // No config: one provider names its limits in headers, the other says nothing.
+    let o = Command::new(BIN)
+        .args([
+            "simulate",
+            "--scenario",
+            "calibrate",
+            "--row",
+            "openai/none",
+            "--row",
+            "headerless/none",
+            "--jobs",
+            "120",
+            "--max-run-time",
+            "40s",
+            "--json",
+        ])
+        .output()
+        .expect("run simulate");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    let runs = v["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 2);
+    for r in runs {
+        println!("{r}");
+        let requests = r["provider_requests"].as_u64().expect("requests");
+        let r429 = r["provider_429s"].as_u64().expect("429s");
+        assert_eq!(r["failed"], 0, "{r}");
+        // Before calibration these rows refused 25 % and 93 % of requests.
+        assert!(
+            r429 * 100 <= requests * 5,
+            "429s above 5 % of {requests} requests: {r}"
+        );
+    }
+    assert_eq!(runs[0]["scenario"], "openai/none");
+}
+
+#[test]
+fn an_unknown_calibrate_row_is_named_with_the_choices() {
+    let o = Command::new(BIN)
+        .args([
+            "simulate",
+            "--scenario",
+            "calibrate",
+            "--row",
+            "openai/maybe",
+        ])
+        .output()
+        .expect("run simulate");
+    assert_eq!(o.status.code(), Some(64));
+    assert!(
+        stderr(&o).contains("openai/maybe") && stderr(&o).contains("headerless/none"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -12,6 +12,10 @@ pub fn bucket(dimension: &str, limit: f64, capacity: f64, level: f64) -> pb::Buc
         capacity,
         level,
         source: "config".into(),
+        capacity_source: "config".into(),
+        configured_limit: limit,
+        configured_capacity: capacity,
+        ..Default::default()
     }
 }
 

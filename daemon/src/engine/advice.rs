@@ -1,4 +1,4 @@
-//! Classifying a provider's answer before anyone retries it (DESIGN.md, semantics 7).
+//! Classifying a provider's answer before anyone retries it (docs/ARCHITECTURE.md, semantics 6).
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! `x-ratelimit-*`, Anthropic `anthropic-ratelimit-*`, and delay hints in error messages.
 //! Every parser is tolerant: a value it cannot read is ignored, never an error.
 
-use super::limits::Dimension;
+use super::limits::{Dimension, Provider};
 use std::time::Duration;
 
 /// Provider delays above this are capped rather than honoured (a day is the longest
@@ -16,7 +16,14 @@ pub struct HeaderLimit {
     pub remaining: Option<f64>,
     /// Time until the provider's bucket is full again.
     pub reset: Option<Duration>,
+    /// How finely `reset` was written: 1 ms for Go durations, 1 s for whole-second forms
+    /// (Azure's integer seconds, RFC 3339 without a fraction). The true reset may be up to
+    /// this much longer than what was read.
+    pub reset_granularity: Duration,
 }
+
+/// Header values past this are not a provider's limit but a broken or hostile sender.
+pub const MAX_HEADER_COUNT: f64 = 1e12;
 
 /// Everything a response's headers and error message say about limits.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -27,6 +34,11 @@ pub struct ProviderSignals {
     /// `x-should-retry`, which the SDKs obey.
     pub should_retry: Option<bool>,
     pub limits: Vec<(Dimension, HeaderLimit)>,
+    /// Which family of limit headers the response carried: OpenAI's `x-ratelimit-*`
+    /// (OpenAI, Azure and most compatible servers) or Anthropic's.
+    pub family: Option<Provider>,
+    /// Limit header values that were absurd and so ignored, one line each.
+    pub ignored: Vec<String>,
 }
 
 impl ProviderSignals {
@@ -56,13 +68,24 @@ impl ProviderSignals {
                 }
                 _ => {
                     if let Some((dim, field)) = openai_limit_header(&name) {
+                        signals.family.get_or_insert(Provider::Openai);
                         let entry = signals.entry(dim);
                         match field {
                             Field::Limit => entry.limit = parse_count(value),
                             Field::Remaining => entry.remaining = parse_count(value),
-                            Field::Reset => entry.reset = parse_go_duration(value),
+                            Field::Reset => {
+                                entry.reset = go_duration_secs(value)
+                                    .map(|s| Duration::from_secs_f64(s.min(1e12)));
+                                entry.reset_granularity =
+                                    if value.bytes().all(|b| b.is_ascii_digit()) {
+                                        Duration::from_secs(1)
+                                    } else {
+                                        Duration::from_millis(1)
+                                    };
+                            }
                         }
                     } else if let Some((dim, field)) = anthropic_limit_header(&name) {
+                        signals.family = Some(Provider::Anthropic);
                         let entry = signals.entry(dim);
                         match field {
                             Field::Limit => entry.limit = parse_count(value),
@@ -70,7 +93,12 @@ impl ProviderSignals {
                             Field::Reset => {
                                 entry.reset = parse_rfc3339_ms(value).map(|at| {
                                     Duration::from_millis((at - now_unix_ms).max(0) as u64)
-                                })
+                                });
+                                entry.reset_granularity = if value.contains('.') {
+                                    Duration::from_millis(1)
+                                } else {
+                                    Duration::from_secs(1)
+                                };
                             }
                         }
                     }
@@ -82,10 +110,41 @@ impl ProviderSignals {
             .or(retry_after)
             .or_else(|| parse_message_hint(error_message))
             .map(|d| d.min(MAX_PROVIDER_DELAY));
+        signals.drop_absurd();
         signals
             .limits
             .retain(|(_, l)| l.limit.is_some() || l.remaining.is_some());
         signals
+    }
+
+    /// Values no provider sends (a limit of 0 or beyond any tier, a reset beyond a day, a
+    /// remaining above its limit) say nothing true about the limit: drop them, and say so.
+    fn drop_absurd(&mut self) {
+        for (dim, l) in &mut self.limits {
+            if let Some(v) = l.limit.filter(|v| *v < 1.0 || *v > MAX_HEADER_COUNT) {
+                self.ignored.push(format!("{dim} limit {v}"));
+                l.limit = None;
+            }
+            if let Some(v) = l.remaining.filter(|v| *v > MAX_HEADER_COUNT) {
+                self.ignored.push(format!("{dim} remaining {v}"));
+                l.remaining = None;
+            }
+            if let Some(r) = l.reset.filter(|r| *r > MAX_PROVIDER_DELAY) {
+                self.ignored
+                    .push(format!("{dim} reset of {} s", r.as_secs()));
+                l.reset = None;
+            }
+            if let (Some(rem), Some(limit)) = (l.remaining, l.limit) {
+                if rem > limit {
+                    // One of the two is wrong and nothing says which: trust neither.
+                    self.ignored
+                        .push(format!("{dim} remaining {rem} above its limit {limit}"));
+                    l.remaining = None;
+                    l.limit = None;
+                    l.reset = None;
+                }
+            }
+        }
     }
 
     fn entry(&mut self, dim: Dimension) -> &mut HeaderLimit {
@@ -173,13 +232,19 @@ pub fn parse_retry_after(value: &str, now_unix_ms: i64) -> Option<Duration> {
 /// Go-style durations (`1s`, `6m0s`, `12ms`, `1.428s`, `1h2m`), or Azure's integer seconds.
 /// `-1` and a bare `0` (Azure's "unknown") give None.
 pub fn parse_go_duration(s: &str) -> Option<Duration> {
+    go_duration_secs(s)
+        .map(|secs| Duration::from_secs_f64(secs.min(MAX_PROVIDER_DELAY.as_secs_f64())))
+}
+
+/// `parse_go_duration` in seconds, uncapped.
+fn go_duration_secs(s: &str) -> Option<f64> {
     let s = s.trim();
     if s.is_empty() || s.starts_with('-') {
         return None;
     }
     if s.bytes().all(|b| b.is_ascii_digit()) {
-        let secs: u64 = s.parse().ok()?;
-        return (secs > 0).then(|| Duration::from_secs(secs.min(MAX_PROVIDER_DELAY.as_secs())));
+        let secs: f64 = s.parse().ok()?;
+        return (secs > 0.0 && secs.is_finite()).then_some(secs);
     }
     let mut total = 0.0f64;
     let mut rest = s;
@@ -207,8 +272,7 @@ pub fn parse_go_duration(s: &str) -> Option<Duration> {
         rest = &rest[unit_len..];
         total += n * secs_per_unit;
     }
-    (total.is_finite())
-        .then(|| Duration::from_secs_f64(total.min(MAX_PROVIDER_DELAY.as_secs_f64())))
+    total.is_finite().then_some(total)
 }
 
 /// Delay hints inside error messages: OpenAI's "Please try again in 1.146s" (or "in 20ms",

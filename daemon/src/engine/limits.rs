@@ -80,6 +80,8 @@ pub enum LimitSource {
     Config,
     /// Learned from a provider's rate-limit headers.
     Headers,
+    /// Found by probing: lowered on 429s, raised while demand waits and nothing is refused.
+    Aimd,
 }
 
 impl LimitSource {
@@ -87,6 +89,83 @@ impl LimitSource {
         match self {
             LimitSource::Config => "config",
             LimitSource::Headers => "headers",
+            LimitSource::Aimd => "aimd",
+        }
+    }
+}
+
+/// A provider preset: how it counts output tokens, which headers it sends, how it ramps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Provider {
+    Openai,
+    Azure,
+    Anthropic,
+    Gemini,
+    Generic,
+}
+
+impl Provider {
+    pub const ALL: [Provider; 5] = [
+        Provider::Openai,
+        Provider::Azure,
+        Provider::Anthropic,
+        Provider::Gemini,
+        Provider::Generic,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Provider::Openai => "openai",
+            Provider::Azure => "azure",
+            Provider::Anthropic => "anthropic",
+            Provider::Gemini => "gemini",
+            Provider::Generic => "generic",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|p| p.as_str() == s)
+    }
+
+    /// OpenAI and Azure charge max_tokens when they admit a request; the others count what
+    /// was produced.
+    pub fn output_counting(self) -> OutputCounting {
+        match self {
+            Provider::Openai | Provider::Azure => OutputCounting::Reserved,
+            Provider::Anthropic | Provider::Gemini | Provider::Generic => OutputCounting::Actual,
+        }
+    }
+
+    /// Anthropic documents acceleration limits: a key that was idle climbs back gradually.
+    pub fn ramp_up(self) -> Option<std::time::Duration> {
+        match self {
+            Provider::Anthropic => Some(std::time::Duration::from_secs(30)),
+            _ => None,
+        }
+    }
+}
+
+/// Where a key's output accounting came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AccountingSource {
+    /// `output_counted_as` in the key's config.
+    Config,
+    /// The key's `provider` preset.
+    Provider,
+    /// The family of limit headers its responses carry.
+    Headers,
+    /// Nothing said otherwise: output as produced.
+    Default,
+}
+
+impl AccountingSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AccountingSource::Config => "config",
+            AccountingSource::Provider => "provider",
+            AccountingSource::Headers => "headers",
+            AccountingSource::Default => "default",
         }
     }
 }
@@ -134,12 +213,25 @@ pub enum OutputCounting {
     Reserved,
 }
 
+impl OutputCounting {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutputCounting::Actual => "actual",
+            OutputCounting::Reserved => "reserved",
+        }
+    }
+}
+
 /// Every limit of one key, and how its failures are handled.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct KeyLimits {
     pub rates: Vec<Rate>,
     pub max_concurrency: Option<u64>,
-    pub output_counted_as: OutputCounting,
+    /// Set explicitly; else the provider preset, the evidence of responses, or `actual`.
+    pub output_counted_as: Option<OutputCounting>,
+    pub provider: Option<Provider>,
+    /// Slow start after idleness; else the provider preset's.
+    pub ramp_up: Option<std::time::Duration>,
     /// Count cached input tokens toward input and total token limits.
     pub cached_input_counts: bool,
     /// The retry profile of leases on this key that name none.

@@ -3,6 +3,9 @@
 
 pub mod advice;
 pub mod breaker;
+pub mod bucket;
+#[cfg(test)]
+mod calibrate_tests;
 pub mod claims;
 mod error;
 pub mod headers;
@@ -21,12 +24,15 @@ pub use advice::{Action, Advice, Class};
 pub use breaker::BreakerConfig;
 pub use error::EngineError;
 pub use headers::ProviderSignals;
-pub use limits::{Dimension, KeyLimits, LimitSource, OutputCounting, Period, Rate};
+pub use limits::{
+    AccountingSource, Dimension, KeyLimits, LimitSource, OutputCounting, Period, Provider, Rate,
+};
 pub use profiles::{Backoff, RetryProfile};
 pub use routes::{Condition, RouteGroup, RouteMember};
 pub use runs::RunBudget;
 pub use stats::nearest_rank;
 
+use bucket::Bucket;
 use serde::{Deserialize, Serialize};
 use stats::{MinuteWindow, RecentWaits};
 use std::cmp::Reverse;
@@ -224,45 +230,6 @@ impl Need {
     }
 }
 
-#[derive(Clone, Debug)]
-struct Bucket {
-    rate: Rate,
-    level: f64,
-    updated: Instant,
-    source: LimitSource,
-}
-
-impl Bucket {
-    fn refill(&mut self, now: Instant) {
-        if now > self.updated {
-            let ms = now.duration_since(self.updated).as_secs_f64() * 1000.0;
-            if self.level < self.rate.capacity {
-                self.level = (self.level + ms * self.rate.per_ms()).min(self.rate.capacity);
-            }
-            self.updated = now;
-        }
-        if self.level > self.rate.capacity {
-            self.level = self.rate.capacity;
-        }
-    }
-
-    /// When `need` units will be there, counting only refill.
-    fn ready_at(&self, need: f64) -> Instant {
-        if self.level >= need {
-            return self.updated;
-        }
-        let ms = (need - self.level) / self.rate.per_ms();
-        self.updated + Duration::from_secs_f64((ms / 1000.0).min(1e9))
-    }
-
-    fn setting(&self) -> String {
-        match (self.rate.dimension, self.rate.period) {
-            (d, Period::Minute) => format!("burst_{d}"),
-            (d, Period::Day) => format!("{d}_per_day"),
-        }
-    }
-}
-
 #[derive(Debug, Default)]
 struct KeyStats {
     requests_total: u64,
@@ -279,6 +246,15 @@ struct KeyStats {
     fallbacks: MinuteWindow,
     retries_total: u64,
     give_ups_total: u64,
+    /// Tokens granted per second, to size a probe on a bucket that had no limit.
+    tokens_granted: MinuteWindow,
+    /// Requests and tokens the provider accepted, per second: what it allows when refusing.
+    succeeded: MinuteWindow,
+    succeeded_tokens: MinuteWindow,
+    /// When the first request was granted, since which those rates count.
+    first_grant: Option<Instant>,
+    /// Limit header values ignored as absurd.
+    headers_ignored_total: u64,
 }
 
 #[derive(Debug)]
@@ -289,7 +265,16 @@ struct KeyState {
     buckets: Vec<Bucket>,
     max_concurrency: Option<u64>,
     in_flight: u64,
+    /// Resolved from `output_explicit`, `provider`, then `family`.
     output_counted_as: OutputCounting,
+    output_source: AccountingSource,
+    output_explicit: Option<OutputCounting>,
+    provider: Option<Provider>,
+    /// The header family its responses carried.
+    family: Option<Provider>,
+    ramp_up: Option<Duration>,
+    /// A provider has answered a request on this key (or saved state says one did).
+    contacted: bool,
     cached_input_counts: bool,
     configured: bool,
     dirty: bool,
@@ -304,6 +289,40 @@ struct KeyState {
 impl KeyState {
     fn has_limits(&self) -> bool {
         self.configured || !self.buckets.is_empty() || self.max_concurrency.is_some()
+    }
+
+    /// Output accounting: explicit config, then the provider preset, then the header family
+    /// its responses showed, then `actual`.
+    fn resolve_accounting(&mut self) {
+        let (counting, source) = match (self.output_explicit, self.provider, self.family) {
+            (Some(c), _, _) => (c, AccountingSource::Config),
+            (None, Some(p), _) => (p.output_counting(), AccountingSource::Provider),
+            (None, None, Some(f)) => (f.output_counting(), AccountingSource::Headers),
+            (None, None, None) => (OutputCounting::Actual, AccountingSource::Default),
+        };
+        self.output_counted_as = counting;
+        self.output_source = source;
+    }
+
+    fn ramp_up(&self) -> Option<Duration> {
+        self.ramp_up
+            .or_else(|| self.provider.and_then(Provider::ramp_up))
+            .filter(|d| !d.is_zero())
+    }
+
+    /// The key's minute bucket of `dim`, made (learned, unlimited until told) if missing.
+    fn minute_bucket(&mut self, dim: Dimension, now: Instant) -> usize {
+        if let Some(i) = self
+            .buckets
+            .iter()
+            .position(|b| b.rate.dimension == dim && b.rate.period == Period::Minute)
+        {
+            return i;
+        }
+        let mut b = Bucket::learned(dim, now);
+        b.ramp = self.ramp_up().map(bucket::Ramp::new);
+        self.buckets.push(b);
+        self.buckets.len() - 1
     }
 }
 
@@ -376,6 +395,11 @@ pub struct KeySnapshot {
     pub buckets: Vec<BucketSnapshot>,
     #[serde(default)]
     pub last_headers: BTreeMap<String, String>,
+    /// The header family its responses carried.
+    #[serde(default)]
+    pub family: Option<Provider>,
+    #[serde(default)]
+    pub contacted: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -386,6 +410,16 @@ pub struct BucketSnapshot {
     pub capacity: f64,
     pub level: f64,
     pub source: LimitSource,
+    /// What the headers last said (limit, inferred capacity).
+    #[serde(default)]
+    pub headers_limit: Option<f64>,
+    #[serde(default)]
+    pub headers_capacity: Option<f64>,
+    /// The probe's rate, and the rate of its last 429.
+    #[serde(default)]
+    pub aimd_rate: Option<f64>,
+    #[serde(default)]
+    pub aimd_refused_rate: f64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -401,10 +435,48 @@ pub struct CooldownSnapshot {
 pub struct BucketStatus {
     pub dimension: Dimension,
     pub period: Period,
+    /// Effective: what is enforced.
     pub limit: f64,
     pub capacity: f64,
     pub level: f64,
+    /// Where the effective limit came from.
     pub source: LimitSource,
+    pub capacity_source: LimitSource,
+    pub configured_limit: Option<f64>,
+    pub configured_capacity: Option<f64>,
+    /// The lower of what the headers say and what probing found, with where it came from.
+    pub learned_limit: Option<f64>,
+    pub learned_capacity: Option<f64>,
+    pub learned_source: Option<LimitSource>,
+}
+
+impl BucketStatus {
+    fn of(b: &Bucket, now: Instant) -> BucketStatus {
+        let headers = b
+            .headers
+            .as_ref()
+            .map(|h| (h.limit, h.capacity, LimitSource::Headers));
+        let aimd = b.aimd.as_ref().map(|a| (a.rate, None, LimitSource::Aimd));
+        let learned = match (headers, aimd) {
+            (Some(h), Some(a)) if a.0 < h.0 => Some(a),
+            (Some(h), _) => Some(h),
+            (None, a) => a,
+        };
+        BucketStatus {
+            dimension: b.rate.dimension,
+            period: b.rate.period,
+            limit: b.rate.limit,
+            capacity: b.capacity_now(now),
+            level: b.level,
+            source: b.source,
+            capacity_source: b.capacity_source,
+            configured_limit: b.configured.map(|c| c.limit),
+            configured_capacity: b.configured.map(|c| c.capacity),
+            learned_limit: learned.map(|l| l.0),
+            learned_capacity: learned.and_then(|l| l.1),
+            learned_source: learned.map(|l| l.2),
+        }
+    }
 }
 
 /// What status shows of one key.
@@ -437,6 +509,10 @@ pub struct KeyStatus {
     pub rejected_total: u64,
     pub requests_per_second: f64,
     pub last_headers: BTreeMap<String, String>,
+    pub provider: Option<Provider>,
+    pub output_counted_as: OutputCounting,
+    pub output_counted_as_source: AccountingSource,
+    pub headers_ignored_total: u64,
 }
 
 /// Something an operator wants to see happen: a cooldown set, a give-up, a fallback.
@@ -444,10 +520,13 @@ pub struct KeyStatus {
 pub struct EngineEvent {
     pub unix_ms: i64,
     pub key: String,
-    /// cooldown, give_up, fallback, expired, released
+    /// cooldown, give_up, fallback, expired, released, calibrated
     pub kind: &'static str,
     pub message: String,
 }
+
+/// How long a key must have been granting before what its provider accepted measures the limit.
+const ACCEPTED_HISTORY: Duration = Duration::from_millis(500);
 
 /// How many recent events are kept.
 pub const EVENTS_KEPT: usize = 200;
@@ -512,6 +591,33 @@ pub fn validate_key(key: &str) -> Result<(), EngineError> {
     Ok(())
 }
 
+/// Which limit a 429 was about: the dimension its headers show exhausted, else the one its
+/// error names, else requests.
+fn refused_dimension(outcome: &Outcome) -> Dimension {
+    if let Some((d, _)) = outcome
+        .signals
+        .limits
+        .iter()
+        .find(|(_, l)| l.remaining.is_some_and(|r| r < 1.0))
+    {
+        return *d;
+    }
+    let text = format!("{} {}", outcome.error_type, outcome.error_message).to_ascii_lowercase();
+    if text.contains("input token") || text.contains("input_token") || text.contains("input-token")
+    {
+        Dimension::InputTokens
+    } else if text.contains("output token")
+        || text.contains("output_token")
+        || text.contains("output-token")
+    {
+        Dimension::OutputTokens
+    } else if text.contains("token") || text.contains("tpm") {
+        Dimension::Tokens
+    } else {
+        Dimension::Requests
+    }
+}
+
 /// The key's ancestors by name, nearest first: `a/b/c` → `a/b`, `a`.
 fn ancestors(key: &str) -> impl Iterator<Item = &str> {
     key.char_indices()
@@ -569,23 +675,60 @@ impl Engine {
             k.profile = profile;
             k.breaker_config = breaker_config;
             k.max_concurrency = limits.max_concurrency;
-            k.output_counted_as = limits.output_counted_as;
+            k.output_explicit = limits.output_counted_as;
+            k.provider = limits.provider;
+            k.ramp_up = limits.ramp_up;
+            k.resolve_accounting();
             k.cached_input_counts = limits.cached_input_counts;
+            let ramp = k.ramp_up();
             k.buckets = limits
                 .rates
                 .iter()
-                .map(|&rate| Bucket {
-                    rate,
-                    level: 0.0,
-                    updated: now.mono,
-                    source: LimitSource::Config,
+                .map(|&rate| {
+                    let mut b = Bucket::configured(rate, now.mono);
+                    if rate.period == Period::Minute {
+                        b.ramp = ramp.map(bucket::Ramp::new);
+                    }
+                    b
                 })
                 .collect();
         }
-        for id in 0..engine.keys.len() {
-            engine.keys[id].scope = engine.scope_of(id);
-        }
+        engine.rescope();
         Ok(engine)
+    }
+
+    /// Recomputes every key's scope: after a key gains its first limits, its descendants
+    /// count against it too.
+    fn rescope(&mut self) {
+        for id in 0..self.keys.len() {
+            self.keys[id].scope = self.scope_of(id);
+        }
+    }
+
+    /// Whether nothing limits requests on this key yet: no configured or learned bucket and no
+    /// concurrency bound anywhere in its scope.
+    fn unknown(&self, id: usize) -> bool {
+        self.keys[id].scope.iter().all(|&k| {
+            let key = &self.keys[k];
+            key.max_concurrency.is_none() && key.buckets.iter().all(|b| !b.is_limited())
+        })
+    }
+
+    /// A key no provider has answered for and nothing limits: start it slowly, so a crowd of
+    /// workers does not storm a provider whose limits nobody knows. The first answers either
+    /// name the limits (headers) or the probe goes on until a 429 finds them.
+    fn first_contact(&mut self, id: usize, now: Instant) {
+        if self.keys[id].contacted || !self.unknown(id) {
+            return;
+        }
+        let key = &mut self.keys[id];
+        let i = key.minute_bucket(Dimension::Requests, now);
+        key.buckets[i].start_first_contact(now);
+        let fresh = key.buckets.len() == 1;
+        self.mark_dirty(id);
+        if fresh {
+            self.rescope();
+        }
     }
 
     pub fn config(&self) -> &EngineConfig {
@@ -619,6 +762,12 @@ impl Engine {
             max_concurrency: None,
             in_flight: 0,
             output_counted_as: OutputCounting::default(),
+            output_source: AccountingSource::Default,
+            output_explicit: None,
+            provider: None,
+            family: None,
+            ramp_up: None,
+            contacted: false,
             cached_input_counts: false,
             configured: false,
             dirty: false,
@@ -741,6 +890,7 @@ impl Engine {
         ctx: LeaseCtx,
         now: Now,
     ) -> Result<KeyAttempt, EngineError> {
+        self.first_contact(id, now.mono);
         if self.queue.is_empty() {
             if let Gate::Open(probes) = self.gate(id, now.mono) {
                 if !self.shortfall(id, need, now.mono, &[], &mut Vec::new()) {
@@ -814,7 +964,8 @@ impl Engine {
     fn check_fits(&self, id: usize, need: Need) -> Result<(), EngineError> {
         for &k in &self.keys[id].scope {
             let key = &self.keys[k];
-            for b in &key.buckets {
+            // Only a capacity the user chose refuses a request: a learned one may be short.
+            for b in key.buckets.iter().filter(|b| b.capacity_is_configured()) {
                 let n = need.amount(b.rate.dimension);
                 if n > b.rate.capacity {
                     return Err(EngineError::NeverFits {
@@ -873,13 +1024,16 @@ impl Engine {
         for si in 0..self.keys[id].scope.len() {
             let k = self.keys[id].scope[si];
             let key = &mut self.keys[k];
+            let mut stepped = false;
             for (bi, b) in key.buckets.iter_mut().enumerate() {
                 let n = need.amount(b.rate.dimension);
-                if n == 0.0 {
+                stepped |= b.step(now);
+                if n == 0.0 || !b.is_limited() {
                     continue;
                 }
                 b.refill(now);
-                if b.level < n || blocked.contains(&(k, bi)) {
+                if b.level < b.required(n) || blocked.contains(&(k, bi)) {
+                    b.on_short();
                     short.push((k, bi));
                     any = true;
                 }
@@ -889,6 +1043,9 @@ impl Engine {
                     short.push((k, CONCURRENCY));
                     any = true;
                 }
+            }
+            if stepped {
+                self.mark_dirty(k);
             }
         }
         any
@@ -907,11 +1064,15 @@ impl Engine {
         for si in 0..self.keys[id].scope.len() {
             let k = self.keys[id].scope[si];
             let key = &mut self.keys[k];
-            for b in &mut key.buckets {
+            for b in key.buckets.iter_mut().filter(|b| b.is_limited()) {
                 let n = need.amount(b.rate.dimension);
+                if n == 0.0 {
+                    continue;
+                }
+                b.on_grant(now.mono);
                 // The provider's bucket stays full (and loses refill) until the request reaches
                 // it: ours waits as long before it refills, so it never runs ahead.
-                if n > 0.0 && b.level >= b.rate.capacity {
+                if b.level >= b.capacity_now(now.mono) {
                     b.updated = b.updated.max(now.mono + transit);
                 }
                 b.level -= n;
@@ -944,9 +1105,13 @@ impl Engine {
         let stats = &mut self.keys[id].stats;
         stats.granted_total += 1;
         stats.granted.add(base, now.mono, 1);
+        stats.first_grant.get_or_insert(now.mono);
         stats.waits.push(waited.as_millis() as u64);
         stats.tokens_reserved += tokens;
         stats.tokens_outstanding += tokens;
+        stats
+            .tokens_granted
+            .add(base, now.mono, u32::try_from(tokens).unwrap_or(u32::MAX));
         self.leases.insert(
             lease_no,
             Lease {
@@ -1040,7 +1205,7 @@ impl Engine {
             for bi in 0..self.keys[k].buckets.len() {
                 let dim = self.keys[k].buckets[bi].rate.dimension;
                 let n = need.amount(dim);
-                if n == 0.0 {
+                if n == 0.0 || !self.keys[k].buckets[bi].is_limited() {
                     continue;
                 }
                 let ahead: f64 = self
@@ -1173,6 +1338,22 @@ impl Engine {
             Some(&Outcome::default())
         };
         self.settle(&lease, usage, true, now.mono);
+        if outcome.status != 0 {
+            self.keys[id].contacted = true;
+        }
+        if class == Class::Success {
+            let base = self.base;
+            let stats = &mut self.keys[id].stats;
+            stats.succeeded.add(base, now.mono, 1);
+            let tokens = if outcome.usage_known {
+                outcome.input_tokens + outcome.output_tokens
+            } else {
+                lease.need.input + lease.need.output
+            };
+            stats
+                .succeeded_tokens
+                .add(base, now.mono, u32::try_from(tokens).unwrap_or(u32::MAX));
+        }
         self.apply_headers(id, outcome, now.mono);
 
         let rate_limited = matches!(class, Class::RateLimited | Class::Overloaded);
@@ -1186,13 +1367,14 @@ impl Engine {
                 (_, t) => format!("provider answered {} {t}", outcome.status),
             };
             let name = self.keys[id].name.clone();
-            self.install_cooldown(
+            let until = self.install_cooldown(
                 &name,
                 outcome.signals.retry_after,
                 reason,
                 Some(lease.granted_at),
                 now,
             )?;
+            self.refused(id, &lease, outcome, until, now);
         }
         self.record_breaker(id, lease_no, &class, now);
         // The probe's answer decides whether the rest may follow.
@@ -1289,7 +1471,7 @@ impl Engine {
                 OutputCounting::Reserved => u.output_tokens.max(lease.need.output),
             };
             let mut changed = false;
-            for b in &mut key.buckets {
+            for b in key.buckets.iter_mut().filter(|b| b.is_limited()) {
                 let used = match b.rate.dimension {
                     Dimension::Requests if sent => lease.need.requests,
                     Dimension::Requests => 0,
@@ -1300,7 +1482,7 @@ impl Engine {
                 let delta = lease.need.amount(b.rate.dimension) - used;
                 if delta != 0.0 {
                     b.refill(now);
-                    b.level = (b.level + delta).min(b.rate.capacity);
+                    b.level = (b.level + delta).min(b.capacity_now(now));
                     changed = true;
                 }
             }
@@ -1317,54 +1499,130 @@ impl Engine {
         };
     }
 
-    /// Lowers buckets the provider says are emptier than we think, and creates limits the
-    /// provider names that the config does not.
+    /// Takes in what the provider's headers say: limits (which lower the effective limit below
+    /// the config, and follow the headers both ways when learned), capacities inferred from
+    /// remaining and reset, levels the provider says are lower than ours, and the header family
+    /// that tells how output is counted.
     fn apply_headers(&mut self, id: usize, outcome: &Outcome, now: Instant) {
         let mut changed = false;
+        let mut created = false;
+        let signals = &outcome.signals;
         let key = &mut self.keys[id];
-        for (dim, hl) in &outcome.signals.limits {
-            let pos = key
-                .buckets
-                .iter()
-                .position(|b| b.rate.dimension == *dim && b.rate.period == Period::Minute);
-            match pos {
-                Some(i) => {
-                    let b = &mut key.buckets[i];
-                    b.refill(now);
-                    if b.source == LimitSource::Headers {
-                        if let Some(limit) = hl.limit.filter(|l| *l > 0.0 && *l != b.rate.limit) {
-                            b.rate = Rate::with_default_burst(*dim, Period::Minute, limit);
-                            b.level = b.level.min(b.rate.capacity);
-                            changed = true;
-                        }
-                    }
-                    if let Some(rem) = hl.remaining {
-                        if rem < b.level {
-                            b.level = rem;
-                            changed = true;
-                        }
-                    }
-                }
-                None => {
-                    if let Some(limit) = hl.limit.filter(|l| *l > 0.0) {
-                        let rate = Rate::with_default_burst(*dim, Period::Minute, limit);
-                        key.buckets.push(Bucket {
-                            rate,
-                            level: hl.remaining.unwrap_or(0.0).min(rate.capacity),
-                            updated: now,
-                            source: LimitSource::Headers,
-                        });
-                        changed = true;
-                    }
-                }
+        key.stats.headers_ignored_total += signals.ignored.len() as u64;
+        if signals.limits.iter().any(|(_, l)| l.limit.is_some()) {
+            // A provider that names some of its limits names all it enforces.
+            for b in &mut key.buckets {
+                changed |= b.end_first_contact();
             }
+        }
+        for (dim, hl) in &signals.limits {
+            let had = key.buckets.len();
+            let i = if hl.limit.is_some() {
+                key.minute_bucket(*dim, now)
+            } else {
+                match key
+                    .buckets
+                    .iter()
+                    .position(|b| b.rate.dimension == *dim && b.rate.period == Period::Minute)
+                {
+                    Some(i) => i,
+                    None => continue,
+                }
+            };
+            created |= key.buckets.len() > had;
+            changed |= key.buckets[i].read_headers(hl, now);
         }
         if !outcome.headers.is_empty() {
             key.last_headers = outcome.headers.iter().cloned().collect();
             changed = true;
         }
-        if changed {
+        if changed || created {
             self.mark_dirty(id);
+        }
+        if let Some(family) = signals.family {
+            self.infer_family(id, family);
+        }
+        if created {
+            self.rescope();
+        }
+    }
+
+    /// The header family a key's responses carry says how its provider counts output, for the
+    /// key and the ancestors it counts against, unless their config says otherwise.
+    fn infer_family(&mut self, id: usize, family: Provider) {
+        for si in 0..self.keys[id].scope.len() {
+            let k = self.keys[id].scope[si];
+            let key = &mut self.keys[k];
+            if key.family != Some(family) {
+                key.family = Some(family);
+                key.resolve_accounting();
+                self.mark_dirty(k);
+            }
+        }
+    }
+
+    /// A 429 or 529 on a request our buckets let through: the limit is lower than we think
+    /// (a header-less provider, a wrong config, another consumer of the key). Lowers the
+    /// effective rate of the dimension that refused, found by probing from then on.
+    fn refused(&mut self, id: usize, lease: &Lease, outcome: &Outcome, until: Instant, now: Now) {
+        let dim = refused_dimension(outcome);
+        let base = self.base;
+        let key = &mut self.keys[id];
+        // Per minute, over the last few seconds: what was granted (the rate the provider just
+        // refused, for a bucket that had no limit), and what the provider accepted (long enough
+        // that its burst weighs little against its rate).
+        let since = key.stats.first_grant.unwrap_or(now.mono);
+        let per_minute = |w: &mut MinuteWindow| w.per_second(base, since, now.mono, 5) * 60.0;
+        let (granted, accepted) = match dim {
+            Dimension::Requests => (
+                per_minute(&mut key.stats.granted),
+                per_minute(&mut key.stats.succeeded),
+            ),
+            _ => (
+                per_minute(&mut key.stats.tokens_granted),
+                per_minute(&mut key.stats.succeeded_tokens),
+            ),
+        };
+        let history = now.mono.saturating_duration_since(since) >= ACCEPTED_HISTORY;
+        let accepted = history.then_some(accepted);
+        let had = key.buckets.len();
+        let i = key.minute_bucket(dim, now.mono);
+        let b = &mut key.buckets[i];
+        let cut = b.refused(
+            bucket::Refusal {
+                granted_at: lease.granted_at,
+                cooling_until: until,
+                granted,
+                accepted,
+            },
+            now.mono,
+        );
+        if !b.is_limited() {
+            // Nothing to lower and nothing measured: leave the key as it was.
+            if key.buckets.len() > had {
+                key.buckets.pop();
+            }
+            return;
+        }
+        self.mark_dirty(id);
+        if let Some(from) = cut {
+            let b = &self.keys[id].buckets[i];
+            let per = b.rate.period.as_str();
+            let from = if from.is_finite() {
+                format!("from {from:.0} ")
+            } else {
+                String::new()
+            };
+            let msg = format!(
+                "{dim} limit lowered {from}to {:.0}/{per} (probing): the provider refused a request{}",
+                b.rate.limit,
+                accepted.map_or(String::new(), |a| format!("; it accepted {a:.0}/{per} lately")),
+            );
+            let name = self.keys[id].name.clone();
+            self.event(now, &name, "calibrated", msg);
+        }
+        if self.keys[id].buckets.len() > had {
+            self.rescope();
         }
     }
 
@@ -1410,10 +1668,14 @@ impl Engine {
         if escalates {
             entry.strikes += 1;
             entry.started = now;
+            // The first 429 waits what the provider says (the rate is lowered meanwhile); only
+            // a 429 that names no delay, or one after the cooldown began, backs off further.
             let backoff = base
                 .saturating_mul(1u32 << (entry.strikes - 1).min(20))
                 .min(cap);
-            delay = delay.max(backoff);
+            if provider_delay.is_none() || entry.strikes > 1 {
+                delay = delay.max(backoff);
+            }
         }
         let until = now + delay;
         let extended = until > entry.until;
@@ -1601,9 +1863,13 @@ impl Engine {
                         let k = self.keys[id].scope[si];
                         for b in &mut self.keys[k].buckets {
                             let n = need.amount(b.rate.dimension);
-                            if n > 0.0 {
+                            if n > 0.0 && b.is_limited() {
                                 b.refill(now.mono);
-                                let r = b.ready_at(n);
+                                let mut r = b.ready_at(n);
+                                // A probe that may rise sooner is looked at then.
+                                if let Some(step) = b.next_step() {
+                                    r = r.min(step);
+                                }
                                 at = Some(at.map_or(r, |a| a.max(r)));
                             }
                         }
@@ -1677,14 +1943,8 @@ impl Engine {
                 buckets: key
                     .buckets
                     .iter()
-                    .map(|b| BucketStatus {
-                        dimension: b.rate.dimension,
-                        period: b.rate.period,
-                        limit: b.rate.limit,
-                        capacity: b.rate.capacity,
-                        level: b.level,
-                        source: b.source,
-                    })
+                    .filter(|b| b.is_limited())
+                    .map(|b| BucketStatus::of(b, now.mono))
                     .collect(),
                 in_flight: key.in_flight,
                 max_concurrency: key.max_concurrency.unwrap_or(0),
@@ -1712,6 +1972,10 @@ impl Engine {
                 rejected_total: key.stats.rejected_total,
                 requests_per_second: granted_10s as f64 / 10.0,
                 last_headers: key.last_headers.clone(),
+                provider: key.provider,
+                output_counted_as: key.output_counted_as,
+                output_counted_as_source: key.output_source,
+                headers_ignored_total: key.stats.headers_ignored_total,
             });
         }
         out.sort_by(|a, b| a.key.cmp(&b.key));
@@ -1753,6 +2017,7 @@ impl Engine {
             buckets: key
                 .buckets
                 .iter_mut()
+                .filter(|b| b.is_limited())
                 .map(|b| {
                     b.refill(now.mono);
                     BucketSnapshot {
@@ -1762,10 +2027,16 @@ impl Engine {
                         capacity: b.rate.capacity,
                         level: b.level,
                         source: b.source,
+                        headers_limit: b.headers.as_ref().map(|h| h.limit),
+                        headers_capacity: b.headers.as_ref().and_then(|h| h.capacity),
+                        aimd_rate: b.aimd.as_ref().map(|a| a.rate),
+                        aimd_refused_rate: b.aimd.as_ref().map_or(0.0, |a| a.last_refused_rate),
                     }
                 })
                 .collect(),
             last_headers: key.last_headers.clone(),
+            family: key.family,
+            contacted: key.contacted,
         }
     }
 
@@ -1824,35 +2095,39 @@ impl Engine {
                 let key = &mut self.keys[id];
                 let existing = key
                     .buckets
-                    .iter_mut()
-                    .find(|x| x.rate.dimension == b.dimension && x.rate.period == b.period);
-                let bucket = match existing {
-                    Some(x) => x,
-                    None if b.source == LimitSource::Headers => {
-                        key.buckets.push(Bucket {
-                            rate: Rate {
-                                dimension: b.dimension,
-                                period: b.period,
-                                limit: b.limit,
-                                capacity: b.capacity.max(1.0),
-                            },
-                            level: 0.0,
-                            updated: now.mono,
-                            source: LimitSource::Headers,
-                        });
-                        let Some(last) = key.buckets.last_mut() else {
-                            continue;
-                        };
-                        last
+                    .iter()
+                    .position(|x| x.rate.dimension == b.dimension && x.rate.period == b.period);
+                // Saved before limits had sources of their own: a learned bucket's limit was
+                // its headers'.
+                let headers = b
+                    .headers_limit
+                    .map(|l| (l, b.headers_capacity))
+                    .or((b.source == LimitSource::Headers).then_some((b.limit, Some(b.capacity))));
+                let probe = b.aimd_rate.map(|r| (r, b.aimd_refused_rate));
+                let i = match existing {
+                    Some(i) => i,
+                    None if b.source != LimitSource::Config && b.period == Period::Minute => {
+                        key.minute_bucket(b.dimension, now.mono)
                     }
                     None => continue,
                 };
+                let bucket = &mut key.buckets[i];
+                bucket.restore_learned(headers, probe, now.mono);
+                if !bucket.is_limited() {
+                    continue;
+                }
                 let refilled = b.level + elapsed_ms * bucket.rate.per_ms();
                 bucket.level = refilled.min(bucket.rate.capacity);
                 bucket.updated = now.mono;
                 restored[id] = true;
             }
-            self.keys[id].last_headers = snap.last_headers.clone();
+            let key = &mut self.keys[id];
+            key.last_headers = snap.last_headers.clone();
+            key.contacted |= snap.contacted;
+            if snap.family.is_some() {
+                key.family = snap.family;
+                key.resolve_accounting();
+            }
         }
         for id in 0..self.keys.len() {
             self.keys[id].scope = self.scope_of(id);

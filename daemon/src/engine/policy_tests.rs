@@ -31,13 +31,16 @@ fn policy_fx(breaker: BreakerConfig, run_budget: RunBudget) -> Fx {
         run_budget,
         ..EngineConfig::default()
     };
+    // Limits far above what any test asks, so that policy alone decides; a 529 lowering them
+    // by a share still leaves plenty.
+    let roomy = || limits(vec![rate(Dimension::Requests, 6_000_000.0, 100_000.0)]);
     let keys = vec![
-        ("primary", KeyLimits::default()),
-        ("spare", KeyLimits::default()),
-        ("long", KeyLimits::default()),
-        ("last", KeyLimits::default()),
+        ("primary", roomy()),
+        ("spare", roomy()),
+        ("long", roomy()),
+        ("last", roomy()),
     ];
-    Fx::with_config(cfg, keys)
+    Fx::with_config(cfg, keys).filled()
 }
 
 fn via_group(fx: &mut Fx, profile: &str, ms: u64) -> Grant {

@@ -46,6 +46,19 @@ impl MinuteWindow {
         }
     }
 
+    /// Events per second over the last `secs` seconds (the current, partial one included),
+    /// counting only the time since `since` (when counting began).
+    pub fn per_second(&mut self, base: Instant, since: Instant, now: Instant, secs: u64) -> f64 {
+        let frac = now.saturating_duration_since(base).as_secs_f64().fract();
+        let secs = secs.clamp(1, 60);
+        let counted = now.saturating_duration_since(since).as_secs_f64();
+        let covered = (secs as f64 - 1.0 + frac).min(counted);
+        if covered <= 0.0 {
+            return 0.0;
+        }
+        self.sum_last(base, now, secs) as f64 / covered
+    }
+
     /// Events in the last `secs` whole seconds (the current one included).
     pub fn sum_last(&mut self, base: Instant, now: Instant, secs: u64) -> u64 {
         let sec = now.saturating_duration_since(base).as_secs();

@@ -387,7 +387,7 @@ fn cached_input_is_excluded_unless_configured() {
 #[test]
 fn output_counted_as_reserved_keeps_max_tokens() {
     let mut l = limits(vec![rate(Dimension::Tokens, 60_000.0, 10_000.0)]);
-    l.output_counted_as = OutputCounting::Reserved;
+    l.output_counted_as = Some(OutputCounting::Reserved);
     let mut fx = Fx::new(vec![("k", l)]).filled();
     let id = lease(&fx.acquire("k", 100, 1000, 0, 0));
     let mut o = ok(200);
@@ -448,7 +448,8 @@ fn a_429_with_retry_after_cools_the_key_and_its_descendants() {
         Acquired::NotGranted(_)
     ));
     assert!(fx.key_status("p", 1000).cooldown_remaining == Duration::from_secs(1));
-    lease(&fx.acquire("p", 0, 0, 0, 2000));
+    // The refusal emptied the bucket until the cooldown's end: it goes once one request refilled.
+    lease(&fx.acquire("p", 0, 0, 0, 2020));
 }
 
 #[test]
@@ -477,12 +478,14 @@ fn a_cooldown_never_shortens() {
 
 #[test]
 fn one_probe_after_a_cooldown_then_the_rest_when_it_succeeds() {
-    let mut fx = Fx::new(vec![("p", KeyLimits::default())]);
+    let roomy = limits(vec![rate(Dimension::Requests, 6_000_000.0, 100_000.0)]);
+    let mut fx = Fx::new(vec![("p", roomy)]).filled();
     let a = lease(&fx.acquire("p", 0, 0, 0, 0));
     fx.e.report(&a, &with_headers(429, &[], T0_UNIX), fx.now(0))
         .expect("report");
     // No delay named: the base cooldown, 1 s.
-    let probe = lease(&fx.acquire("p", 0, 0, 0, 1000));
+    // The bucket, emptied until the cooldown's end, refills for the probe.
+    let probe = lease(&fx.acquire("p", 0, 0, 0, 1001));
     let w = waiter(&fx.acquire("p", 0, 0, 5000, 1001));
     fx.e.pump(fx.now(1500));
     assert!(
@@ -501,7 +504,8 @@ fn repeated_429s_escalate_up_to_the_cap_but_in_flight_ones_do_not() {
         cooldown_max: Duration::from_secs(4),
         ..EngineConfig::default()
     };
-    let mut fx = Fx::with_config(cfg, vec![("p", KeyLimits::default())]);
+    let roomy = limits(vec![rate(Dimension::Requests, 6_000_000.0, 100_000.0)]);
+    let mut fx = Fx::with_config(cfg, vec![("p", roomy)]).filled();
     let a = lease(&fx.acquire("p", 0, 0, 0, 0));
     let b = lease(&fx.acquire("p", 0, 0, 0, 0));
     let r429 = with_headers(429, &[], T0_UNIX);
@@ -512,7 +516,8 @@ fn repeated_429s_escalate_up_to_the_cap_but_in_flight_ones_do_not() {
         fx.key_status("p", 10).cooldown_remaining,
         Duration::from_millis(990)
     );
-    let mut t = 1000;
+    // Each probe goes a moment after the cooldown, once the emptied bucket has a request.
+    let mut t = 1001;
     for expected in [2000, 4000, 4000] {
         let probe = lease(&fx.acquire("p", 0, 0, 0, t));
         fx.e.report(&probe, &r429, fx.now(t)).expect("report");
@@ -520,7 +525,7 @@ fn repeated_429s_escalate_up_to_the_cap_but_in_flight_ones_do_not() {
             fx.key_status("p", t).cooldown_remaining,
             Duration::from_millis(expected)
         );
-        t += expected;
+        t += expected + 1;
     }
     // The provider's own longer delay is a floor above the cap.
     let probe = lease(&fx.acquire("p", 0, 0, 0, t));
@@ -935,7 +940,7 @@ fn events_tell_what_happened_and_counters_follow_the_advice() {
     let ev = fx.e.recent_events(10);
     assert_eq!(
         ev.iter().map(|e| e.kind).collect::<Vec<_>>(),
-        vec!["cooldown", "give_up"]
+        vec!["cooldown", "calibrated", "give_up"]
     );
     assert!(
         ev[0].message.contains("3.0 s") && ev[0].message.contains("429"),
@@ -943,6 +948,14 @@ fn events_tell_what_happened_and_counters_follow_the_advice() {
         ev[0].message
     );
     assert_eq!((ev[0].key.as_str(), ev[0].unix_ms), ("k", T0_UNIX));
+    // A key nothing limited was probing from 240/min: the refusal halves it.
+    assert!(
+        ev[1]
+            .message
+            .starts_with("requests limit lowered from 240 to 120/minute"),
+        "{}",
+        ev[1].message
+    );
     let st = fx.key_status("k", 10_000);
     assert_eq!((st.retries_total, st.give_ups_total), (1, 1));
     for i in 0..(EVENTS_KEPT as u64 + 5) {
@@ -974,7 +987,8 @@ fn a_waiter_held_only_by_concurrency_asks_for_no_wakeup() {
 
 #[test]
 fn a_probe_whose_client_died_lets_the_next_request_probe() {
-    let mut fx = Fx::new(vec![("p", KeyLimits::default())]);
+    let roomy = limits(vec![rate(Dimension::Requests, 6_000_000.0, 100_000.0)]);
+    let mut fx = Fx::new(vec![("p", roomy)]).filled();
     let a = lease(&fx.acquire("p", 0, 0, 0, 0));
     fx.e.report(&a, &with_headers(429, &[], T0_UNIX), fx.now(0))
         .expect("report");
@@ -983,13 +997,13 @@ fn a_probe_whose_client_died_lets_the_next_request_probe() {
         client_id: "c1".into(),
         ..Default::default()
     };
-    lease(&fx.acquire_req(req, 1000));
+    lease(&fx.acquire_req(req, 1001));
     assert!(
-        matches!(fx.acquire("p", 0, 0, 0, 1001), Acquired::NotGranted(_)),
+        matches!(fx.acquire("p", 0, 0, 0, 1002), Acquired::NotGranted(_)),
         "the probe is out"
     );
-    fx.e.release_client("c1", fx.now(1002));
-    lease(&fx.acquire("p", 0, 0, 0, 1003));
+    fx.e.release_client("c1", fx.now(1003));
+    lease(&fx.acquire("p", 0, 0, 0, 1004));
 }
 
 #[test]
@@ -1026,7 +1040,7 @@ fn failed_status(status: u16) -> Outcome {
 #[test]
 fn an_abandoned_grant_on_a_reserved_output_key_gives_max_tokens_back() {
     let mut l = limits(vec![rate(Dimension::OutputTokens, 60_000.0, 10_000.0)]);
-    l.output_counted_as = OutputCounting::Reserved;
+    l.output_counted_as = Some(OutputCounting::Reserved);
     let mut fx = Fx::new(vec![("k", l)]).filled();
     let id = lease(&fx.acquire("k", 0, 4000, 0, 0));
     fx.e.abandon(&id, fx.now(0));

@@ -178,6 +178,12 @@ fn key_status(k: KeyStatus) -> pb::KeyStatus {
                 capacity: b.capacity,
                 level: b.level,
                 source: b.source.as_str().into(),
+                capacity_source: b.capacity_source.as_str().into(),
+                configured_limit: b.configured_limit.unwrap_or(0.0),
+                configured_capacity: b.configured_capacity.unwrap_or(0.0),
+                learned_limit: b.learned_limit.unwrap_or(0.0),
+                learned_capacity: b.learned_capacity.unwrap_or(0.0),
+                learned_source: b.learned_source.map_or("", |s| s.as_str()).into(),
             })
             .collect(),
         in_flight: k.in_flight as i64,
@@ -202,6 +208,10 @@ fn key_status(k: KeyStatus) -> pb::KeyStatus {
         fallbacks_per_minute: k.fallbacks_per_minute,
         retries_total: k.retries_total as i64,
         give_ups_total: k.give_ups_total as i64,
+        provider: k.provider.map_or("", |p| p.as_str()).into(),
+        output_counted_as: k.output_counted_as.as_str().into(),
+        output_counted_as_source: k.output_counted_as_source.as_str().into(),
+        headers_ignored_total: k.headers_ignored_total as i64,
     }
 }
 

@@ -167,8 +167,14 @@ mod tests {
                 capacity: 100.0,
                 level,
                 source: LimitSource::Config,
+                headers_limit: Some(80.0),
+                headers_capacity: Some(20.0),
+                aimd_rate: Some(60.0),
+                aimd_refused_rate: 70.0,
             }],
             last_headers: BTreeMap::new(),
+            family: Some(crate::engine::Provider::Anthropic),
+            contacted: true,
         }
     }
 

@@ -8,6 +8,8 @@ pub struct Bucket {
     pub capacity: f64,
     pub level: f64,
     updated: Instant,
+    /// The share of each refill another consumer of the key takes before anyone here can.
+    pub external_share: f64,
 }
 
 impl Bucket {
@@ -18,6 +20,7 @@ impl Bucket {
             capacity,
             level: capacity,
             updated: now,
+            external_share: 0.0,
         }
     }
 
@@ -25,26 +28,36 @@ impl Bucket {
         self.per_minute / 60.0
     }
 
+    /// What is left of the refill for this key's own clients.
+    fn own_per_sec(&self) -> f64 {
+        self.per_sec() * (1.0 - self.external_share)
+    }
+
     pub fn refill(&mut self, now: Instant) {
         if now > self.updated {
-            let add = now.duration_since(self.updated).as_secs_f64() * self.per_sec();
+            let add = now.duration_since(self.updated).as_secs_f64() * self.own_per_sec();
             self.level = (self.level + add).min(self.capacity);
             self.updated = now;
         }
     }
 
-    /// How long until `need` units are there.
+    /// How long until `need` units are there for this key's own clients.
     pub fn wait_for(&self, need: f64) -> Duration {
         if self.level >= need {
             Duration::ZERO
         } else {
-            Duration::from_secs_f64(((need - self.level) / self.per_sec()).min(86_400.0))
+            Duration::from_secs_f64(((need - self.level) / self.own_per_sec()).min(86_400.0))
         }
     }
 
-    /// How long until the bucket is full again.
+    /// How long until the bucket is full again, as a provider says it in its reset headers:
+    /// at the full refill rate, knowing nothing of who will spend what meanwhile.
     pub fn until_full(&self) -> Duration {
-        self.wait_for(self.capacity)
+        if self.level >= self.capacity {
+            Duration::ZERO
+        } else {
+            Duration::from_secs_f64(((self.capacity - self.level) / self.per_sec()).min(86_400.0))
+        }
     }
 }
 
@@ -63,5 +76,18 @@ mod tests {
         b.refill(t + Duration::from_secs(60));
         assert_eq!(b.level, 10.0);
         assert_eq!(b.until_full(), Duration::ZERO);
+    }
+
+    #[test]
+    fn another_consumer_takes_its_share_of_the_refill() {
+        let t = Instant::now();
+        let mut b = Bucket::full(600.0, 10.0, t);
+        b.external_share = 0.3;
+        b.level = 0.0;
+        b.refill(t + Duration::from_secs(1));
+        assert!((b.level - 7.0).abs() < 1e-9);
+        // The reset headers still speak of the whole rate.
+        assert!((b.until_full().as_secs_f64() - 0.3).abs() < 1e-9);
+        assert!((b.wait_for(8.4).as_secs_f64() - 0.2).abs() < 1e-9);
     }
 }

@@ -68,6 +68,11 @@ pub struct ProviderConfig {
     /// Share of input tokens reported as read from cache.
     pub cache_share: f64,
     pub faults: Vec<Fault>,
+    /// Send the provider's limit headers (`x-ratelimit-*`, `anthropic-ratelimit-*`); without
+    /// them the provider is like Gemini, vLLM and most OpenAI-compatible servers.
+    pub limit_headers: bool,
+    /// Another consumer of the same key takes this share of every limit (0 to 1).
+    pub external_share: f64,
 }
 
 impl Default for ProviderConfig {
@@ -80,6 +85,8 @@ impl Default for ProviderConfig {
             completion_tokens: 16,
             cache_share: 0.0,
             faults: Vec::new(),
+            limit_headers: true,
+            external_share: 0.0,
         }
     }
 }
@@ -157,7 +164,7 @@ impl Provider {
     pub fn new(config: ProviderConfig) -> Provider {
         let now = Instant::now();
         let state = State_ {
-            buckets: Self::fresh_buckets(&config.limits, now),
+            buckets: Self::fresh_buckets(&config, now),
             faults: config.faults.clone(),
             started: now,
             stats: Stats::default(),
@@ -170,13 +177,12 @@ impl Provider {
         }
     }
 
-    fn fresh_buckets(limits: &Limits, now: Instant) -> [Option<Bucket>; 4] {
+    fn fresh_buckets(config: &ProviderConfig, now: Instant) -> [Option<Bucket>; 4] {
+        let limits = &config.limits;
         std::array::from_fn(|i| {
-            Some(Bucket::full(
-                limits.per_minute[i]?,
-                limits.capacity_of(i)?,
-                now,
-            ))
+            let mut b = Bucket::full(limits.per_minute[i]?, limits.capacity_of(i)?, now);
+            b.external_share = config.external_share;
+            Some(b)
         })
     }
 
@@ -192,7 +198,7 @@ impl Provider {
     pub fn reset(&self) {
         let now = Instant::now();
         let mut s = self.state();
-        s.buckets = Self::fresh_buckets(&self.config.limits, now);
+        s.buckets = Self::fresh_buckets(&self.config, now);
         s.stats = Stats::default();
         s.started = now;
     }
@@ -280,6 +286,9 @@ impl Provider {
     }
 
     fn limit_headers(&self, api: Api, s: &State_, headers: &mut HeaderMap) {
+        if !self.config.limit_headers {
+            return;
+        }
         let now_ms = llmctl_client::time::now_unix_ms();
         for (i, b) in s.buckets.iter().enumerate() {
             let Some(b) = b else { continue };

@@ -86,14 +86,28 @@ pub enum ScenarioName {
     Incident,
     Skew,
     Priority,
+    /// The incident workload through llmctl with exact, missing, doubled and halved limits,
+    /// against OpenAI-style, Anthropic-style and header-less providers, and with another
+    /// consumer of the key: how well limits calibrate themselves.
+    Calibrate,
 }
 
 impl ScenarioName {
+    /// What a run without `--scenario` runs.
     pub const ALL: [ScenarioName; 4] = [
         ScenarioName::Herd,
         ScenarioName::Incident,
         ScenarioName::Skew,
         ScenarioName::Priority,
+    ];
+
+    /// Every scenario that can be named.
+    pub const NAMED: [ScenarioName; 5] = [
+        ScenarioName::Herd,
+        ScenarioName::Incident,
+        ScenarioName::Skew,
+        ScenarioName::Priority,
+        ScenarioName::Calibrate,
     ];
 
     pub fn name(self) -> &'static str {
@@ -102,6 +116,7 @@ impl ScenarioName {
             ScenarioName::Incident => "incident",
             ScenarioName::Skew => "skew",
             ScenarioName::Priority => "priority",
+            ScenarioName::Calibrate => "calibrate",
         }
     }
 }
@@ -109,16 +124,94 @@ impl ScenarioName {
 impl FromStr for ScenarioName {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        ScenarioName::ALL
+        ScenarioName::NAMED
             .into_iter()
             .find(|x| x.name() == s)
             .ok_or_else(|| {
                 format!(
                     "unknown scenario {s:?}; choose from {}",
-                    ScenarioName::ALL.map(ScenarioName::name).join(", ")
+                    ScenarioName::NAMED.map(ScenarioName::name).join(", ")
                 )
             })
     }
+}
+
+/// How a calibrate run's provider speaks of its limits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProviderStyle {
+    /// `x-ratelimit-*` headers, max_tokens charged at admission.
+    Openai,
+    /// `anthropic-ratelimit-*` headers (whole-second resets, tokens rounded to thousands),
+    /// output counted as produced.
+    Anthropic,
+    /// OpenAI-shaped answers without any limit header, as Gemini, vLLM and most
+    /// OpenAI-compatible servers.
+    Headerless,
+}
+
+impl ProviderStyle {
+    pub const ALL: [ProviderStyle; 3] = [
+        ProviderStyle::Openai,
+        ProviderStyle::Anthropic,
+        ProviderStyle::Headerless,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ProviderStyle::Openai => "openai",
+            ProviderStyle::Anthropic => "anthropic",
+            ProviderStyle::Headerless => "headerless",
+        }
+    }
+}
+
+/// What a calibrate run's daemon is told of the provider's limits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DaemonLimits {
+    Exact,
+    /// No limits configured at all.
+    None,
+    /// Twice the real tier.
+    Double,
+    /// Half of it: the user leaves room for others.
+    Half,
+}
+
+impl DaemonLimits {
+    pub const ALL: [DaemonLimits; 4] = [
+        DaemonLimits::Exact,
+        DaemonLimits::None,
+        DaemonLimits::Double,
+        DaemonLimits::Half,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            DaemonLimits::Exact => "exact",
+            DaemonLimits::None => "none",
+            DaemonLimits::Double => "double",
+            DaemonLimits::Half => "half",
+        }
+    }
+
+    fn factor(self) -> Option<f64> {
+        match self {
+            DaemonLimits::Exact => Some(1.0),
+            DaemonLimits::None => None,
+            DaemonLimits::Double => Some(2.0),
+            DaemonLimits::Half => Some(0.5),
+        }
+    }
+}
+
+/// One row of the calibrate matrix.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Calibration {
+    pub style: ProviderStyle,
+    pub limits: DaemonLimits,
+    /// Another consumer's share of every limit.
+    pub external_share: f64,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -143,6 +236,9 @@ pub struct LocalLimits {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct WorkerSpec {
     pub provider_url: String,
+    /// Which API the jobs call.
+    #[serde(default = "openai_style")]
+    pub style: ProviderStyle,
     pub strategy: Strategy,
     pub workers: usize,
     pub jobs: Vec<Job>,
@@ -167,6 +263,10 @@ pub struct WorkerResult {
     pub errors: Vec<String>,
 }
 
+fn openai_style() -> ProviderStyle {
+    ProviderStyle::Openai
+}
+
 /// A workload: the provider's limits, processes x workers, and each process's jobs.
 #[derive(Clone, Debug)]
 pub struct Scenario {
@@ -174,6 +274,8 @@ pub struct Scenario {
     pub provider: ProviderConfig,
     pub workers: usize,
     pub jobs: Vec<Vec<Job>>,
+    /// Set for the rows of the calibrate matrix.
+    pub calibration: Option<Calibration>,
 }
 
 struct Rng(u64);
@@ -205,6 +307,8 @@ fn provider(
         completion_tokens: 50,
         cache_share: 0.0,
         faults: Vec::new(),
+        limit_headers: true,
+        external_share: 0.0,
     }
 }
 
@@ -271,18 +375,21 @@ impl Scenario {
                             .collect()
                     })
                     .collect(),
+                calibration: None,
             },
             ScenarioName::Incident => Scenario {
                 name,
                 provider: incident_provider(),
                 workers: 12,
                 jobs: deal(mixed_jobs(jobs.unwrap_or(300), &mut rng), 8, None),
+                calibration: None,
             },
             ScenarioName::Skew => Scenario {
                 name,
                 provider: incident_provider(),
                 workers: 12,
                 jobs: deal(mixed_jobs(jobs.unwrap_or(300), &mut rng), 8, Some(0.7)),
+                calibration: None,
             },
             ScenarioName::Priority => {
                 let n = jobs.unwrap_or(240);
@@ -303,9 +410,106 @@ impl Scenario {
                     provider: incident_provider(),
                     workers: 12,
                     jobs: per,
+                    calibration: None,
+                }
+            }
+            ScenarioName::Calibrate => Self::calibrate(
+                Calibration {
+                    style: ProviderStyle::Openai,
+                    limits: DaemonLimits::None,
+                    external_share: 0.0,
+                },
+                jobs,
+            ),
+        }
+    }
+
+    /// The calibrate matrix: every provider style with every kind of daemon limits, then an
+    /// OpenAI-style provider whose key another consumer shares at 30 %.
+    pub fn calibrate_matrix(jobs: Option<usize>) -> Vec<Scenario> {
+        let mut rows = Vec::new();
+        for style in ProviderStyle::ALL {
+            for limits in DaemonLimits::ALL {
+                rows.push(Self::calibrate(
+                    Calibration {
+                        style,
+                        limits,
+                        external_share: 0.0,
+                    },
+                    jobs,
+                ));
+            }
+        }
+        rows.push(Self::calibrate(
+            Calibration {
+                style: ProviderStyle::Openai,
+                limits: DaemonLimits::Exact,
+                external_share: 0.3,
+            },
+            jobs,
+        ));
+        rows
+    }
+
+    /// The incident workload: 8 x 12 workers, 300 jobs, rejected requests counted, against a
+    /// provider at 20 requests/s with a burst of 5 and 25k tokens/s with a 2 s burst, so that
+    /// both limits bind (the jobs ask for about 26k tokens/s at 20 requests/s).
+    pub fn calibrate(calibration: Calibration, jobs: Option<usize>) -> Scenario {
+        let mut rng = Rng(0x5eed_1234_abcd_ef01);
+        let mut provider = provider(
+            1200.0,
+            5.0,
+            Some((1_500_000.0, 50_000.0)),
+            RetryAfter::Seconds,
+            true,
+        );
+        provider.limit_headers = calibration.style != ProviderStyle::Headerless;
+        provider.external_share = calibration.external_share;
+        Scenario {
+            name: ScenarioName::Calibrate,
+            provider,
+            workers: 12,
+            jobs: deal(mixed_jobs(jobs.unwrap_or(300), &mut rng), 8, None),
+            calibration: Some(calibration),
+        }
+    }
+
+    /// The scenario's name in results: calibrate rows name their provider and daemon limits.
+    pub fn label(&self) -> String {
+        match self.calibration {
+            None => self.name.name().to_string(),
+            Some(c) => {
+                let mut l = format!("{}/{}", c.style.name(), c.limits.name());
+                if c.external_share > 0.0 {
+                    l += &format!("+{:.0}%ext", c.external_share * 100.0);
+                }
+                l
+            }
+        }
+    }
+
+    /// The limits the run may use: the provider's, less another consumer's share, and no
+    /// more than the daemon is told when it is told less.
+    pub fn allowed(&self) -> Limits {
+        let mut l = self.provider.limits.clone();
+        let ext = self.provider.external_share;
+        for i in 0..4 {
+            let cap = l.capacity_of(i);
+            l.per_minute[i] = l.per_minute[i].map(|r| r * (1.0 - ext));
+            l.burst[i] = cap;
+            if let (Some(f), Some(r), Some(c)) = (
+                self.calibration.and_then(|c| c.limits.factor()),
+                l.per_minute[i],
+                cap,
+            ) {
+                if f < 1.0 {
+                    l.per_minute[i] =
+                        Some(r.min(self.provider.limits.per_minute[i].unwrap_or(r) * f));
+                    l.burst[i] = Some(c.min((c * f).ceil()));
                 }
             }
         }
+        l
     }
 
     pub fn processes(&self) -> usize {
@@ -326,7 +530,7 @@ impl Scenario {
                 .map(|j| (j.input_tokens + j.max_tokens) as f64)
                 .sum::<f64>(),
         ];
-        let l = &self.provider.limits;
+        let l = &self.allowed();
         let mut secs = 0f64;
         for (i, d) in demand.iter().enumerate() {
             if let (Some(rate), Some(cap)) = (l.per_minute[i], l.capacity_of(i)) {
@@ -352,8 +556,26 @@ impl Scenario {
         })
     }
 
-    /// The daemon config that states the provider's limits.
+    /// The daemon config that states the provider's limits (for a calibrate row: as exact,
+    /// missing, doubled or halved, without saying how output is counted).
     fn daemon_config(&self) -> String {
+        if let Some(c) = self.calibration {
+            let Some(f) = c.limits.factor() else {
+                return String::new();
+            };
+            let l = &self.provider.limits;
+            let mut s = String::from("[keys.\"sim/model\"]\n");
+            for (i, word) in [(0, "requests"), (1, "tokens")] {
+                if let (Some(r), Some(cap)) = (l.per_minute[i], l.capacity_of(i)) {
+                    s += &format!(
+                        "{word}_per_minute = {}\nburst_{word} = {}\n",
+                        (r * f).round() as u64,
+                        (cap * f).ceil() as u64
+                    );
+                }
+            }
+            return s;
+        }
         let l = &self.provider.limits;
         let mut s = String::from("[keys.\"sim\"]\noutput_counted_as = \"reserved\"\n");
         if let (Some(r), Some(c)) = (l.per_minute[0], l.capacity_of(0)) {
@@ -460,7 +682,8 @@ pub async fn run_one(
     provider.provider.reset();
     let daemon = match strategy {
         Strategy::Llmctl => {
-            Some(start_daemon(exe, &scenario.daemon_config(), scenario.name.name()).await?)
+            let tag = scenario.label().replace(['/', '+', '%'], "-");
+            Some(start_daemon(exe, &scenario.daemon_config(), &tag).await?)
         }
         _ => None,
     };
@@ -469,6 +692,9 @@ pub async fn run_one(
     for jobs in &scenario.jobs {
         let spec = WorkerSpec {
             provider_url: provider.url(),
+            style: scenario
+                .calibration
+                .map_or(ProviderStyle::Openai, |c| c.style),
             strategy,
             workers: scenario.workers,
             jobs: jobs.clone(),
@@ -541,7 +767,7 @@ pub async fn run_one(
     errors.dedup();
     errors.truncate(5);
     Ok(RunResult {
-        scenario: scenario.name.name().into(),
+        scenario: scenario.label(),
         strategy: strategy.name().into(),
         processes: scenario.processes(),
         workers: scenario.workers,
@@ -579,12 +805,19 @@ pub async fn provider_for(scenario: &Scenario) -> Result<FakeProvider, SimError>
 
 /// A table row a person can read.
 pub fn table(rows: &[RunResult]) -> String {
-    let mut out = String::from(
-        "scenario  strategy            P x C    jobs    ok  failed  requests   429s   429 %   wall s  ideal s  efficiency\n",
+    let w = rows
+        .iter()
+        .map(|r| r.scenario.len())
+        .max()
+        .unwrap_or(0)
+        .max(9);
+    let mut out = format!(
+        "{:<w$} strategy            P x C    jobs    ok  failed  requests   429s   429 %   wall s  ideal s  efficiency\n",
+        "scenario"
     );
     for r in rows {
         out += &format!(
-            "{:<9} {:<18} {:>2} x {:<3} {:>5} {:>5} {:>7} {:>9} {:>6} {:>6.1} % {:>8.1} {:>8.1} {:>10.2}\n",
+            "{:<w$} {:<18} {:>2} x {:<3} {:>5} {:>5} {:>7} {:>9} {:>6} {:>6.1} % {:>8.1} {:>8.1} {:>10.2}\n",
             r.scenario,
             r.strategy,
             r.processes,

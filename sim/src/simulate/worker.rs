@@ -1,7 +1,7 @@
 //! One simulated client process: C concurrent workers running jobs against the fake provider
 //! with one strategy, reporting what happened as JSON.
 
-use super::{Job, Strategy, WorkerResult, WorkerSpec};
+use super::{Job, ProviderStyle, Strategy, WorkerResult, WorkerSpec};
 use crate::estimate::PER_MESSAGE;
 use crate::http::{HttpClient, HttpResponse};
 use llmctl_client::pb;
@@ -60,7 +60,7 @@ fn local_engine(spec: &WorkerSpec) -> Option<Mutex<Engine>> {
     }
     let limits = KeyLimits {
         rates,
-        output_counted_as: OutputCounting::Reserved,
+        output_counted_as: Some(OutputCounting::Reserved),
         ..KeyLimits::default()
     };
     let t = now();
@@ -100,7 +100,11 @@ impl Ctx {
     }
 
     async fn send(&self, job: &Job) -> Result<HttpResponse, String> {
-        let url = format!("{}/v1/chat/completions", self.spec.provider_url);
+        let path = match self.spec.style {
+            ProviderStyle::Anthropic => "v1/messages",
+            ProviderStyle::Openai | ProviderStyle::Headerless => "v1/chat/completions",
+        };
+        let url = format!("{}/{path}", self.spec.provider_url);
         self.http
             .post_json(&url, &self.body(job), HTTP_TIMEOUT)
             .await
@@ -280,15 +284,22 @@ impl Ctx {
                 Ok(r) => {
                     let v = r.json();
                     let usage = &v["usage"];
+                    let count = |openai: &str, anthropic: &str| {
+                        usage[openai]
+                            .as_i64()
+                            .or(usage[anthropic].as_i64())
+                            .unwrap_or(0)
+                    };
                     pb::ReportRequest {
                         lease_id: granted.lease_id,
                         status_code: i32::from(r.status),
                         headers: r.headers.iter().cloned().collect(),
-                        input_tokens: usage["prompt_tokens"].as_i64().unwrap_or(0),
+                        input_tokens: count("prompt_tokens", "input_tokens"),
                         cached_input_tokens: usage["prompt_tokens_details"]["cached_tokens"]
                             .as_i64()
+                            .or(usage["cache_read_input_tokens"].as_i64())
                             .unwrap_or(0),
-                        output_tokens: usage["completion_tokens"].as_i64().unwrap_or(0),
+                        output_tokens: count("completion_tokens", "output_tokens"),
                         usage_known: r.status == 200,
                         error_type: v["error"]["code"]
                             .as_str()

@@ -115,10 +115,15 @@ pub struct Totals {
     pub in_flight: i64,
 }
 
-/// Share of a bucket in use: what is missing from its capacity.
+/// Share of a bucket in use: what is missing from its capacity; debt shows above 100 %, up to
+/// 999 % (a refusal empties a bucket until its cooldown ends, which can be many times its
+/// capacity: its level says how deep).
 pub fn bucket_used(b: &pb::Bucket) -> Option<f64> {
-    (b.capacity > 0.0).then(|| (b.capacity - b.level) / b.capacity)
+    (b.capacity > 0.0).then(|| ((b.capacity - b.level) / b.capacity).min(MAX_USED))
 }
+
+/// The most a share of use shows: it fits the table's column.
+pub const MAX_USED: f64 = 9.99;
 
 fn tightest<'a>(buckets: impl Iterator<Item = &'a pb::Bucket>) -> Option<f64> {
     buckets.filter_map(bucket_used).reduce(f64::max)

@@ -253,3 +253,11 @@ fn events_for_a_key_include_its_ancestors_and_descendants_newest_first() {
     assert_eq!(kinds, ["give_up", "cooldown"]);
     assert_eq!(d.events_for("anthropic").len(), 3, "all three are below it");
 }
+
+#[test]
+fn deep_debt_shows_at_most_999_percent() {
+    let b = crate::fixtures::bucket("requests", 600.0, 2.0, -255.0);
+    assert_eq!(super::bucket_used(&b), Some(MAX_USED));
+    let b = crate::fixtures::bucket("requests", 600.0, 10.0, 6.0);
+    assert_eq!(super::bucket_used(&b), Some(0.4));
+}

@@ -43,8 +43,11 @@ fn bucket_line(b: &pb::Bucket, width: usize) -> Line<'static> {
             format::count(b.limit),
             format::period(&b.period)
         );
-        if b.source == "headers" {
-            tail.push_str(" from headers");
+        if b.source != "config" && !b.source.is_empty() {
+            tail.push_str(&format!(" from {}", b.source));
+        }
+        if b.configured_limit > 0.0 && b.configured_limit != b.limit {
+            tail.push_str(&format!(" (cfg {})", format::count(b.configured_limit)));
         }
     }
     let bar_width = width

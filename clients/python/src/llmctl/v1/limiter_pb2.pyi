@@ -206,23 +206,35 @@ class Event(_message.Message):
     def __init__(self, unix_ms: _Optional[int] = ..., key: _Optional[str] = ..., kind: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...
 
 class Bucket(_message.Message):
-    __slots__ = ("dimension", "period", "limit", "capacity", "level", "source")
+    __slots__ = ("dimension", "period", "limit", "capacity", "level", "source", "capacity_source", "configured_limit", "configured_capacity", "learned_limit", "learned_capacity", "learned_source")
     DIMENSION_FIELD_NUMBER: _ClassVar[int]
     PERIOD_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     CAPACITY_FIELD_NUMBER: _ClassVar[int]
     LEVEL_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
+    CAPACITY_SOURCE_FIELD_NUMBER: _ClassVar[int]
+    CONFIGURED_LIMIT_FIELD_NUMBER: _ClassVar[int]
+    CONFIGURED_CAPACITY_FIELD_NUMBER: _ClassVar[int]
+    LEARNED_LIMIT_FIELD_NUMBER: _ClassVar[int]
+    LEARNED_CAPACITY_FIELD_NUMBER: _ClassVar[int]
+    LEARNED_SOURCE_FIELD_NUMBER: _ClassVar[int]
     dimension: str
     period: str
     limit: float
     capacity: float
     level: float
     source: str
-    def __init__(self, dimension: _Optional[str] = ..., period: _Optional[str] = ..., limit: _Optional[float] = ..., capacity: _Optional[float] = ..., level: _Optional[float] = ..., source: _Optional[str] = ...) -> None: ...
+    capacity_source: str
+    configured_limit: float
+    configured_capacity: float
+    learned_limit: float
+    learned_capacity: float
+    learned_source: str
+    def __init__(self, dimension: _Optional[str] = ..., period: _Optional[str] = ..., limit: _Optional[float] = ..., capacity: _Optional[float] = ..., level: _Optional[float] = ..., source: _Optional[str] = ..., capacity_source: _Optional[str] = ..., configured_limit: _Optional[float] = ..., configured_capacity: _Optional[float] = ..., learned_limit: _Optional[float] = ..., learned_capacity: _Optional[float] = ..., learned_source: _Optional[str] = ...) -> None: ...
 
 class KeyStatus(_message.Message):
-    __slots__ = ("key", "buckets", "in_flight", "max_concurrency", "queue_depth", "queue_wait_p50_ms", "queue_wait_p95_ms", "rate_limited_total", "rate_limited_per_minute", "tokens_reserved", "tokens_used", "cooldown_remaining_ms", "fallbacks_total", "requests_total", "granted_total", "cooldown_reason", "tokens_outstanding", "ancestors", "last_headers", "requests_per_second", "rejected_total", "fallbacks_per_minute", "retries_total", "give_ups_total", "breaker", "breaker_open_remaining_ms")
+    __slots__ = ("key", "buckets", "in_flight", "max_concurrency", "queue_depth", "queue_wait_p50_ms", "queue_wait_p95_ms", "rate_limited_total", "rate_limited_per_minute", "tokens_reserved", "tokens_used", "cooldown_remaining_ms", "fallbacks_total", "requests_total", "granted_total", "cooldown_reason", "tokens_outstanding", "ancestors", "last_headers", "requests_per_second", "rejected_total", "fallbacks_per_minute", "retries_total", "give_ups_total", "breaker", "breaker_open_remaining_ms", "provider", "output_counted_as", "output_counted_as_source", "headers_ignored_total")
     class LastHeadersEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -256,6 +268,10 @@ class KeyStatus(_message.Message):
     GIVE_UPS_TOTAL_FIELD_NUMBER: _ClassVar[int]
     BREAKER_FIELD_NUMBER: _ClassVar[int]
     BREAKER_OPEN_REMAINING_MS_FIELD_NUMBER: _ClassVar[int]
+    PROVIDER_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_COUNTED_AS_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_COUNTED_AS_SOURCE_FIELD_NUMBER: _ClassVar[int]
+    HEADERS_IGNORED_TOTAL_FIELD_NUMBER: _ClassVar[int]
     key: str
     buckets: _containers.RepeatedCompositeFieldContainer[Bucket]
     in_flight: int
@@ -282,7 +298,11 @@ class KeyStatus(_message.Message):
     give_ups_total: int
     breaker: str
     breaker_open_remaining_ms: int
-    def __init__(self, key: _Optional[str] = ..., buckets: _Optional[_Iterable[_Union[Bucket, _Mapping]]] = ..., in_flight: _Optional[int] = ..., max_concurrency: _Optional[int] = ..., queue_depth: _Optional[int] = ..., queue_wait_p50_ms: _Optional[int] = ..., queue_wait_p95_ms: _Optional[int] = ..., rate_limited_total: _Optional[int] = ..., rate_limited_per_minute: _Optional[float] = ..., tokens_reserved: _Optional[int] = ..., tokens_used: _Optional[int] = ..., cooldown_remaining_ms: _Optional[int] = ..., fallbacks_total: _Optional[int] = ..., requests_total: _Optional[int] = ..., granted_total: _Optional[int] = ..., cooldown_reason: _Optional[str] = ..., tokens_outstanding: _Optional[int] = ..., ancestors: _Optional[_Iterable[str]] = ..., last_headers: _Optional[_Mapping[str, str]] = ..., requests_per_second: _Optional[float] = ..., rejected_total: _Optional[int] = ..., fallbacks_per_minute: _Optional[float] = ..., retries_total: _Optional[int] = ..., give_ups_total: _Optional[int] = ..., breaker: _Optional[str] = ..., breaker_open_remaining_ms: _Optional[int] = ...) -> None: ...
+    provider: str
+    output_counted_as: str
+    output_counted_as_source: str
+    headers_ignored_total: int
+    def __init__(self, key: _Optional[str] = ..., buckets: _Optional[_Iterable[_Union[Bucket, _Mapping]]] = ..., in_flight: _Optional[int] = ..., max_concurrency: _Optional[int] = ..., queue_depth: _Optional[int] = ..., queue_wait_p50_ms: _Optional[int] = ..., queue_wait_p95_ms: _Optional[int] = ..., rate_limited_total: _Optional[int] = ..., rate_limited_per_minute: _Optional[float] = ..., tokens_reserved: _Optional[int] = ..., tokens_used: _Optional[int] = ..., cooldown_remaining_ms: _Optional[int] = ..., fallbacks_total: _Optional[int] = ..., requests_total: _Optional[int] = ..., granted_total: _Optional[int] = ..., cooldown_reason: _Optional[str] = ..., tokens_outstanding: _Optional[int] = ..., ancestors: _Optional[_Iterable[str]] = ..., last_headers: _Optional[_Mapping[str, str]] = ..., requests_per_second: _Optional[float] = ..., rejected_total: _Optional[int] = ..., fallbacks_per_minute: _Optional[float] = ..., retries_total: _Optional[int] = ..., give_ups_total: _Optional[int] = ..., breaker: _Optional[str] = ..., breaker_open_remaining_ms: _Optional[int] = ..., provider: _Optional[str] = ..., output_counted_as: _Optional[str] = ..., output_counted_as_source: _Optional[str] = ..., headers_ignored_total: _Optional[int] = ...) -> None: ...
 
 class ClaimRequest(_message.Message):
     __slots__ = ("key", "ttl_ms")

@@ -1,0 +1,598 @@
+//! Limits that calibrate themselves: headers, capacity, accounting, AIMD, first contact, ramp
+//! up, persistence. All on the fake clock.
+
+use super::tests::*;
+use super::*;
+
+fn bucket_of(st: &KeyStatus, dim: Dimension) -> BucketStatus {
+    st.buckets
+        .iter()
+        .find(|b| b.dimension == dim)
+        .cloned()
+        .unwrap_or_else(|| panic!("no {dim} bucket in {st:?}"))
+}
+
+fn requests_headers(limit: &str, remaining: &str, reset: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("x-ratelimit-limit-requests", limit.to_string()),
+        ("x-ratelimit-remaining-requests", remaining.to_string()),
+        ("x-ratelimit-reset-requests", reset.to_string()),
+    ]
+}
+
+fn report(fx: &mut Fx, key: &str, status: u16, headers: &[(&str, String)], ms: u64) {
+    let lease_id = lease(&fx.acquire(key, 0, 0, 60_000, ms));
+    let h: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let mut o = with_headers(status, &h, T0_UNIX + ms as i64);
+    o.usage_known = status == 200;
+    fx.e.report(&lease_id, &o, fx.now(ms)).expect("report");
+}
+
+#[test]
+fn a_limit_header_lowers_the_configured_limit_and_never_raises_it() {
+    let mut fx = Fx::new(vec![(
+        "o",
+        limits(vec![rate(Dimension::Requests, 600.0, 10.0)]),
+    )])
+    .filled();
+    report(&mut fx, "o", 200, &requests_headers("300", "4", "0s"), 0);
+    let b = bucket_of(&fx.key_status("o", 0), Dimension::Requests);
+    assert_eq!((b.limit, b.source), (300.0, LimitSource::Headers));
+    assert_eq!(b.configured_limit, Some(600.0));
+    assert_eq!(
+        (b.learned_limit, b.learned_source),
+        (Some(300.0), Some(LimitSource::Headers))
+    );
+    // The provider's tier goes up: the config stays the bound the user chose.
+    report(&mut fx, "o", 200, &requests_headers("1200", "4", "0s"), 10);
+    let b = bucket_of(&fx.key_status("o", 10), Dimension::Requests);
+    assert_eq!((b.limit, b.source), (600.0, LimitSource::Config));
+    assert_eq!(b.learned_limit, Some(1200.0));
+}
+
+#[test]
+fn a_learned_limit_follows_the_headers_both_ways() {
+    let mut fx = Fx::new(vec![]);
+    report(&mut fx, "n", 200, &requests_headers("1200", "5", "0s"), 0);
+    let b = bucket_of(&fx.key_status("n", 0), Dimension::Requests);
+    assert_eq!((b.limit, b.source), (1200.0, LimitSource::Headers));
+    assert_eq!(b.configured_limit, None);
+    report(&mut fx, "n", 200, &requests_headers("600", "5", "0s"), 10);
+    assert_eq!(
+        bucket_of(&fx.key_status("n", 10), Dimension::Requests).limit,
+        600.0
+    );
+    report(&mut fx, "n", 200, &requests_headers("2400", "5", "0s"), 20);
+    assert_eq!(
+        bucket_of(&fx.key_status("n", 20), Dimension::Requests).limit,
+        2400.0
+    );
+}
+
+#[test]
+fn capacity_comes_from_remaining_and_reset_not_one_second_of_rate() {
+    let mut fx = Fx::new(vec![]);
+    // 1200/min is 20/s: 2 left and full in 150 ms means a bucket of 5, not 20.
+    for (i, rem) in ["2", "3", "1"].iter().enumerate() {
+        let reset = format!("{}ms", (5 - rem.parse::<u64>().expect("n")) * 50);
+        report(
+            &mut fx,
+            "o",
+            200,
+            &requests_headers("1200", rem, &reset),
+            i as u64 * 1000,
+        );
+    }
+    let b = bucket_of(&fx.key_status("o", 3000), Dimension::Requests);
+    assert!((b.capacity - 5.0).abs() < 0.05, "capacity {}", b.capacity);
+    assert_eq!(b.capacity_source, LimitSource::Headers);
+
+    // Anthropic: an RFC 3339 reset in whole seconds, read a second short.
+    let mut fx = Fx::new(vec![]);
+    let at = |ms: i64| llmctl_rfc3339_seconds(T0_UNIX + ms);
+    let h = vec![
+        ("anthropic-ratelimit-tokens-limit", "60000".to_string()),
+        ("anthropic-ratelimit-tokens-remaining", "2000".to_string()),
+        ("anthropic-ratelimit-tokens-reset", at(3000)),
+    ];
+    report(&mut fx, "a", 200, &h, 0);
+    let b = bucket_of(&fx.key_status("a", 0), Dimension::Tokens);
+    // 1000/s: 2000 left, full in 2 to 3 s: at least 4000.
+    assert!((b.capacity - 4000.0).abs() < 1.0, "capacity {}", b.capacity);
+}
+
+/// RFC 3339 with whole seconds, as Anthropic writes its resets.
+fn llmctl_rfc3339_seconds(unix_ms: i64) -> String {
+    let secs = unix_ms / 1000;
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Civil date from days since 1970 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+#[test]
+fn a_learned_capacity_never_refuses_a_request_as_too_large() {
+    let mut fx = Fx::new(vec![]);
+    let h = vec![
+        ("x-ratelimit-limit-tokens", "60000".to_string()),
+        ("x-ratelimit-remaining-tokens", "500".to_string()),
+        ("x-ratelimit-reset-tokens", "500ms".to_string()),
+    ];
+    report(&mut fx, "t", 200, &h, 0);
+    let b = bucket_of(&fx.key_status("t", 0), Dimension::Tokens);
+    assert!(b.capacity < 1100.0, "capacity {}", b.capacity);
+    // 3000 tokens is above that guess: it waits for a full bucket instead of failing.
+    assert!(matches!(
+        fx.e.acquire(
+            &AcquireRequest {
+                key: "t".into(),
+                input_tokens: 3000,
+                max_wait: Duration::from_secs(10),
+                ..Default::default()
+            },
+            fx.now(1),
+        ),
+        Ok(Acquired::Queued(_) | Acquired::Granted(_))
+    ));
+}
+
+#[test]
+fn absurd_header_values_are_ignored_and_counted() {
+    let mut fx = Fx::new(vec![]);
+    report(
+        &mut fx,
+        "x",
+        200,
+        &[
+            ("x-ratelimit-limit-requests", "0".into()),
+            ("x-ratelimit-limit-tokens", "1000".into()),
+            ("x-ratelimit-remaining-tokens", "5000".into()),
+        ],
+        0,
+    );
+    report(
+        &mut fx,
+        "x",
+        200,
+        &[("x-ratelimit-reset-requests", "87600h".into())],
+        10,
+    );
+    let st = fx.key_status("x", 10);
+    assert_eq!(st.headers_ignored_total, 3);
+    assert!(
+        st.buckets.iter().all(|b| b.source != LimitSource::Headers),
+        "{st:?}"
+    );
+}
+
+#[test]
+fn output_accounting_from_preset_headers_or_config() {
+    let keyed = |provider, explicit| KeyLimits {
+        rates: vec![rate(Dimension::Tokens, 600_000.0, 100_000.0)],
+        provider,
+        output_counted_as: explicit,
+        ..KeyLimits::default()
+    };
+    let mut fx = Fx::new(vec![
+        ("p/openai", keyed(Some(Provider::Openai), None)),
+        (
+            "p/explicit",
+            keyed(Some(Provider::Openai), Some(OutputCounting::Actual)),
+        ),
+        ("p/none", keyed(None, None)),
+        ("q", keyed(None, None)),
+    ])
+    .filled();
+    let of = |fx: &mut Fx, k: &str| {
+        let st = fx.key_status(k, 0);
+        (st.output_counted_as, st.output_counted_as_source)
+    };
+    assert_eq!(
+        of(&mut fx, "p/openai"),
+        (OutputCounting::Reserved, AccountingSource::Provider)
+    );
+    assert_eq!(
+        of(&mut fx, "p/explicit"),
+        (OutputCounting::Actual, AccountingSource::Config)
+    );
+    assert_eq!(
+        of(&mut fx, "p/none"),
+        (OutputCounting::Actual, AccountingSource::Default)
+    );
+    // OpenAI-style headers on p/none: its provider charges max_tokens.
+    report(
+        &mut fx,
+        "p/none",
+        200,
+        &[("x-ratelimit-remaining-tokens", "90000".into())],
+        0,
+    );
+    assert_eq!(
+        of(&mut fx, "p/none"),
+        (OutputCounting::Reserved, AccountingSource::Headers)
+    );
+    // Anthropic-style ones on q: output as produced; and an explicit setting is never moved.
+    report(
+        &mut fx,
+        "q",
+        200,
+        &[("anthropic-ratelimit-tokens-remaining", "90000".into())],
+        0,
+    );
+    assert_eq!(
+        of(&mut fx, "q"),
+        (OutputCounting::Actual, AccountingSource::Headers)
+    );
+    report(
+        &mut fx,
+        "p/explicit",
+        200,
+        &[("x-ratelimit-remaining-tokens", "90000".into())],
+        0,
+    );
+    assert_eq!(
+        of(&mut fx, "p/explicit"),
+        (OutputCounting::Actual, AccountingSource::Config)
+    );
+    // The inferred accounting settles: max_tokens is not refunded on p/none now.
+    let before = fx.level("p/none", Dimension::Tokens, 1);
+    let id = lease(&fx.acquire("p/none", 100, 400, 0, 1));
+    let mut o = ok(200);
+    (o.input_tokens, o.output_tokens) = (100, 50);
+    fx.e.report(&id, &o, fx.now(1)).expect("report");
+    assert!((before - fx.level("p/none", Dimension::Tokens, 1) - 500.0).abs() < 1.0);
+}
+
+#[test]
+fn a_429_lowers_the_rate_once_per_flight_and_empties_the_bucket_until_the_cooldown_ends() {
+    let mut fx = Fx::new(vec![(
+        "k",
+        limits(vec![rate(Dimension::Requests, 1200.0, 20.0)]),
+    )])
+    .filled();
+    let a = lease(&fx.acquire("k", 0, 0, 0, 0));
+    let b = lease(&fx.acquire("k", 0, 0, 0, 0));
+    let r429 = |ms: i64| {
+        let mut o = with_headers(429, &[("retry-after-ms", "500")], T0_UNIX + ms);
+        o.error_type = "rate_limit_exceeded".into();
+        o
+    };
+    fx.e.report(&a, &r429(2000), fx.now(2000)).expect("report");
+    let st = fx.key_status("k", 2000);
+    let bk = bucket_of(&st, Dimension::Requests);
+    assert_eq!(bk.source, LimitSource::Aimd);
+    assert!(bk.limit < 1200.0 && bk.limit >= 600.0, "{}", bk.limit);
+    assert_eq!(bk.configured_limit, Some(1200.0));
+    // Empty until the cooldown (the provider's 500 ms) ends, then refilling for the probe.
+    assert!(fx.level("k", Dimension::Requests, 2500).abs() < 0.05);
+    assert!(matches!(
+        fx.acquire("k", 0, 0, 0, 2500),
+        Acquired::NotGranted(_)
+    ));
+    // b was in flight when the rate was cut: its 429 does not cut again.
+    let cut = bk.limit;
+    fx.e.report(&b, &r429(2001), fx.now(2001)).expect("report");
+    assert_eq!(
+        bucket_of(&fx.key_status("k", 2001), Dimension::Requests).limit,
+        cut
+    );
+}
+
+#[test]
+fn the_probe_rises_only_with_demand_and_never_above_the_config() {
+    let mut fx = Fx::new(vec![(
+        "k",
+        limits(vec![rate(Dimension::Requests, 1200.0, 20.0)]),
+    )])
+    .filled();
+    let a = lease(&fx.acquire("k", 0, 0, 0, 0));
+    fx.e.report(
+        &a,
+        &with_headers(429, &[("retry-after-ms", "1")], T0_UNIX),
+        fx.now(0),
+    )
+    .expect("report");
+    let cut = bucket_of(&fx.key_status("k", 0), Dimension::Requests).limit;
+    // Idle: nothing waits, nothing rises.
+    for ms in (0..5000).step_by(100) {
+        fx.e.pump(fx.now(ms));
+    }
+    assert_eq!(
+        bucket_of(&fx.key_status("k", 5000), Dimension::Requests).limit,
+        cut
+    );
+    // Demand beyond the bucket: the rate climbs back, and stops at the configured limit.
+    let mut last = cut;
+    let mut ms = 5000;
+    while ms < 120_000 {
+        if let Acquired::Granted(g) = fx.acquire("k", 0, 0, 0, ms) {
+            fx.e.report(&g.lease_id, &ok(200), fx.now(ms))
+                .expect("report");
+        }
+        let l = bucket_of(&fx.key_status("k", ms), Dimension::Requests).limit;
+        assert!(l >= last && l <= 1200.0, "{last} then {l}");
+        last = l;
+        ms += 10;
+    }
+    let b = bucket_of(&fx.key_status("k", ms), Dimension::Requests);
+    assert_eq!((b.limit, b.source), (1200.0, LimitSource::Config));
+}
+
+/// A provider that limits requests with a continuously refilled bucket, counts rejected
+/// requests, sends no limit headers, and answers after `latency`.
+struct ModelProvider {
+    per_ms: f64,
+    capacity: f64,
+    level: f64,
+    at: u64,
+}
+
+impl ModelProvider {
+    fn admit(&mut self, ms: u64) -> Result<(), u64> {
+        self.level = (self.level + (ms - self.at) as f64 * self.per_ms).min(self.capacity);
+        self.at = ms;
+        self.level -= 1.0;
+        if self.level >= 0.0 {
+            Ok(())
+        } else {
+            // Refused, and counted: what it would take for one request to go.
+            Err(((-self.level) / self.per_ms).ceil() as u64)
+        }
+    }
+}
+
+#[test]
+fn a_header_less_limit_is_found_and_held_without_oscillation() {
+    // No config, no headers: 20 requests/s with a burst of 5, rejected requests counted.
+    let mut provider = ModelProvider {
+        per_ms: 0.02,
+        capacity: 5.0,
+        level: 5.0,
+        at: 0,
+    };
+    let mut fx = Fx::new(vec![]);
+    let latency = 50;
+    let mut flights: Vec<(u64, String, Result<(), u64>)> = Vec::new();
+    let (mut sent, mut refused) = (Vec::new(), Vec::new());
+    let mut limits_seen = Vec::new();
+    for ms in 0..120_000u64 {
+        flights.sort_by_key(|f| f.0);
+        while flights.first().is_some_and(|f| f.0 <= ms) {
+            let (_, lease_id, answer) = flights.remove(0);
+            let o = match answer {
+                Ok(()) => ok(200),
+                Err(wait) => {
+                    let mut o = with_headers(
+                        429,
+                        &[("retry-after-ms", &wait.to_string())],
+                        T0_UNIX + ms as i64,
+                    );
+                    o.error_type = "rate_limit_exceeded".into();
+                    o
+                }
+            };
+            fx.e.report(&lease_id, &o, fx.now(ms)).expect("report");
+        }
+        // Ninety-six workers: always more demand than the limit.
+        for _ in 0..96 {
+            let got = fx.e.acquire(
+                &AcquireRequest {
+                    key: "h".into(),
+                    ..Default::default()
+                },
+                fx.now(ms),
+            );
+            let g = match got {
+                Ok(Acquired::Granted(g)) => g,
+                Ok(Acquired::Queued(w)) => {
+                    // Its max_wait is over: as the server does, give up the wait.
+                    fx.e.cancel(w, fx.now(ms));
+                    break;
+                }
+                _ => break,
+            };
+            let answer = provider.admit(ms);
+            if answer.is_err() {
+                refused.push(ms);
+            }
+            sent.push(ms);
+            flights.push((ms + latency, g.lease_id, answer));
+        }
+        if ms % 100 == 0 {
+            if let Some(b) =
+                fx.e.status(fx.now(ms))
+                    .into_iter()
+                    .find(|k| k.key == "h")
+                    .and_then(|k| k.buckets.into_iter().next())
+            {
+                limits_seen.push((ms, b.limit));
+            }
+        }
+    }
+    let after = |v: &[u64], from: u64| v.iter().filter(|&&t| t >= from).count() as f64;
+    // Once found (the first 10 s), the limit is used: at least 90 % of 20/s...
+    let rate = after(&sent, 10_000) - after(&refused, 10_000);
+    assert!(rate / 110.0 >= 18.0, "{} accepted per second", rate / 110.0);
+    // ...with few refusals (each probe above the limit costs one or two)...
+    let share = after(&refused, 10_000) / after(&sent, 10_000);
+    assert!(share <= 0.03, "{:.1} % refused", share * 100.0);
+    // ...and no oscillation: the probed limit stays within a narrow band around 1200/min.
+    let steady: Vec<f64> = limits_seen
+        .iter()
+        .filter(|(t, _)| *t >= 10_000)
+        .map(|(_, l)| *l)
+        .collect();
+    let (lo, hi) = steady
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(lo, hi), l| (lo.min(*l), hi.max(*l)));
+    assert!(
+        lo >= 1200.0 * 0.8 && hi <= 1200.0 * 1.25,
+        "the limit swung from {lo:.0} to {hi:.0} per minute"
+    );
+}
+
+#[test]
+fn first_contact_starts_slowly_and_ends_when_headers_name_the_limits() {
+    let mut fx = Fx::new(vec![]);
+    let granted = (0..10)
+        .filter(|_| matches!(fx.acquire("new", 0, 0, 0, 0), Acquired::Granted(_)))
+        .count();
+    assert_eq!(granted, bucket::aimd::START_BURST as usize);
+    let b = bucket_of(&fx.key_status("new", 0), Dimension::Requests);
+    assert_eq!(b.source, LimitSource::Aimd);
+    // A response naming limits ends the probing: the headers rule.
+    report(
+        &mut fx,
+        "new",
+        200,
+        &requests_headers("6000", "90", "100ms"),
+        1000,
+    );
+    let b = bucket_of(&fx.key_status("new", 1000), Dimension::Requests);
+    assert_eq!((b.limit, b.source), (6000.0, LimitSource::Headers));
+    // A provider that names only token limits has none on requests: no bucket is left.
+    let mut fx = Fx::new(vec![]);
+    report(
+        &mut fx,
+        "t",
+        200,
+        &[("x-ratelimit-limit-tokens", "90000".into())],
+        0,
+    );
+    let st = fx.key_status("t", 0);
+    assert!(st.buckets.iter().all(|b| b.dimension == Dimension::Tokens));
+}
+
+#[test]
+fn first_contact_without_answers_doubles_ahead_of_demand() {
+    let mut fx = Fx::new(vec![]);
+    // A thousand requests a second, and a provider that never answers with a refusal.
+    let mut refused_late = 0;
+    for ms in (0..6000).step_by(5) {
+        for _ in 0..5 {
+            let granted = matches!(fx.acquire("open", 0, 0, 0, ms), Acquired::Granted(_));
+            if !granted && ms >= 5000 {
+                refused_late += 1;
+            }
+        }
+    }
+    // Within a few seconds the probe is ahead of the demand: nothing waits any more.
+    assert_eq!(refused_late, 0);
+    let b = bucket_of(&fx.key_status("open", 6000), Dimension::Requests);
+    assert!(b.limit >= 60_000.0, "{}", b.limit);
+    // With no demand past it, it stops there; demand far beyond ends the probe altogether.
+    let mut b = bucket::Bucket::learned(Dimension::Requests, fx.base);
+    b.start_first_contact(fx.base);
+    let mut t = fx.base;
+    for _ in 0..40 {
+        t += bucket::aimd::STEP;
+        b.on_short();
+        b.step(t);
+    }
+    assert!(!b.is_limited());
+}
+
+#[test]
+fn ramp_up_climbs_from_a_fifth_after_idleness() {
+    let l = KeyLimits {
+        rates: vec![rate(Dimension::Requests, 6000.0, 100.0)],
+        ramp_up: Some(Duration::from_secs(30)),
+        ..KeyLimits::default()
+    };
+    let mut fx = Fx::new(vec![("r", l)]).filled();
+    let burst = |fx: &mut Fx, ms| {
+        (0..200)
+            .filter(|_| matches!(fx.acquire("r", 0, 0, 0, ms), Acquired::Granted(_)))
+            .count()
+    };
+    // Idle since start: a fifth of the burst at first.
+    assert_eq!(burst(&mut fx, 0), 20);
+    // Halfway through the ramp: 60 % of the rate (60/s) refills 6 in 100 ms.
+    burst(&mut fx, 15_000);
+    let got = burst(&mut fx, 15_100);
+    assert!((5..=7).contains(&got), "{got}");
+    // Past the ramp: all of it.
+    burst(&mut fx, 31_000);
+    assert_eq!(burst(&mut fx, 32_000), 100);
+    // The anthropic preset ramps by itself.
+    let l = KeyLimits {
+        rates: vec![rate(Dimension::Requests, 6000.0, 100.0)],
+        provider: Some(Provider::Anthropic),
+        ..KeyLimits::default()
+    };
+    let mut fx = Fx::new(vec![("a", l)]).filled();
+    assert_eq!(
+        (0..200)
+            .filter(|_| matches!(fx.acquire("a", 0, 0, 0, 0), Acquired::Granted(_)))
+            .count(),
+        20
+    );
+}
+
+#[test]
+fn learned_limits_survive_a_restart() {
+    let mut fx = Fx::new(vec![(
+        "c",
+        limits(vec![rate(Dimension::Requests, 2400.0, 40.0)]),
+    )])
+    .filled();
+    report(
+        &mut fx,
+        "c",
+        200,
+        &requests_headers("1200", "2", "150ms"),
+        0,
+    );
+    report(
+        &mut fx,
+        "p",
+        200,
+        &[("anthropic-ratelimit-tokens-limit", "90000".into())],
+        0,
+    );
+    let a = lease(&fx.acquire("c", 0, 0, 0, 2000));
+    fx.e.report(&a, &with_headers(429, &[], T0_UNIX + 2000), fx.now(2000))
+        .expect("report");
+    let before = bucket_of(&fx.key_status("c", 2000), Dimension::Requests);
+    let snaps = fx.e.snapshot_all(fx.now(2000));
+
+    let mut fresh = Fx::new(vec![(
+        "c",
+        limits(vec![rate(Dimension::Requests, 2400.0, 40.0)]),
+    )]);
+    fresh.e.restore(&snaps, &[], fresh.now(0));
+    let after = bucket_of(&fresh.key_status("c", 0), Dimension::Requests);
+    assert_eq!(
+        (
+            after.limit,
+            after.capacity,
+            after.source,
+            after.configured_limit
+        ),
+        (
+            before.limit,
+            before.capacity,
+            LimitSource::Aimd,
+            Some(2400.0)
+        )
+    );
+    let p = fresh.key_status("p", 0);
+    assert_eq!(
+        (p.output_counted_as_source, p.buckets[0].source),
+        (AccountingSource::Headers, LimitSource::Headers)
+    );
+}
