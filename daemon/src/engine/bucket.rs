@@ -37,9 +37,9 @@ pub mod aimd {
     /// provider's own burst absorbs the overshoot for a while, so 429s stay rare, and fast
     /// enough to find within seconds what a cut gave away or room that opens up.
     pub const PROBE_GAIN: f64 = 0.004;
-    /// At most one cut a second: the refusals that follow a cut are mostly of requests sent
+    /// At most one cut per 600 ms: the refusals that follow a cut are mostly of requests sent
     /// before it, or of a provider still paying back the debt refused requests left.
-    pub const CUT_HOLD: Duration = Duration::from_secs(1);
+    pub const CUT_HOLD: Duration = Duration::from_millis(600);
     /// Capacity of a probed bucket: a quarter second of its rate (at least one unit), as
     /// providers enforce per-minute limits over short periods.
     pub const CAPACITY_WINDOW: Duration = Duration::from_millis(250);
@@ -162,6 +162,9 @@ pub struct Bucket {
     pub headers: Option<HeaderView>,
     pub aimd: Option<Aimd>,
     pub ramp: Option<Ramp>,
+    /// Since when it limits: leases granted before took nothing from it, so their settlement
+    /// gives nothing back to it either.
+    pub since: Instant,
 }
 
 impl Bucket {
@@ -177,6 +180,7 @@ impl Bucket {
             headers: None,
             aimd: None,
             ramp: None,
+            since: now,
         }
     }
 
@@ -198,6 +202,7 @@ impl Bucket {
             headers: None,
             aimd: None,
             ramp: None,
+            since: now,
         }
     }
 
@@ -250,9 +255,9 @@ impl Bucket {
         }
     }
 
-    /// When `need` units will be there, counting only refill.
-    pub fn ready_at(&self, need: f64) -> Instant {
-        let need = self.required(need);
+    /// When `units` will be there, counting only refill (pass what `required` asks).
+    pub fn ready_at(&self, units: f64) -> Instant {
+        let need = units;
         if self.level >= need {
             return self.updated;
         }
@@ -300,6 +305,7 @@ impl Bucket {
     /// Returns whether anything changed.
     pub fn recompute(&mut self) -> bool {
         let before = (self.rate, self.source, self.capacity_source);
+        let was_limited = self.is_limited();
         let mut limit = f64::INFINITY;
         let mut source = LimitSource::Headers;
         let mut capacity = f64::INFINITY;
@@ -356,7 +362,15 @@ impl Bucket {
         if self.level > capacity {
             self.level = capacity;
         }
+        if !was_limited && self.is_limited() {
+            self.since = self.updated;
+        }
         before != (self.rate, self.source, self.capacity_source)
+    }
+
+    /// Whether a lease granted at `granted_at` was charged here.
+    pub fn charged(&self, granted_at: Instant) -> bool {
+        self.is_limited() && granted_at >= self.since
     }
 
     /// The highest limit the probe may reach: the configured or header limit.
@@ -489,8 +503,13 @@ impl Bucket {
     }
 
     fn cut(&mut self, r: &Refusal, now: Instant) -> bool {
-        if let Some(c) = self.aimd.as_ref().and_then(|a| a.last_cut) {
-            if r.granted_at <= c || now.saturating_duration_since(c) < aimd::CUT_HOLD {
+        if let Some(a) = &mut self.aimd {
+            // A refusal is no moment to rise, cut or not.
+            a.demand = false;
+            a.last_step = now;
+            if a.last_cut.is_some_and(|c| {
+                r.granted_at <= c || now.saturating_duration_since(c) < aimd::CUT_HOLD
+            }) {
                 return false;
             }
         }

@@ -251,8 +251,10 @@ struct KeyStats {
     /// Requests and tokens the provider accepted, per second: what it allows when refusing.
     succeeded: MinuteWindow,
     succeeded_tokens: MinuteWindow,
-    /// When the first request was granted, since which those rates count.
+    /// When the first request was granted, and the first success reported: since which
+    /// those rates count.
     first_grant: Option<Instant>,
+    first_success: Option<Instant>,
     /// Limit header values ignored as absurd.
     headers_ignored_total: u64,
 }
@@ -396,9 +398,7 @@ pub struct KeySnapshot {
     #[serde(default)]
     pub last_headers: BTreeMap<String, String>,
     /// The header family its responses carried.
-    #[serde(default)]
     pub family: Option<Provider>,
-    #[serde(default)]
     pub contacted: bool,
 }
 
@@ -411,14 +411,10 @@ pub struct BucketSnapshot {
     pub level: f64,
     pub source: LimitSource,
     /// What the headers last said (limit, inferred capacity).
-    #[serde(default)]
     pub headers_limit: Option<f64>,
-    #[serde(default)]
     pub headers_capacity: Option<f64>,
     /// The probe's rate, and the rate of its last 429.
-    #[serde(default)]
     pub aimd_rate: Option<f64>,
-    #[serde(default)]
     pub aimd_refused_rate: f64,
 }
 
@@ -525,7 +521,8 @@ pub struct EngineEvent {
     pub message: String,
 }
 
-/// How long a key must have been granting before what its provider accepted measures the limit.
+/// How long a key must have been answered for before what its provider accepted measures the
+/// limit.
 const ACCEPTED_HISTORY: Duration = Duration::from_millis(500);
 
 /// How many recent events are kept.
@@ -965,14 +962,17 @@ impl Engine {
         for &k in &self.keys[id].scope {
             let key = &self.keys[k];
             // Only a capacity the user chose refuses a request: a learned one may be short.
-            for b in key.buckets.iter().filter(|b| b.capacity_is_configured()) {
+            for b in &key.buckets {
+                let Some(capacity) = b.configured.map(|c| c.capacity) else {
+                    continue;
+                };
                 let n = need.amount(b.rate.dimension);
-                if n > b.rate.capacity {
+                if n > capacity {
                     return Err(EngineError::NeverFits {
                         key: key.name.clone(),
                         dimension: b.rate.dimension.to_string(),
                         need: n,
-                        capacity: b.rate.capacity,
+                        capacity,
                         setting: b.setting(),
                     });
                 }
@@ -1216,7 +1216,7 @@ impl Engine {
                     .sum();
                 let b = &mut self.keys[k].buckets[bi];
                 b.refill(now);
-                at = at.max(b.ready_at(n + ahead));
+                at = at.max(b.ready_at(ahead + b.required(n)));
             }
         }
         Some(at)
@@ -1344,6 +1344,7 @@ impl Engine {
         if class == Class::Success {
             let base = self.base;
             let stats = &mut self.keys[id].stats;
+            stats.first_success.get_or_insert(now.mono);
             stats.succeeded.add(base, now.mono, 1);
             let tokens = if outcome.usage_known {
                 outcome.input_tokens + outcome.output_tokens
@@ -1471,7 +1472,11 @@ impl Engine {
                 OutputCounting::Reserved => u.output_tokens.max(lease.need.output),
             };
             let mut changed = false;
-            for b in key.buckets.iter_mut().filter(|b| b.is_limited()) {
+            for b in key
+                .buckets
+                .iter_mut()
+                .filter(|b| b.charged(lease.granted_at))
+            {
                 let used = match b.rate.dimension {
                     Dimension::Requests if sent => lease.need.requests,
                     Dimension::Requests => 0,
@@ -1571,20 +1576,31 @@ impl Engine {
         // Per minute, over the last few seconds: what was granted (the rate the provider just
         // refused, for a bucket that had no limit), and what the provider accepted (long enough
         // that its burst weighs little against its rate).
-        let since = key.stats.first_grant.unwrap_or(now.mono);
-        let per_minute = |w: &mut MinuteWindow| w.per_second(base, since, now.mono, 5) * 60.0;
+        let granted_since = key.stats.first_grant.unwrap_or(now.mono);
+        let per_minute =
+            |w: &mut MinuteWindow, since| w.per_second(base, since, now.mono, 5) * 60.0;
+        // Only requests and total tokens are counted per key; a probe of input or output tokens
+        // starts from a limit the config or headers gave.
         let (granted, accepted) = match dim {
             Dimension::Requests => (
-                per_minute(&mut key.stats.granted),
-                per_minute(&mut key.stats.succeeded),
+                per_minute(&mut key.stats.granted, granted_since),
+                key.stats
+                    .first_success
+                    .map(|s| (per_minute(&mut key.stats.succeeded, s), s)),
             ),
-            _ => (
-                per_minute(&mut key.stats.tokens_granted),
-                per_minute(&mut key.stats.succeeded_tokens),
+            Dimension::Tokens => (
+                per_minute(&mut key.stats.tokens_granted, granted_since),
+                key.stats
+                    .first_success
+                    .map(|s| (per_minute(&mut key.stats.succeeded_tokens, s), s)),
             ),
+            Dimension::InputTokens | Dimension::OutputTokens => (0.0, None),
         };
-        let history = now.mono.saturating_duration_since(since) >= ACCEPTED_HISTORY;
-        let accepted = history.then_some(accepted);
+        // Answers take a while to come back (refusals often less): until some have, what the
+        // provider accepted says nothing yet.
+        let accepted = accepted
+            .filter(|(_, s)| now.mono.saturating_duration_since(*s) >= ACCEPTED_HISTORY)
+            .map(|(a, _)| a);
         let had = key.buckets.len();
         let i = key.minute_bucket(dim, now.mono);
         let b = &mut key.buckets[i];
@@ -1865,7 +1881,7 @@ impl Engine {
                             let n = need.amount(b.rate.dimension);
                             if n > 0.0 && b.is_limited() {
                                 b.refill(now.mono);
-                                let mut r = b.ready_at(n);
+                                let mut r = b.ready_at(b.required(n));
                                 // A probe that may rise sooner is looked at then.
                                 if let Some(step) = b.next_step() {
                                     r = r.min(step);

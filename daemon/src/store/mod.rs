@@ -2,7 +2,11 @@
 //! holds no policy; it saves and loads what the engine hands it.
 
 use crate::engine::claims::ClaimRecord;
-use crate::engine::{CooldownSnapshot, KeySnapshot};
+use crate::engine::{
+    BucketSnapshot, CooldownSnapshot, Dimension, KeySnapshot, LimitSource, Period,
+};
+use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
@@ -27,9 +31,61 @@ pub struct Loaded {
     pub unreadable: Vec<String>,
 }
 
+/// Key records as written before limits had learned values of their own (tree `keys`):
+/// postcard is positional, so they are read with their own layout and converted.
+#[derive(Deserialize)]
+struct KeySnapshotV1 {
+    key: String,
+    saved_unix_ms: i64,
+    buckets: Vec<BucketSnapshotV1>,
+    last_headers: BTreeMap<String, String>,
+}
+
+#[derive(Deserialize)]
+struct BucketSnapshotV1 {
+    dimension: Dimension,
+    period: Period,
+    limit: f64,
+    capacity: f64,
+    level: f64,
+    source: LimitSource,
+}
+
+impl From<KeySnapshotV1> for KeySnapshot {
+    fn from(v: KeySnapshotV1) -> KeySnapshot {
+        KeySnapshot {
+            key: v.key,
+            saved_unix_ms: v.saved_unix_ms,
+            buckets: v
+                .buckets
+                .into_iter()
+                .map(|b| BucketSnapshot {
+                    dimension: b.dimension,
+                    period: b.period,
+                    limit: b.limit,
+                    capacity: b.capacity,
+                    level: b.level,
+                    source: b.source,
+                    // A learned limit then was the headers' (restore reads `source`).
+                    headers_limit: None,
+                    headers_capacity: None,
+                    aimd_rate: None,
+                    aimd_refused_rate: 0.0,
+                })
+                .collect(),
+            last_headers: v.last_headers,
+            family: None,
+            contacted: false,
+        }
+    }
+}
+
 pub struct Store {
     db: sled::Db,
+    /// Key records, current layout.
     keys: sled::Tree,
+    /// Key records in the first layout, read until a key is written anew.
+    keys_v1: sled::Tree,
     cooldowns: sled::Tree,
     claims: sled::Tree,
     path: PathBuf,
@@ -50,12 +106,14 @@ impl Store {
             .segment_size(128 * 1024)
             .open()
             .map_err(open_err)?;
-        let keys = db.open_tree("keys").map_err(open_err)?;
+        let keys = db.open_tree("keys_v2").map_err(open_err)?;
+        let keys_v1 = db.open_tree("keys").map_err(open_err)?;
         let cooldowns = db.open_tree("cooldowns").map_err(open_err)?;
         let claims = db.open_tree("claims").map_err(open_err)?;
         Ok(Store {
             db,
             keys,
+            keys_v1,
             cooldowns,
             claims,
             path: dir.to_path_buf(),
@@ -68,7 +126,7 @@ impl Store {
 
     /// Whether the store had never been written before (a fresh data dir).
     pub fn was_empty(&self) -> bool {
-        self.keys.is_empty() && self.cooldowns.is_empty()
+        self.keys.is_empty() && self.keys_v1.is_empty() && self.cooldowns.is_empty()
     }
 
     pub fn load(&self) -> Loaded {
@@ -77,6 +135,18 @@ impl Store {
             match item {
                 Ok((k, v)) => match postcard::from_bytes::<KeySnapshot>(&v) {
                     Ok(s) => loaded.keys.push(s),
+                    Err(e) => loaded
+                        .unreadable
+                        .push(format!("key {:?}: {e}", String::from_utf8_lossy(&k))),
+                },
+                Err(e) => loaded.unreadable.push(format!("keys tree: {e}")),
+            }
+        }
+        for item in self.keys_v1.iter() {
+            match item {
+                Ok((k, _)) if self.keys.contains_key(&k).unwrap_or(false) => {}
+                Ok((k, v)) => match postcard::from_bytes::<KeySnapshotV1>(&v) {
+                    Ok(s) => loaded.keys.push(s.into()),
                     Err(e) => loaded
                         .unreadable
                         .push(format!("key {:?}: {e}", String::from_utf8_lossy(&k))),
@@ -103,11 +173,20 @@ impl Store {
             return Ok(());
         }
         let mut batch = sled::Batch::default();
+        let mut old = sled::Batch::default();
+        let mut any_old = false;
         for s in snaps {
             // Compact: these are written four times a second for every key that changes.
             batch.insert(s.key.as_bytes(), postcard::to_stdvec(s)?);
+            if !self.keys_v1.is_empty() {
+                old.remove(s.key.as_bytes());
+                any_old = true;
+            }
         }
         self.keys.apply_batch(batch)?;
+        if any_old {
+            self.keys_v1.apply_batch(old)?;
+        }
         Ok(())
     }
 
@@ -153,8 +232,6 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{BucketSnapshot, Dimension, LimitSource, Period};
-    use std::collections::BTreeMap;
 
     fn snap(key: &str, level: f64) -> KeySnapshot {
         KeySnapshot {
@@ -176,6 +253,68 @@ mod tests {
             family: Some(crate::engine::Provider::Anthropic),
             contacted: true,
         }
+    }
+
+    #[test]
+    fn records_of_the_first_layout_are_read_and_replaced() {
+        #[derive(serde::Serialize)]
+        struct V1Bucket {
+            dimension: Dimension,
+            period: Period,
+            limit: f64,
+            capacity: f64,
+            level: f64,
+            source: LimitSource,
+        }
+        #[derive(serde::Serialize)]
+        struct V1 {
+            key: String,
+            saved_unix_ms: i64,
+            buckets: Vec<V1Bucket>,
+            last_headers: BTreeMap<String, String>,
+        }
+        let dir = std::env::temp_dir().join(format!("llmctl-store-v1-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let bucket = |dimension, level| V1Bucket {
+            dimension,
+            period: Period::Minute,
+            limit: 600.0,
+            capacity: 10.0,
+            level,
+            source: LimitSource::Headers,
+        };
+        let old = V1 {
+            key: "old".into(),
+            saved_unix_ms: 5,
+            buckets: vec![
+                bucket(Dimension::Requests, 3.0),
+                bucket(Dimension::Tokens, 7.0),
+            ],
+            last_headers: BTreeMap::from([("x".to_string(), "y".to_string())]),
+        };
+        {
+            let s = Store::open(&dir).expect("open");
+            s.keys_v1
+                .insert("old", postcard::to_stdvec(&old).expect("encode"))
+                .expect("insert");
+            assert!(!s.was_empty());
+            let loaded = s.load();
+            assert!(loaded.unreadable.is_empty(), "{:?}", loaded.unreadable);
+            let k = &loaded.keys[0];
+            assert_eq!(
+                (k.key.as_str(), k.buckets.len(), k.buckets[1].level),
+                ("old", 2, 7.0)
+            );
+            assert_eq!(k.buckets[0].source, LimitSource::Headers);
+            // Written anew: the new layout replaces it.
+            s.save_keys(&[snap("old", 4.0)]).expect("save");
+            let loaded = s.load();
+            assert_eq!(loaded.keys.len(), 1);
+            assert_eq!(loaded.keys[0].buckets[0].level, 4.0);
+            assert_eq!(loaded.keys[0].buckets[0].aimd_rate, Some(60.0));
+            assert!(s.keys_v1.is_empty());
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
