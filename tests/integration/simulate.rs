@@ -3,30 +3,35 @@
 use crate::harness::*;
 use std::process::Command;
 
-#[test]
-fn llmctl_strategy_has_no_failures_and_no_429_storm() {
+/// Runs `llmctl simulate ARGS --json` and returns its runs.
+fn simulate(args: &[&str]) -> Vec<serde_json::Value> {
     let o = Command::new(BIN)
-        .args([
-            "simulate",
-            "--scenario",
-            "herd",
-            "--scenario",
-            "incident",
-            "--strategy",
-            "llmctl",
-            "--jobs",
-            "96",
-            "--max-run-time",
-            "40s",
-            "--json",
-        ])
+        .arg("simulate")
+        .args(args)
+        .arg("--json")
         .output()
         .expect("run simulate");
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
-    let runs = v["runs"].as_array().expect("runs");
+    v["runs"].as_array().expect("runs").clone()
+}
+
+#[test]
+fn llmctl_strategy_has_no_failures_and_no_429_storm() {
+    let runs = simulate(&[
+        "--scenario",
+        "herd",
+        "--scenario",
+        "incident",
+        "--strategy",
+        "llmctl",
+        "--jobs",
+        "96",
+        "--max-run-time",
+        "40s",
+    ]);
     assert_eq!(runs.len(), 2);
-    for r in runs {
+    for r in &runs {
         println!("{r}");
         let requests = r["provider_requests"].as_u64().expect("requests");
         let r429 = r["provider_429s"].as_u64().expect("429s");
@@ -52,28 +57,20 @@ fn llmctl_strategy_has_no_failures_and_no_429_storm() {
 #[test]
 fn limits_nobody_configured_are_found_without_a_storm() {
     // No config: one provider names its limits in headers, the other says nothing.
-    let o = Command::new(BIN)
-        .args([
-            "simulate",
-            "--scenario",
-            "calibrate",
-            "--row",
-            "openai/none",
-            "--row",
-            "headerless/none",
-            "--jobs",
-            "120",
-            "--max-run-time",
-            "40s",
-            "--json",
-        ])
-        .output()
-        .expect("run simulate");
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
-    let runs = v["runs"].as_array().expect("runs");
+    let runs = simulate(&[
+        "--scenario",
+        "calibrate",
+        "--row",
+        "openai/none",
+        "--row",
+        "headerless/none",
+        "--jobs",
+        "120",
+        "--max-run-time",
+        "40s",
+    ]);
     assert_eq!(runs.len(), 2);
-    for r in runs {
+    for r in &runs {
         println!("{r}");
         let requests = r["provider_requests"].as_u64().expect("requests");
         let r429 = r["provider_429s"].as_u64().expect("429s");

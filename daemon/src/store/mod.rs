@@ -34,6 +34,7 @@ pub struct Loaded {
 /// Key records as written before limits had learned values of their own (tree `keys`):
 /// postcard is positional, so they are read with their own layout and converted.
 #[derive(Deserialize)]
+#[cfg_attr(test, derive(serde::Serialize))]
 struct KeySnapshotV1 {
     key: String,
     saved_unix_ms: i64,
@@ -42,6 +43,7 @@ struct KeySnapshotV1 {
 }
 
 #[derive(Deserialize)]
+#[cfg_attr(test, derive(serde::Serialize))]
 struct BucketSnapshotV1 {
     dimension: Dimension,
     period: Period,
@@ -257,25 +259,9 @@ mod tests {
 
     #[test]
     fn records_of_the_first_layout_are_read_and_replaced() {
-        #[derive(serde::Serialize)]
-        struct V1Bucket {
-            dimension: Dimension,
-            period: Period,
-            limit: f64,
-            capacity: f64,
-            level: f64,
-            source: LimitSource,
-        }
-        #[derive(serde::Serialize)]
-        struct V1 {
-            key: String,
-            saved_unix_ms: i64,
-            buckets: Vec<V1Bucket>,
-            last_headers: BTreeMap<String, String>,
-        }
         let dir = std::env::temp_dir().join(format!("llmctl-store-v1-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let bucket = |dimension, level| V1Bucket {
+        let bucket = |dimension, level| BucketSnapshotV1 {
             dimension,
             period: Period::Minute,
             limit: 600.0,
@@ -283,7 +269,7 @@ mod tests {
             level,
             source: LimitSource::Headers,
         };
-        let old = V1 {
+        let old = KeySnapshotV1 {
             key: "old".into(),
             saved_unix_ms: 5,
             buckets: vec![
