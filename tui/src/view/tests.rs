@@ -149,3 +149,28 @@ fn one_message_as_plain_text() {
     d.apply_status(m, Instant::now());
     insta::assert_snapshot!(render_text(&d, 100, 24));
 }
+
+#[test]
+fn a_calibrated_limit_shows_its_source_and_the_configured_one() {
+    let mut d = Dashboard::new("/tmp/unused.sock");
+    let mut key = gpt(T0);
+    key.buckets[0] = pb::Bucket {
+        limit: 300.0,
+        source: "headers".into(),
+        learned_limit: 300.0,
+        learned_source: "headers".into(),
+        ..bucket("requests", 600.0, 10.0, 6.0)
+    };
+    key.buckets[1] = pb::Bucket {
+        limit: 320_000.0,
+        source: "aimd".into(),
+        learned_limit: 320_000.0,
+        learned_source: "aimd".into(),
+        ..bucket("tokens", 400_000.0, 400_000.0, 310_000.0)
+    };
+    d.apply_status(status(T0, vec![key]), Instant::now());
+    // The detail pane names sources where it has room for them.
+    let text = render_text(&d, 200, 40);
+    assert!(text.contains("left of 300/min from headers (cfg 600)"), "{text}");
+    assert!(text.contains("from aimd (cfg 400k)"), "{text}");
+}
