@@ -665,3 +665,39 @@ fn a_lease_granted_before_a_bucket_existed_gives_nothing_back_to_it() {
     fx.e.report(&early, &o, fx.now(10)).expect("report");
     assert_eq!(fx.level("u", Dimension::Tokens, 10), before);
 }
+
+#[test]
+fn usage_against_remaining_tokens_corrects_what_the_header_family_suggested() {
+    // An OpenAI-compatible server: OpenAI's headers, but it charges the output produced.
+    let mut fx = Fx::new(vec![]);
+    let (limit, per_ms) = (600_000.0, 10.0);
+    let mut provider = 100_000.0f64;
+    let mut last = 0u64;
+    for i in 0..40u64 {
+        let ms = 1000 + i * 100;
+        provider = (provider + (ms - last) as f64 * per_ms).min(limit);
+        last = ms;
+        let id = lease(&fx.acquire("compat", 100, 400, 60_000, ms));
+        provider -= 150.0;
+        let remaining = format!("{}", provider.floor());
+        let h = [
+            ("x-ratelimit-limit-tokens", "600000"),
+            ("x-ratelimit-remaining-tokens", remaining.as_str()),
+        ];
+        let mut o = with_headers(200, &h, T0_UNIX + ms as i64);
+        (o.usage_known, o.input_tokens, o.output_tokens) = (true, 100, 50);
+        fx.e.report(&id, &o, fx.now(ms)).expect("report");
+        if i == 0 {
+            let st = fx.key_status("compat", ms);
+            assert_eq!(
+                (st.output_counted_as, st.output_counted_as_source),
+                (OutputCounting::Reserved, AccountingSource::Headers)
+            );
+        }
+    }
+    let st = fx.key_status("compat", 5000);
+    assert_eq!(
+        (st.output_counted_as, st.output_counted_as_source),
+        (OutputCounting::Actual, AccountingSource::Usage)
+    );
+}

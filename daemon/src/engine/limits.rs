@@ -153,6 +153,8 @@ pub enum AccountingSource {
     Config,
     /// The key's `provider` preset.
     Provider,
+    /// How its remaining-tokens header moves against the usage reported.
+    Usage,
     /// The family of limit headers its responses carry.
     Headers,
     /// Nothing said otherwise: output as produced.
@@ -164,6 +166,7 @@ impl AccountingSource {
         match self {
             AccountingSource::Config => "config",
             AccountingSource::Provider => "provider",
+            AccountingSource::Usage => "usage",
             AccountingSource::Headers => "headers",
             AccountingSource::Default => "default",
         }

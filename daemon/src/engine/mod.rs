@@ -1,6 +1,7 @@
 //! The limiter itself: pure state and rules. No I/O, no async, no clock of its own: every call
 //! takes `Now`, so each rule is testable with a fake clock and benchmarkable in-process.
 
+mod accounting;
 pub mod advice;
 pub mod breaker;
 pub mod bucket;
@@ -274,6 +275,8 @@ struct KeyState {
     provider: Option<Provider>,
     /// The header family its responses carried.
     family: Option<Provider>,
+    /// What the movement of its remaining-tokens header against reported usage says.
+    evidence: accounting::Evidence,
     ramp_up: Option<Duration>,
     /// A provider has answered a request on this key (or saved state says one did).
     contacted: bool,
@@ -296,11 +299,17 @@ impl KeyState {
     /// Output accounting: explicit config, then the provider preset, then the header family
     /// its responses showed, then `actual`.
     fn resolve_accounting(&mut self) {
-        let (counting, source) = match (self.output_explicit, self.provider, self.family) {
-            (Some(c), _, _) => (c, AccountingSource::Config),
-            (None, Some(p), _) => (p.output_counting(), AccountingSource::Provider),
-            (None, None, Some(f)) => (f.output_counting(), AccountingSource::Headers),
-            (None, None, None) => (OutputCounting::Actual, AccountingSource::Default),
+        let (counting, source) = match (
+            self.output_explicit,
+            self.provider,
+            self.evidence.verdict(),
+            self.family,
+        ) {
+            (Some(c), _, _, _) => (c, AccountingSource::Config),
+            (None, Some(p), _, _) => (p.output_counting(), AccountingSource::Provider),
+            (None, None, Some(c), _) => (c, AccountingSource::Usage),
+            (None, None, None, Some(f)) => (f.output_counting(), AccountingSource::Headers),
+            (None, None, None, None) => (OutputCounting::Actual, AccountingSource::Default),
         };
         self.output_counted_as = counting;
         self.output_source = source;
@@ -763,6 +772,7 @@ impl Engine {
             output_explicit: None,
             provider: None,
             family: None,
+            evidence: accounting::Evidence::default(),
             ramp_up: None,
             contacted: false,
             cached_input_counts: false,
@@ -1495,6 +1505,12 @@ impl Engine {
                 self.mark_dirty(k);
             }
         }
+        if let (Some(u), true) = (usage, sent) {
+            if u.usage_known {
+                let unused = lease.need.output.saturating_sub(u.output_tokens);
+                self.keys[id].evidence.settled(unused as f64);
+            }
+        }
         let stats = &mut self.keys[id].stats;
         let reserved = lease.need.input + lease.need.output;
         stats.tokens_outstanding = stats.tokens_outstanding.saturating_sub(reserved);
@@ -1535,6 +1551,17 @@ impl Engine {
                 }
             };
             created |= key.buckets.len() > had;
+            if let (Dimension::Tokens, Some(rem)) = (dim, hl.remaining) {
+                let b = &mut key.buckets[i];
+                if b.is_limited() {
+                    b.refill(now);
+                    let (level, counting) = (b.level, key.output_counted_as);
+                    if key.evidence.reading(level - rem, counting) {
+                        key.resolve_accounting();
+                        changed = true;
+                    }
+                }
+            }
             changed |= key.buckets[i].read_headers(hl, now);
         }
         if !outcome.headers.is_empty() {

@@ -171,6 +171,9 @@ fn a_calibrated_limit_shows_its_source_and_the_configured_one() {
     d.apply_status(status(T0, vec![key]), Instant::now());
     // The detail pane names sources where it has room for them.
     let text = render_text(&d, 200, 40);
-    assert!(text.contains("left of 300/min from headers (cfg 600)"), "{text}");
+    assert!(
+        text.contains("left of 300/min from headers (cfg 600)"),
+        "{text}"
+    );
     assert!(text.contains("from aimd (cfg 400k)"), "{text}");
 }
