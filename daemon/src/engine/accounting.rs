@@ -2,12 +2,12 @@
 //! header moves against the usage reported.
 //!
 //! Between two readings, the leases settled left `unused` output tokens (max_tokens less what
-//! was produced). If our accounting is right, the provider's remaining agrees with our level
-//! whatever `unused` was; if we refund output the provider charged, our level runs ahead of its
-//! remaining by about `unused`; if we keep output it refunded, it runs behind. So the gap
-//! (our level less its remaining) regresses on `unused` with a slope near 0 when we are right,
-//! near +1 when the provider charges max_tokens and we do not, near -1 the other way round.
-//! Other consumers of the key and requests in flight move the gap too, but not with `unused`.
+//! was produced), and the gap between our level and the provider's remaining changed by some
+//! amount. If our accounting is right, that change does not follow `unused`; if we refund output
+//! the provider charged, it grows with `unused` (slope near +1); if we keep output it refunded,
+//! it shrinks with it (near -1). Other consumers of the key move it too, but steadily, not with
+//! `unused`: the fit has an intercept for them. Rounding (Anthropic rounds remaining tokens to
+//! the thousand) and requests in flight are noise, which the standard error weighs.
 
 use super::limits::OutputCounting;
 
@@ -15,18 +15,24 @@ use super::limits::OutputCounting;
 const READINGS: u32 = 20;
 /// How far the slope must be from 0 to say our accounting is wrong...
 const SLOPE: f64 = 0.5;
-/// ...in standard errors of the slope, so that noise (Anthropic rounds remaining tokens to the
-/// thousand) does not pass for evidence.
+/// ...in standard errors of the slope.
 const STANDARD_ERRORS: f64 = 3.0;
+/// The least variance of the unused output (tokens squared: a spread of 10 tokens) that can
+/// tell a slope from an intercept.
+const MIN_VARIANCE: f64 = 100.0;
 
 #[derive(Clone, Debug, Default)]
 pub struct Evidence {
     /// Unused output tokens settled since the last reading.
     unused: f64,
-    sum_gap_unused: f64,
-    sum_unused_sq: f64,
-    sum_gap_sq: f64,
-    readings: u32,
+    /// The gap left after the last reading (ours less the provider's, after lowering ours).
+    offset: Option<f64>,
+    n: f64,
+    sum_u: f64,
+    sum_d: f64,
+    sum_uu: f64,
+    sum_ud: f64,
+    sum_dd: f64,
     verdict: Option<OutputCounting>,
 }
 
@@ -39,31 +45,55 @@ impl Evidence {
         self.verdict
     }
 
-    /// A reading: our level less the provider's remaining, under accounting `current`. True
-    /// when the verdict changed.
-    pub fn reading(&mut self, gap: f64, current: OutputCounting) -> bool {
+    /// A verdict saved before a restart, or reached on a key that counts against this one.
+    pub fn restore(&mut self, verdict: OutputCounting) {
+        self.verdict = Some(verdict);
+    }
+
+    /// A reading: `gap` is our level less the provider's remaining before ours is lowered to
+    /// it, `after` the gap once it was, `current` the accounting in force. `usable` is false
+    /// when either side sat at its cap (the refill was cut off there, which moves the gap for
+    /// reasons of its own). True when the verdict changed.
+    pub fn reading(&mut self, gap: f64, after: f64, usable: bool, current: OutputCounting) -> bool {
         let unused = std::mem::take(&mut self.unused);
-        if unused <= 0.0 || !gap.is_finite() {
+        let offset = self.offset.replace(after);
+        let Some(offset) = offset else {
+            return false;
+        };
+        let change = gap - offset;
+        if !usable || unused <= 0.0 || !change.is_finite() {
             return false;
         }
-        self.sum_gap_unused += gap * unused;
-        self.sum_unused_sq += unused * unused;
-        self.sum_gap_sq += gap * gap;
-        self.readings += 1;
-        if self.readings < READINGS {
+        self.n += 1.0;
+        self.sum_u += unused;
+        self.sum_d += change;
+        self.sum_uu += unused * unused;
+        self.sum_ud += unused * change;
+        self.sum_dd += change * change;
+        if self.n < f64::from(READINGS) {
             return false;
         }
-        let slope = self.sum_gap_unused / self.sum_unused_sq;
-        // Least squares through the origin: the residual variance, then the slope's error.
-        let residual =
-            (self.sum_gap_sq - slope * self.sum_gap_unused).max(0.0) / f64::from(self.readings - 1);
-        let error = (residual / self.sum_unused_sq).sqrt();
-        let clear = slope.abs() > SLOPE && slope.abs() > STANDARD_ERRORS * error;
+        let n = self.n;
+        let suu = self.sum_uu - self.sum_u * self.sum_u / n;
+        let sud = self.sum_ud - self.sum_u * self.sum_d / n;
+        let sdd = self.sum_dd - self.sum_d * self.sum_d / n;
         // Each verdict stands on readings of its own.
-        self.sum_gap_unused = 0.0;
-        self.sum_unused_sq = 0.0;
-        self.sum_gap_sq = 0.0;
-        self.readings = 0;
+        let offset = self.offset;
+        *self = Evidence {
+            offset,
+            verdict: self.verdict,
+            ..Evidence::default()
+        };
+        // Unused output that hardly varies cannot be told from a steady drift (and its sums
+        // are rounding error): no verdict.
+        if suu < n * MIN_VARIANCE {
+            return false;
+        }
+        // Least squares with an intercept: the slope, the residual variance, the slope's error.
+        let slope = sud / suu;
+        let residual = (sdd - slope * sud).max(0.0) / (n - 2.0);
+        let error = (residual / suu).sqrt();
+        let clear = slope.abs() > SLOPE && slope.abs() > STANDARD_ERRORS * error;
         let verdict = match current {
             OutputCounting::Actual if clear && slope > 0.0 => OutputCounting::Reserved,
             OutputCounting::Reserved if clear && slope < 0.0 => OutputCounting::Actual,
@@ -79,14 +109,19 @@ impl Evidence {
 mod tests {
     use super::*;
 
-    fn feed(e: &mut Evidence, current: OutputCounting, gap_per_unused: f64) -> bool {
+    /// Readings where the gap changes by `per_unused` x unused plus `drift` (another consumer)
+    /// plus noise; our level is lowered to the provider's at each reading when above it.
+    fn feed(e: &mut Evidence, current: OutputCounting, per_unused: f64, drift: f64) -> bool {
         let mut changed = false;
-        for i in 0..READINGS {
-            let unused = 100.0 + f64::from(i % 5) * 30.0;
+        let mut gap = 0.0f64;
+        for i in 0..=READINGS {
+            let unused = 100.0 + f64::from(i % 5) * 60.0;
             e.settled(unused);
-            // Noise that does not follow `unused`: others' traffic, requests in flight.
-            let noise = if i % 2 == 0 { 60.0 } else { -50.0 };
-            changed |= e.reading(gap_per_unused * unused + noise, current);
+            let noise = if i % 2 == 0 { 30.0 } else { -25.0 };
+            gap += per_unused * unused + drift + noise;
+            let after = gap.min(0.0);
+            changed |= e.reading(gap, after, true, current);
+            gap = after;
         }
         changed
     }
@@ -94,11 +129,22 @@ mod tests {
     #[test]
     fn a_gap_that_follows_unused_output_flips_the_accounting() {
         let mut e = Evidence::default();
-        assert!(feed(&mut e, OutputCounting::Actual, 1.0));
+        assert!(feed(&mut e, OutputCounting::Actual, 1.0, 0.0));
         assert_eq!(e.verdict(), Some(OutputCounting::Reserved));
         let mut e = Evidence::default();
-        assert!(feed(&mut e, OutputCounting::Reserved, -1.0));
+        assert!(feed(&mut e, OutputCounting::Reserved, -1.0, 0.0));
         assert_eq!(e.verdict(), Some(OutputCounting::Actual));
+    }
+
+    #[test]
+    fn a_steady_gap_is_another_consumer_not_evidence() {
+        // Right accounting, another consumer taking 250 between readings: stays.
+        let mut e = Evidence::default();
+        feed(&mut e, OutputCounting::Actual, 0.0, 250.0);
+        assert_eq!(e.verdict(), Some(OutputCounting::Actual));
+        let mut e = Evidence::default();
+        feed(&mut e, OutputCounting::Reserved, 0.0, -300.0);
+        assert_eq!(e.verdict(), Some(OutputCounting::Reserved));
     }
 
     #[test]
@@ -106,26 +152,44 @@ mod tests {
         // Remaining tokens rounded to the thousand: a gap anywhere in +-500, whatever was unused.
         let mut e = Evidence::default();
         for round in 0..50u32 {
-            for i in 0..READINGS {
-                e.settled(150.0);
+            for i in 0..=READINGS {
+                let unused = 100.0 + f64::from((i * 3 + round) % 7) * 40.0;
+                e.settled(unused);
                 let noise = f64::from((i * 7 + round * 13) % 11) * 100.0 - 500.0;
-                e.reading(noise, OutputCounting::Actual);
+                e.reading(noise, noise.min(0.0), true, OutputCounting::Actual);
             }
-            assert_eq!(e.verdict(), Some(OutputCounting::Actual), "round {round}");
+            assert_ne!(e.verdict(), Some(OutputCounting::Reserved), "round {round}");
         }
     }
 
     #[test]
-    fn a_gap_that_does_not_follow_it_confirms_what_is_in_force() {
+    fn the_same_unused_output_every_time_says_nothing() {
+        // Every job with the same max_tokens and answer length: no slope to tell from a drift.
         let mut e = Evidence::default();
-        feed(&mut e, OutputCounting::Reserved, 0.0);
-        assert_eq!(e.verdict(), Some(OutputCounting::Reserved));
-        // Too few readings say nothing.
+        let mut gap = 0.0f64;
+        for _ in 0..100 {
+            e.settled(150.0);
+            gap += 150.0;
+            e.reading(gap, 0.0, true, OutputCounting::Actual);
+            gap = 0.0;
+        }
+        assert_eq!(e.verdict(), None);
+    }
+
+    #[test]
+    fn too_little_says_nothing() {
         let mut e = Evidence::default();
         e.settled(100.0);
-        assert!(!e.reading(100.0, OutputCounting::Actual));
+        assert!(!e.reading(100.0, 0.0, true, OutputCounting::Actual));
+        e.settled(100.0);
+        assert!(!e.reading(200.0, 0.0, true, OutputCounting::Actual));
         assert_eq!(e.verdict(), None);
-        // A reading with no unused output in between says nothing either.
-        assert!(!e.reading(5000.0, OutputCounting::Actual));
+        // Unusable readings (a side at its cap) and readings without unused output say nothing.
+        for _ in 0..100 {
+            e.settled(300.0);
+            assert!(!e.reading(300.0, 0.0, false, OutputCounting::Actual));
+            assert!(!e.reading(5000.0, 0.0, true, OutputCounting::Actual));
+        }
+        assert_eq!(e.verdict(), None);
     }
 }

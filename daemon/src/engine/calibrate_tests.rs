@@ -586,8 +586,8 @@ fn learned_limits_survive_a_restart() {
     store
         .save_keys(&fx.e.snapshot_all(fx.now(2000)))
         .expect("save");
+    let loaded = store.load();
     drop(store);
-    let loaded = crate::store::Store::open(&dir).expect("reopen").load();
     let _ = std::fs::remove_dir_all(&dir);
     assert!(loaded.unreadable.is_empty(), "{:?}", loaded.unreadable);
     let snaps = loaded.keys;
@@ -666,26 +666,27 @@ fn a_lease_granted_before_a_bucket_existed_gives_nothing_back_to_it() {
     assert_eq!(fx.level("u", Dimension::Tokens, 10), before);
 }
 
-#[test]
-fn usage_against_remaining_tokens_corrects_what_the_header_family_suggested() {
-    // An OpenAI-compatible server: OpenAI's headers, but it charges the output produced.
+/// Requests against a provider with OpenAI's headers that charges `charge(max, produced)` output
+/// tokens, another consumer taking `others` tokens between requests; returns the engine after.
+fn openai_headers_charging(charge: fn(u64, u64) -> u64, others: f64) -> Fx {
     let mut fx = Fx::new(vec![]);
     let (limit, per_ms) = (600_000.0, 10.0);
     let mut provider = 100_000.0f64;
     let mut last = 0u64;
-    for i in 0..40u64 {
+    for i in 0..60u64 {
         let ms = 1000 + i * 100;
-        provider = (provider + (ms - last) as f64 * per_ms).min(limit);
+        provider = (provider + (ms - last) as f64 * per_ms).min(limit) - others;
         last = ms;
+        let produced = 20 + (i * 37) % 300;
         let id = lease(&fx.acquire("compat", 100, 400, 60_000, ms));
-        provider -= 150.0;
+        provider -= (100 + charge(400, produced)) as f64;
         let remaining = format!("{}", provider.floor());
         let h = [
             ("x-ratelimit-limit-tokens", "600000"),
             ("x-ratelimit-remaining-tokens", remaining.as_str()),
         ];
         let mut o = with_headers(200, &h, T0_UNIX + ms as i64);
-        (o.usage_known, o.input_tokens, o.output_tokens) = (true, 100, 50);
+        (o.usage_known, o.input_tokens, o.output_tokens) = (true, 100, produced);
         fx.e.report(&id, &o, fx.now(ms)).expect("report");
         if i == 0 {
             let st = fx.key_status("compat", ms);
@@ -695,7 +696,31 @@ fn usage_against_remaining_tokens_corrects_what_the_header_family_suggested() {
             );
         }
     }
+    fx
+}
+
+#[test]
+fn usage_against_remaining_tokens_corrects_what_the_header_family_suggested() {
+    // A provider that charges max_tokens, as its headers suggest: confirmed, even with another
+    // consumer taking a steady share.
+    let mut fx = openai_headers_charging(|max, _| max, 300.0);
+    let st = fx.key_status("compat", 8000);
+    assert_eq!(
+        (st.output_counted_as, st.output_counted_as_source),
+        (OutputCounting::Reserved, AccountingSource::Usage)
+    );
+    // An OpenAI-compatible server that sends OpenAI's headers but charges what is produced.
+    let mut fx = openai_headers_charging(|_, produced| produced, 300.0);
     let st = fx.key_status("compat", 5000);
+    assert_eq!(
+        (st.output_counted_as, st.output_counted_as_source),
+        (OutputCounting::Actual, AccountingSource::Usage)
+    );
+    // The verdict is kept across a restart.
+    let snaps = fx.e.snapshot_all(fx.now(5000));
+    let mut fresh = Fx::new(vec![]);
+    fresh.e.restore(&snaps, &[], fresh.now(0));
+    let st = fresh.key_status("compat", 0);
     assert_eq!(
         (st.output_counted_as, st.output_counted_as_source),
         (OutputCounting::Actual, AccountingSource::Usage)

@@ -409,6 +409,8 @@ pub struct KeySnapshot {
     /// The header family its responses carried.
     pub family: Option<Provider>,
     pub contacted: bool,
+    /// What the usage said of how output counts.
+    pub usage_counting: Option<OutputCounting>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -1506,9 +1508,17 @@ impl Engine {
             }
         }
         if let (Some(u), true) = (usage, sent) {
-            if u.usage_known {
+            // Evidence for the key's own reading of remaining tokens: only what its tokens
+            // bucket was charged for.
+            let key = &mut self.keys[id];
+            let charged = key.buckets.iter().any(|b| {
+                b.rate.dimension == Dimension::Tokens
+                    && b.rate.period == Period::Minute
+                    && b.charged(lease.granted_at)
+            });
+            if u.usage_known && charged {
                 let unused = lease.need.output.saturating_sub(u.output_tokens);
-                self.keys[id].evidence.settled(unused as f64);
+                key.evidence.settled(unused as f64);
             }
         }
         let stats = &mut self.keys[id].stats;
@@ -1527,6 +1537,7 @@ impl Engine {
     fn apply_headers(&mut self, id: usize, outcome: &Outcome, now: Instant) {
         let mut changed = false;
         let mut created = false;
+        let mut verdict = None;
         let signals = &outcome.signals;
         let key = &mut self.keys[id];
         key.stats.headers_ignored_total += signals.ignored.len() as u64;
@@ -1551,18 +1562,28 @@ impl Engine {
                 }
             };
             created |= key.buckets.len() > had;
-            if let (Dimension::Tokens, Some(rem)) = (dim, hl.remaining) {
-                let b = &mut key.buckets[i];
-                if b.is_limited() {
+            let reading = match (dim, hl.remaining) {
+                (Dimension::Tokens, Some(rem)) if key.buckets[i].is_limited() => {
+                    let b = &mut key.buckets[i];
                     b.refill(now);
-                    let (level, counting) = (b.level, key.output_counted_as);
-                    if key.evidence.reading(level - rem, counting) {
-                        key.resolve_accounting();
-                        changed = true;
-                    }
+                    // Where either side sat at its cap the refill was cut off: the gap moved
+                    // for reasons of its own.
+                    let usable = b.level < b.capacity_now(now)
+                        && hl.limit.is_none_or(|l| rem < l)
+                        && rem < b.rate.capacity;
+                    Some((b.level - rem, rem, usable))
+                }
+                _ => None,
+            };
+            changed |= key.buckets[i].read_headers(hl, now);
+            if let Some((gap, rem, usable)) = reading {
+                let after = key.buckets[i].level - rem;
+                let counting = key.output_counted_as;
+                if key.evidence.reading(gap, after, usable, counting) {
+                    verdict = key.evidence.verdict();
+                    changed = true;
                 }
             }
-            changed |= key.buckets[i].read_headers(hl, now);
         }
         if !outcome.headers.is_empty() {
             key.last_headers = outcome.headers.iter().cloned().collect();
@@ -1573,6 +1594,9 @@ impl Engine {
         }
         if let Some(family) = signals.family {
             self.infer_family(id, family);
+        }
+        if let Some(v) = verdict {
+            self.infer_usage(id, v);
         }
         if created {
             self.rescope();
@@ -1590,6 +1614,18 @@ impl Engine {
                 key.resolve_accounting();
                 self.mark_dirty(k);
             }
+        }
+    }
+
+    /// What the usage says of how output counts holds for the key and the ancestors it counts
+    /// against (which see no readings of their own), unless their config says otherwise.
+    fn infer_usage(&mut self, id: usize, verdict: OutputCounting) {
+        for si in 0..self.keys[id].scope.len() {
+            let k = self.keys[id].scope[si];
+            let key = &mut self.keys[k];
+            key.evidence.restore(verdict);
+            key.resolve_accounting();
+            self.mark_dirty(k);
         }
     }
 
@@ -2080,6 +2116,7 @@ impl Engine {
             last_headers: key.last_headers.clone(),
             family: key.family,
             contacted: key.contacted,
+            usage_counting: key.evidence.verdict(),
         }
     }
 
@@ -2167,6 +2204,10 @@ impl Engine {
             let key = &mut self.keys[id];
             key.last_headers = snap.last_headers.clone();
             key.contacted |= snap.contacted;
+            if let Some(c) = snap.usage_counting {
+                key.evidence.restore(c);
+                key.resolve_accounting();
+            }
             if snap.family.is_some() {
                 key.family = snap.family;
                 key.resolve_accounting();

@@ -78,6 +78,7 @@ impl From<KeySnapshotV1> for KeySnapshot {
             last_headers: v.last_headers,
             family: None,
             contacted: false,
+            usage_counting: None,
         }
     }
 }
@@ -254,6 +255,7 @@ mod tests {
             last_headers: BTreeMap::new(),
             family: Some(crate::engine::Provider::Anthropic),
             contacted: true,
+            usage_counting: Some(crate::engine::OutputCounting::Reserved),
         }
     }
 
