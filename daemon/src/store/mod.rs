@@ -259,6 +259,23 @@ mod tests {
         }
     }
 
+    /// Opens the store again in this process: sled's flusher thread may hold the lock of the
+    /// handle just dropped for a moment after it is gone.
+    fn reopen(dir: &Path) -> Store {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            match Store::open(dir) {
+                Ok(s) => return s,
+                Err(e)
+                    if std::time::Instant::now() < deadline && e.to_string().contains("lock") =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                Err(e) => panic!("reopen: {e}"),
+            }
+        }
+    }
+
     #[test]
     fn records_of_the_first_layout_are_read_and_replaced() {
         let dir = std::env::temp_dir().join(format!("llmctl-store-v1-{}", std::process::id()));
@@ -326,7 +343,7 @@ mod tests {
             s.keys.insert("broken", &b"{not json"[..]).expect("insert");
             s.flush().expect("flush");
         }
-        let s = Store::open(&dir).expect("reopen");
+        let s = reopen(&dir);
         let loaded = s.load();
         let mut levels: Vec<(String, f64)> = loaded
             .keys
@@ -351,7 +368,7 @@ mod tests {
         };
         s.put_claim("job", &rec).expect("put");
         drop(s);
-        let s = Store::open(&dir).expect("reopen");
+        let s = reopen(&dir);
         assert_eq!(s.claim("job").expect("get"), Some(rec));
         assert_eq!(s.claim("other").expect("get"), None);
         drop(s);
