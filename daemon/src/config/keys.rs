@@ -1,0 +1,122 @@
+//! `[keys."NAME"]`: a key's limits, bursts, accounting, provider preset and slow start.
+
+use super::*;
+
+pub(super) fn key_limits(
+    name: &str,
+    k: &RawKey,
+    breaker_defaults: &BreakerConfig,
+) -> Result<KeyLimits, String> {
+    let section = format!("[keys.{name:?}]");
+    let limit = |field: &str, v| count_field(&section, field, v, 1, 1_000_000_000_000);
+    let burst = |field: &str, v| count_field(&section, field, v, 1, 1_000_000_000_000);
+    let mut rates = Vec::new();
+    let dims = [
+        (
+            Dimension::Requests,
+            "requests",
+            k.requests_per_minute,
+            k.requests_per_day,
+            k.burst_requests,
+        ),
+        (
+            Dimension::Tokens,
+            "tokens",
+            k.tokens_per_minute,
+            k.tokens_per_day,
+            k.burst_tokens,
+        ),
+        (
+            Dimension::InputTokens,
+            "input_tokens",
+            k.input_tokens_per_minute,
+            k.input_tokens_per_day,
+            k.burst_input_tokens,
+        ),
+        (
+            Dimension::OutputTokens,
+            "output_tokens",
+            k.output_tokens_per_minute,
+            k.output_tokens_per_day,
+            k.burst_output_tokens,
+        ),
+    ];
+    for (dim, word, per_minute, per_day, burst_v) in dims {
+        let per_minute = limit(&format!("{word}_per_minute"), per_minute)?;
+        let per_day = limit(&format!("{word}_per_day"), per_day)?;
+        let burst_v = burst(&format!("burst_{word}"), burst_v)?;
+        if let Some(l) = per_minute {
+            let mut rate = Rate::with_default_burst(dim, Period::Minute, l as f64);
+            if let Some(b) = burst_v {
+                rate.capacity = b as f64;
+            }
+            rates.push(rate);
+        } else if let Some(b) = burst_v {
+            return Err(format!(
+                "{section} burst_{word} = {b} has no {word}_per_minute to apply to; add {word}_per_minute or remove burst_{word}"
+            ));
+        }
+        if let Some(l) = per_day {
+            rates.push(Rate::with_default_burst(dim, Period::Day, l as f64));
+        }
+    }
+    let output_counted_as = match k.output_counted_as.as_deref() {
+        None => None,
+        Some("actual") => Some(OutputCounting::Actual),
+        Some("reserved") => Some(OutputCounting::Reserved),
+        Some(other) => {
+            return Err(format!(
+                "{section} output_counted_as = {other:?}: must be \"actual\" (Anthropic-style) or \"reserved\" (OpenAI-style)"
+            ))
+        }
+    };
+    let provider = match k.provider.as_deref() {
+        None => None,
+        Some(p) => Some(Provider::parse(p).ok_or_else(|| {
+            format!(
+                "{section} provider = {p:?}: must be one of {}",
+                Provider::ALL
+                    .map(|p| format!("{:?}", p.as_str()))
+                    .join(", ")
+            )
+        })?),
+    };
+    let ramp_up = match k.ramp_up.as_deref() {
+        None => None,
+        Some(v) => {
+            let d = parse_duration(v).map_err(|e| format!("{section} ramp_up = {v:?}: {e}"))?;
+            if d > Duration::from_secs(3600) {
+                return Err(format!(
+                    "{section} ramp_up = {v:?}: at most 1h; a key climbs back to its limit within that (\"0s\" turns it off)"
+                ));
+            }
+            Some(d)
+        }
+    };
+    let max_concurrency =
+        count_field(&section, "max_concurrency", k.max_concurrency, 1, 1_000_000)?;
+    let raw_breaker = RawBreaker {
+        breaker_failure_rate: k.breaker_failure_rate,
+        breaker_min_requests: k.breaker_min_requests,
+        breaker_window: k.breaker_window.clone(),
+        breaker_open_for: k.breaker_open_for.clone(),
+    };
+    let own_breaker = raw_breaker.breaker_failure_rate.is_some()
+        || raw_breaker.breaker_min_requests.is_some()
+        || raw_breaker.breaker_window.is_some()
+        || raw_breaker.breaker_open_for.is_some();
+    Ok(KeyLimits {
+        rates,
+        max_concurrency: max_concurrency.map(|n| n as u64),
+        output_counted_as,
+        provider,
+        ramp_up,
+        cached_input_counts: k.cached_input_counts.unwrap_or(false),
+        profile: k.profile.clone(),
+        breaker: if own_breaker {
+            Some(breaker(&section, &raw_breaker, breaker_defaults)?)
+        } else {
+            None
+        },
+    })
+}

@@ -1,0 +1,250 @@
+//! Calibration on the engine's side: limits from headers, the probe's cuts on refusals, header
+//! families and usage evidence for output accounting, and slow start for keys nothing limits.
+//! The bucket's own rules live in `bucket.rs`.
+
+use super::*;
+
+/// Which limit a 429 was about: the dimension its headers show exhausted, else the one its
+/// error names, else requests.
+pub(super) fn refused_dimension(outcome: &Outcome) -> Dimension {
+    if let Some((d, _)) = outcome
+        .signals
+        .limits
+        .iter()
+        .find(|(_, l)| l.remaining.is_some_and(|r| r < 1.0))
+    {
+        return *d;
+    }
+    let text = format!("{} {}", outcome.error_type, outcome.error_message).to_ascii_lowercase();
+    if text.contains("input token") || text.contains("input_token") || text.contains("input-token")
+    {
+        Dimension::InputTokens
+    } else if text.contains("output token")
+        || text.contains("output_token")
+        || text.contains("output-token")
+    {
+        Dimension::OutputTokens
+    } else if text.contains("token") || text.contains("tpm") {
+        Dimension::Tokens
+    } else {
+        Dimension::Requests
+    }
+}
+
+impl Engine {
+    /// Recomputes every key's scope: after a key gains its first limits, its descendants
+    /// count against it too.
+    pub(super) fn rescope(&mut self) {
+        for id in 0..self.keys.len() {
+            self.keys[id].scope = self.scope_of(id);
+        }
+    }
+
+    /// Whether nothing limits requests on this key yet: no configured or learned bucket and no
+    /// concurrency bound anywhere in its scope.
+    pub(super) fn unknown(&self, id: usize) -> bool {
+        self.keys[id].scope.iter().all(|&k| {
+            let key = &self.keys[k];
+            key.max_concurrency.is_none() && key.buckets.iter().all(|b| !b.is_limited())
+        })
+    }
+
+    /// A key no provider has answered for and nothing limits: start it slowly, so a crowd of
+    /// workers does not storm a provider whose limits nobody knows. The first answers either
+    /// name the limits (headers) or the probe goes on until a 429 finds them.
+    pub(super) fn first_contact(&mut self, id: usize, now: Instant) {
+        if self.keys[id].contacted || !self.unknown(id) {
+            return;
+        }
+        let key = &mut self.keys[id];
+        let i = key.minute_bucket(Dimension::Requests, now);
+        key.buckets[i].start_first_contact(now);
+        let fresh = key.buckets.len() == 1;
+        self.mark_dirty(id);
+        if fresh {
+            self.rescope();
+        }
+    }
+
+    /// Takes in what the provider's headers say: limits (which lower the effective limit below
+    /// the config, and follow the headers both ways when learned), capacities inferred from
+    /// remaining and reset, levels the provider says are lower than ours, and the header family
+    /// that tells how output is counted.
+    pub(super) fn apply_headers(&mut self, id: usize, outcome: &Outcome, now: Instant) {
+        let mut changed = false;
+        let mut created = false;
+        let mut verdict = None;
+        let signals = &outcome.signals;
+        let key = &mut self.keys[id];
+        key.stats.headers_ignored_total += signals.ignored.len() as u64;
+        if signals.limits.iter().any(|(_, l)| l.limit.is_some()) {
+            // A provider that names some of its limits names all it enforces.
+            for b in &mut key.buckets {
+                changed |= b.end_first_contact();
+            }
+        }
+        for (dim, hl) in &signals.limits {
+            let had = key.buckets.len();
+            let i = if hl.limit.is_some() {
+                key.minute_bucket(*dim, now)
+            } else {
+                match key
+                    .buckets
+                    .iter()
+                    .position(|b| b.rate.dimension == *dim && b.rate.period == Period::Minute)
+                {
+                    Some(i) => i,
+                    None => continue,
+                }
+            };
+            created |= key.buckets.len() > had;
+            let reading = match (dim, hl.remaining) {
+                (Dimension::Tokens, Some(rem)) if key.buckets[i].is_limited() => {
+                    let b = &mut key.buckets[i];
+                    b.refill(now);
+                    // Where either side sat at its cap the refill was cut off: the gap moved
+                    // for reasons of its own.
+                    let usable = b.level < b.capacity_now(now)
+                        && hl.limit.is_none_or(|l| rem < l)
+                        && rem < b.rate.capacity;
+                    Some((b.level - rem, rem, usable))
+                }
+                _ => None,
+            };
+            changed |= key.buckets[i].read_headers(hl, now);
+            if let Some((gap, rem, usable)) = reading {
+                let after = key.buckets[i].level - rem;
+                let counting = key.output_counted_as;
+                if key.evidence.reading(gap, after, usable, counting) {
+                    verdict = key.evidence.verdict();
+                    changed = true;
+                }
+            }
+        }
+        if !outcome.headers.is_empty() {
+            key.last_headers = outcome.headers.iter().cloned().collect();
+            changed = true;
+        }
+        if changed || created {
+            self.mark_dirty(id);
+        }
+        if let Some(family) = signals.family {
+            self.infer_family(id, family);
+        }
+        if let Some(v) = verdict {
+            self.infer_usage(id, v);
+        }
+        if created {
+            self.rescope();
+        }
+    }
+
+    /// The header family a key's responses carry says how its provider counts output, for the
+    /// key and the ancestors it counts against, unless their config says otherwise.
+    pub(super) fn infer_family(&mut self, id: usize, family: Provider) {
+        for si in 0..self.keys[id].scope.len() {
+            let k = self.keys[id].scope[si];
+            let key = &mut self.keys[k];
+            if key.family != Some(family) {
+                key.family = Some(family);
+                key.resolve_accounting();
+                self.mark_dirty(k);
+            }
+        }
+    }
+
+    /// What the usage says of how output counts holds for the key and the ancestors it counts
+    /// against (which see no readings of their own), unless their config says otherwise.
+    pub(super) fn infer_usage(&mut self, id: usize, verdict: OutputCounting) {
+        for si in 0..self.keys[id].scope.len() {
+            let k = self.keys[id].scope[si];
+            let key = &mut self.keys[k];
+            key.evidence.restore(verdict);
+            key.resolve_accounting();
+            self.mark_dirty(k);
+        }
+    }
+
+    /// A 429 or 529 on a request our buckets let through: the limit is lower than we think
+    /// (a header-less provider, a wrong config, another consumer of the key). Lowers the
+    /// effective rate of the dimension that refused, found by probing from then on.
+    pub(super) fn refused(
+        &mut self,
+        id: usize,
+        lease: &Lease,
+        outcome: &Outcome,
+        until: Instant,
+        now: Now,
+    ) {
+        let dim = refused_dimension(outcome);
+        let base = self.base;
+        let key = &mut self.keys[id];
+        // Per minute, over the last few seconds: what was granted (the rate the provider just
+        // refused, for a bucket that had no limit), and what the provider accepted (long enough
+        // that its burst weighs little against its rate).
+        let granted_since = key.stats.first_grant.unwrap_or(now.mono);
+        let per_minute =
+            |w: &mut MinuteWindow, since| w.per_second(base, since, now.mono, 5) * 60.0;
+        // Only requests and total tokens are counted per key; a probe of input or output tokens
+        // starts from a limit the config or headers gave.
+        let (granted, accepted) = match dim {
+            Dimension::Requests => (
+                per_minute(&mut key.stats.granted, granted_since),
+                key.stats
+                    .first_success
+                    .map(|s| (per_minute(&mut key.stats.succeeded, s), s)),
+            ),
+            Dimension::Tokens => (
+                per_minute(&mut key.stats.tokens_granted, granted_since),
+                key.stats
+                    .first_success
+                    .map(|s| (per_minute(&mut key.stats.succeeded_tokens, s), s)),
+            ),
+            Dimension::InputTokens | Dimension::OutputTokens => (0.0, None),
+        };
+        // Answers take a while to come back (refusals often less): until some have, what the
+        // provider accepted says nothing yet.
+        let accepted = accepted
+            .filter(|(_, s)| now.mono.saturating_duration_since(*s) >= ACCEPTED_HISTORY)
+            .map(|(a, _)| a);
+        let had = key.buckets.len();
+        let i = key.minute_bucket(dim, now.mono);
+        let b = &mut key.buckets[i];
+        let cut = b.refused(
+            bucket::Refusal {
+                granted_at: lease.granted_at,
+                cooling_until: until,
+                granted,
+                accepted,
+            },
+            now.mono,
+        );
+        if !b.is_limited() {
+            // Nothing to lower and nothing measured: leave the key as it was.
+            if key.buckets.len() > had {
+                key.buckets.pop();
+            }
+            return;
+        }
+        self.mark_dirty(id);
+        if let Some(from) = cut {
+            let b = &self.keys[id].buckets[i];
+            let per = b.rate.period.as_str();
+            let from = if from.is_finite() {
+                format!("from {from:.0} ")
+            } else {
+                String::new()
+            };
+            let msg = format!(
+                "{dim} limit lowered {from}to {:.0}/{per} (probing): the provider refused a request{}",
+                b.rate.limit,
+                accepted.map_or(String::new(), |a| format!("; it accepted {a:.0}/{per} lately")),
+            );
+            let name = self.keys[id].name.clone();
+            self.event(now, &name, "calibrated", msg);
+        }
+        if self.keys[id].buckets.len() > had {
+            self.rescope();
+        }
+    }
+}

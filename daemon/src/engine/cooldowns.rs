@@ -1,0 +1,125 @@
+//! Cooldowns: shared, only growing, escalating on repeated 429s, one probe when they end.
+
+use super::*;
+
+impl Engine {
+    /// Installs or extends a cooldown on a key name (and so its descendants). The provider's
+    /// delay is a floor; a 429 from a lease granted after the last one escalates; a cooldown
+    /// never shortens. Returns the deadline.
+    pub(super) fn install_cooldown(
+        &mut self,
+        name: &str,
+        provider_delay: Option<Duration>,
+        reason: String,
+        granted_at: Option<Instant>,
+        at: Now,
+    ) -> Result<Instant, EngineError> {
+        let now = at.mono;
+        if !self.cooldowns.contains_key(name) && self.cooldowns.len() >= self.config.max_keys {
+            self.cooldowns
+                .retain(|_, c| now < c.until || c.probe.is_some());
+            if self.cooldowns.len() >= self.config.max_keys {
+                return Err(EngineError::Exhausted {
+                    what: "cooldowns",
+                    limit: self.config.max_keys,
+                    setting: "max_keys",
+                });
+            }
+        }
+        let (base, cap) = (self.config.cooldown_base, self.config.cooldown_max);
+        let entry = self
+            .cooldowns
+            .entry(name.to_string())
+            .or_insert(CooldownEntry {
+                until: now,
+                reason: String::new(),
+                started: now,
+                strikes: 0,
+                probe: None,
+            });
+        let escalates = match granted_at {
+            Some(g) => entry.strikes == 0 || g > entry.started,
+            None => false,
+        };
+        let mut delay = provider_delay.unwrap_or_default();
+        if escalates {
+            entry.strikes += 1;
+            entry.started = now;
+            // The first 429 waits what the provider says (the rate is lowered meanwhile); only
+            // a 429 that names no delay, or one after the cooldown began, backs off further.
+            let backoff = base
+                .saturating_mul(1u32 << (entry.strikes - 1).min(20))
+                .min(cap);
+            if provider_delay.is_none() || entry.strikes > 1 {
+                delay = delay.max(backoff);
+            }
+        }
+        let until = now + delay;
+        let extended = until > entry.until;
+        if extended {
+            entry.until = until;
+            entry.reason = reason.clone();
+        }
+        let (until, strikes) = (entry.until, entry.strikes);
+        self.cooldowns_dirty = true;
+        if extended {
+            let secs = until.saturating_duration_since(now).as_secs_f64();
+            let escalation = if strikes > 1 {
+                format!(", 429 number {strikes} in a row")
+            } else {
+                String::new()
+            };
+            self.event(
+                at,
+                name,
+                "cooldown",
+                format!("cooling down for {secs:.1} s: {reason}{escalation}"),
+            );
+        }
+        Ok(until)
+    }
+
+    /// `Cooldown`: nothing is granted on `key` or below it before `now + duration`.
+    pub fn cooldown(
+        &mut self,
+        key: &str,
+        duration: Duration,
+        reason: &str,
+        now: Now,
+    ) -> Result<i64, EngineError> {
+        validate_key(key)?;
+        if duration.is_zero() || duration > MAX_COOLDOWN {
+            return Err(EngineError::InvalidArgument(format!(
+                "cooldown of {} ms is out of range; give from 1 ms to 24 h",
+                duration.as_millis()
+            )));
+        }
+        // The key shows in status even if nothing was acquired on it yet.
+        self.resolve(key)?;
+        let reason = if reason.is_empty() {
+            "set by Cooldown".to_string()
+        } else {
+            reason.to_string()
+        };
+        let until = self.install_cooldown(key, Some(duration), reason, None, now)?;
+        self.pump(now);
+        Ok(now.unix_of(until))
+    }
+
+    pub(super) fn cooldowns_reason(&self, id: usize, now: Instant) -> Option<String> {
+        self.cooldowns_on(&self.keys[id].name)
+            .find(|(_, c)| now < c.until)
+            .map(|(_, c)| c.reason.clone())
+    }
+
+    /// The cooldown entries on a key name and its ancestor names (a cooldown covers the
+    /// descendants of the key it was set on), nearest first.
+    pub(super) fn cooldowns_on<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> impl Iterator<Item = (&'a str, &'a CooldownEntry)> + 'a {
+        std::iter::once(key)
+            .chain(ancestors(key))
+            .filter_map(|n| self.cooldowns.get(n).map(|c| (n, c)))
+    }
+}

@@ -1,0 +1,123 @@
+//! Leases that end without a report: abandoned, their client gone, or their TTL run out.
+
+use super::*;
+
+impl Engine {
+    /// A lease granted to a caller that went away before it heard of it: nothing was sent, so
+    /// every unit goes back.
+    pub fn abandon(&mut self, lease_id: &str, now: Now) {
+        let Ok(lease_no) = Self::lease_no(lease_id) else {
+            return;
+        };
+        let Some(lease) = self.leases.remove(&lease_no) else {
+            return;
+        };
+        self.settle(&lease, Some(&Outcome::default()), false, now.mono);
+        self.clear_probe(&lease, lease_no);
+        self.pump(now);
+    }
+
+    pub(super) fn clear_probe(&mut self, lease: &Lease, lease_no: u64) {
+        if lease.probes.breaker {
+            self.keys[lease.key].breaker.drop_probe(lease_no);
+        }
+        for name in &lease.probes.cooldowns {
+            if let Some(c) = self.cooldowns.get_mut(name) {
+                if c.probe == Some(lease_no) {
+                    c.probe = None;
+                }
+            }
+        }
+    }
+
+    /// Answers every waiter at once (the daemon is stopping).
+    pub fn cancel_all(&mut self, reason: &str, now: Now) {
+        let ids: Vec<WaiterId> = self.queue.keys().map(|(_, w)| *w).collect();
+        for wid in ids {
+            if let Some(mut r) = self.remove_waiter(wid, now, None) {
+                r.reason = reason.to_string();
+                self.answers.push((wid, WaiterAnswer::NotGranted(r)));
+            }
+        }
+    }
+
+    /// A client session ended: its leases give back their concurrency slots (their token
+    /// reservations stay until reported or expired).
+    pub fn release_client(&mut self, client_id: &str, now: Now) -> usize {
+        if client_id.is_empty() {
+            return 0;
+        }
+        let mut released = 0;
+        let mut keys = Vec::new();
+        let mut probes = Vec::new();
+        for (&no, lease) in self.leases.iter_mut() {
+            if lease.holds_slot && lease.ctx.client_id == client_id {
+                lease.holds_slot = false;
+                keys.push(lease.key);
+                released += 1;
+                // A probe whose client is gone will never answer: let the next request probe.
+                if lease.probes.breaker || !lease.probes.cooldowns.is_empty() {
+                    probes.push((no, lease.key, std::mem::take(&mut lease.probes)));
+                }
+            }
+        }
+        for (no, key, p) in probes {
+            let stand_in = Lease {
+                key,
+                need: Need::default(),
+                granted_at: now.mono,
+                granted_unix_ms: now.unix_ms,
+                holds_slot: false,
+                probes: p,
+                ctx: LeaseCtx::default(),
+            };
+            self.clear_probe(&stand_in, no);
+        }
+        for id in keys {
+            for si in 0..self.keys[id].scope.len() {
+                let k = self.keys[id].scope[si];
+                self.keys[k].in_flight = self.keys[k].in_flight.saturating_sub(1);
+            }
+        }
+        if released > 0 {
+            self.event(
+                now,
+                "",
+                "released",
+                format!(
+                    "client {client_id:?} went away: {released} concurrency slot(s) given back"
+                ),
+            );
+            self.pump(now);
+        }
+        released
+    }
+
+    /// Settles every lease whose TTL ran out at its estimate. Returns how many.
+    pub fn expire(&mut self, now: Now) -> usize {
+        let mut n = 0;
+        while let Some(Reverse((at, lease_no))) = self.expiries.peek().copied() {
+            if at > now.mono {
+                break;
+            }
+            self.expiries.pop();
+            let Some(lease) = self.leases.remove(&lease_no) else {
+                continue;
+            };
+            self.settle(&lease, None, true, now.mono);
+            self.clear_probe(&lease, lease_no);
+            let name = self.keys[lease.key].name.clone();
+            self.event(
+                now,
+                &name,
+                "expired",
+                "lease not reported within lease_ttl: settled at its estimate".into(),
+            );
+            n += 1;
+        }
+        if n > 0 {
+            self.pump(now);
+        }
+        n
+    }
+}

@@ -1,0 +1,232 @@
+//! Settling a lease with what happened: usage, headers, refusals, probes, advice.
+
+use super::*;
+
+impl Engine {
+    pub(super) fn lease_no(lease_id: &str) -> Result<u64, EngineError> {
+        u64::from_str_radix(lease_id, 16)
+            .map_err(|_| EngineError::UnknownLease(lease_id.to_string()))
+    }
+
+    /// Settles a lease with what happened and advises the caller.
+    pub fn report(
+        &mut self,
+        lease_id: &str,
+        outcome: &Outcome,
+        now: Now,
+    ) -> Result<Advice, EngineError> {
+        self.report_with_info(lease_id, outcome, now)
+            .map(|(a, _)| a)
+    }
+
+    /// `report`, and what it was about.
+    pub fn report_with_info(
+        &mut self,
+        lease_id: &str,
+        outcome: &Outcome,
+        now: Now,
+    ) -> Result<(Advice, ReportInfo), EngineError> {
+        let lease_no = Self::lease_no(lease_id)?;
+        let lease = self
+            .leases
+            .remove(&lease_no)
+            .ok_or_else(|| EngineError::UnknownLease(lease_id.to_string()))?;
+        let class = advice::classify(outcome.status, &outcome.error_type);
+        let id = lease.key;
+        // A request that got no answer may still have been served: settle it at its estimate.
+        // Without usage, an answer that may have been served (a 2xx, or none at all) is settled
+        // at its estimate; a refused one (4xx, 5xx) used no tokens.
+        let usage = if outcome.usage_known {
+            Some(outcome)
+        } else if outcome.status == 0 || (200..300).contains(&outcome.status) {
+            None
+        } else {
+            Some(&Outcome::default())
+        };
+        self.settle(&lease, usage, true, now.mono);
+        if outcome.status != 0 {
+            self.keys[id].contacted = true;
+        }
+        if class == Class::Success {
+            let base = self.base;
+            let stats = &mut self.keys[id].stats;
+            stats.first_success.get_or_insert(now.mono);
+            stats.succeeded.add(base, now.mono, 1);
+            let tokens = if outcome.usage_known {
+                outcome.input_tokens + outcome.output_tokens
+            } else {
+                lease.need.input + lease.need.output
+            };
+            stats
+                .succeeded_tokens
+                .add(base, now.mono, u32::try_from(tokens).unwrap_or(u32::MAX));
+        }
+        self.apply_headers(id, outcome, now.mono);
+
+        let rate_limited = matches!(class, Class::RateLimited | Class::Overloaded);
+        if rate_limited {
+            let stats = &mut self.keys[id].stats;
+            stats.rate_limited_total += 1;
+            stats.rate_limited.add(self.base, now.mono, 1);
+            let reason = match (&class, outcome.error_type.as_str()) {
+                (Class::Overloaded, _) => format!("provider overloaded ({})", outcome.status),
+                (_, "") => format!("provider answered {}", outcome.status),
+                (_, t) => format!("provider answered {} {t}", outcome.status),
+            };
+            let name = self.keys[id].name.clone();
+            let until = self.install_cooldown(
+                &name,
+                outcome.signals.retry_after,
+                reason,
+                Some(lease.granted_at),
+                now,
+            )?;
+            self.refused(id, &lease, outcome, until, now);
+        }
+        self.record_breaker(id, lease_no, &class, now);
+        // The probe's answer decides whether the rest may follow.
+        for name in &lease.probes.cooldowns {
+            if let Some(c) = self.cooldowns.get_mut(name) {
+                if c.probe == Some(lease_no) {
+                    c.probe = None;
+                    if !rate_limited && outcome.status != 0 && now.mono >= c.until {
+                        self.cooldowns.remove(name);
+                        self.cooldowns_dirty = true;
+                    }
+                }
+            }
+        }
+        self.pump(now);
+        let advice = self.advise(id, &lease, &class, outcome, now);
+        let name = self.keys[id].name.clone();
+        if matches!(advice.action, Action::Retry | Action::Fallback) {
+            if let Some(run) = self.runs.get_mut(&lease.ctx.run_id) {
+                run.retries += 1;
+                run.last_seen = now.mono;
+            }
+        }
+        match advice.action {
+            Action::Retry => self.keys[id].stats.retries_total += 1,
+            Action::GiveUp => {
+                self.keys[id].stats.give_ups_total += 1;
+                self.event(now, &name, "give_up", advice.reason.clone());
+            }
+            Action::Fallback => {
+                let stats = &mut self.keys[id].stats;
+                stats.fallbacks_total += 1;
+                stats.fallbacks.add(self.base, now.mono, 1);
+                let msg = format!("to {}: {}", advice.fallback_key, advice.reason);
+                self.event(now, &name, "fallback", msg);
+            }
+            Action::Done => {}
+        }
+        let usage_known = outcome.usage_known || (200..300).contains(&outcome.status);
+        let exhausted = outcome
+            .signals
+            .limits
+            .iter()
+            .find(|(_, l)| l.remaining.is_some_and(|r| r < 1.0))
+            .map(|(d, _)| d.as_str().to_string());
+        let info = ReportInfo {
+            key: name,
+            status: outcome.status,
+            error_type: outcome.error_type.clone(),
+            input_tokens: if usage_known { outcome.input_tokens } else { 0 },
+            cached_input_tokens: if usage_known {
+                outcome.cached_input_tokens
+            } else {
+                0
+            },
+            output_tokens: if usage_known {
+                outcome.output_tokens
+            } else {
+                0
+            },
+            limit_type: (outcome.status == 429).then(|| {
+                exhausted.unwrap_or_else(|| {
+                    if outcome.error_type.is_empty() {
+                        "unknown".to_string()
+                    } else {
+                        outcome.error_type.clone()
+                    }
+                })
+            }),
+        };
+        Ok((advice, info))
+    }
+
+    /// Returns a lease's reservation to its buckets, less what was actually used (or plus it,
+    /// as debt). `usage` None settles at the estimate.
+    pub(super) fn settle(
+        &mut self,
+        lease: &Lease,
+        usage: Option<&Outcome>,
+        sent: bool,
+        now: Instant,
+    ) {
+        let id = lease.key;
+        for si in 0..self.keys[id].scope.len() {
+            let k = self.keys[id].scope[si];
+            let key = &mut self.keys[k];
+            if lease.holds_slot {
+                key.in_flight = key.in_flight.saturating_sub(1);
+            }
+            let Some(u) = usage else { continue };
+            let input = u.input_tokens.saturating_sub(if key.cached_input_counts {
+                0
+            } else {
+                u.cached_input_tokens
+            });
+            let output = match key.output_counted_as {
+                // Nothing sent, nothing admitted: max_tokens is not charged either.
+                _ if !sent => 0,
+                OutputCounting::Actual => u.output_tokens,
+                OutputCounting::Reserved => u.output_tokens.max(lease.need.output),
+            };
+            let mut changed = false;
+            for b in key
+                .buckets
+                .iter_mut()
+                .filter(|b| b.charged(lease.granted_at))
+            {
+                let used = match b.rate.dimension {
+                    Dimension::Requests if sent => lease.need.requests,
+                    Dimension::Requests => 0,
+                    Dimension::Tokens => input + output,
+                    Dimension::InputTokens => input,
+                    Dimension::OutputTokens => output,
+                } as f64;
+                let delta = lease.need.amount(b.rate.dimension) - used;
+                if delta != 0.0 {
+                    b.refill(now);
+                    b.level = (b.level + delta).min(b.capacity_now(now));
+                    changed = true;
+                }
+            }
+            if changed {
+                self.mark_dirty(k);
+            }
+        }
+        if let (Some(u), true) = (usage, sent) {
+            // Evidence for the key's own reading of remaining tokens: only what its tokens
+            // bucket was charged for.
+            let key = &mut self.keys[id];
+            let charged = key.buckets.iter().any(|b| {
+                b.rate.dimension == Dimension::Tokens
+                    && b.rate.period == Period::Minute
+                    && b.charged(lease.granted_at)
+            });
+            if u.usage_known && charged {
+                let unused = lease.need.output.saturating_sub(u.output_tokens);
+                key.evidence.settled(unused as f64);
+            }
+        }
+        let stats = &mut self.keys[id].stats;
+        let reserved = lease.need.input + lease.need.output;
+        stats.tokens_outstanding = stats.tokens_outstanding.saturating_sub(reserved);
+        stats.tokens_used += match usage {
+            Some(u) => u.input_tokens + u.output_tokens,
+            None => reserved,
+        };
+    }
+}

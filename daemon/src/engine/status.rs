@@ -1,0 +1,173 @@
+//! What status shows: each key's buckets with their sources, queue, 429s, tokens, cooldown.
+
+use super::*;
+
+/// What status shows of one bucket.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BucketStatus {
+    pub dimension: Dimension,
+    pub period: Period,
+    /// Effective: what is enforced.
+    pub limit: f64,
+    pub capacity: f64,
+    pub level: f64,
+    /// Where the effective limit came from.
+    pub source: LimitSource,
+    pub capacity_source: LimitSource,
+    pub configured_limit: Option<f64>,
+    pub configured_capacity: Option<f64>,
+    /// The lower of what the headers say and what probing found, with where it came from.
+    pub learned_limit: Option<f64>,
+    pub learned_capacity: Option<f64>,
+    pub learned_source: Option<LimitSource>,
+}
+
+impl BucketStatus {
+    fn of(b: &Bucket, now: Instant) -> BucketStatus {
+        let headers = b
+            .headers
+            .as_ref()
+            .map(|h| (h.limit, h.capacity, LimitSource::Headers));
+        let aimd = b.aimd.as_ref().map(|a| (a.rate, None, LimitSource::Aimd));
+        let learned = match (headers, aimd) {
+            (Some(h), Some(a)) if a.0 < h.0 => Some(a),
+            (Some(h), _) => Some(h),
+            (None, a) => a,
+        };
+        BucketStatus {
+            dimension: b.rate.dimension,
+            period: b.rate.period,
+            limit: b.rate.limit,
+            capacity: b.capacity_now(now),
+            level: b.level,
+            source: b.source,
+            capacity_source: b.capacity_source,
+            configured_limit: b.configured.map(|c| c.limit),
+            configured_capacity: b.configured.map(|c| c.capacity),
+            learned_limit: learned.map(|l| l.0),
+            learned_capacity: learned.and_then(|l| l.1),
+            learned_source: learned.map(|l| l.2),
+        }
+    }
+}
+
+/// What status shows of one key.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KeyStatus {
+    pub key: String,
+    pub ancestors: Vec<String>,
+    pub buckets: Vec<BucketStatus>,
+    pub in_flight: u64,
+    pub max_concurrency: u64,
+    pub queue_depth: u64,
+    pub queue_wait_p50_ms: u64,
+    pub queue_wait_p95_ms: u64,
+    pub rate_limited_total: u64,
+    pub rate_limited_per_minute: f64,
+    pub tokens_reserved: u64,
+    pub tokens_used: u64,
+    pub tokens_outstanding: u64,
+    pub cooldown_remaining: Duration,
+    pub cooldown_reason: String,
+    pub fallbacks_total: u64,
+    pub fallbacks_per_minute: f64,
+    pub retries_total: u64,
+    pub give_ups_total: u64,
+    /// closed, open or half_open
+    pub breaker: &'static str,
+    pub breaker_open_remaining: Duration,
+    pub requests_total: u64,
+    pub granted_total: u64,
+    pub rejected_total: u64,
+    pub requests_per_second: f64,
+    pub last_headers: BTreeMap<String, String>,
+    pub provider: Option<Provider>,
+    pub output_counted_as: OutputCounting,
+    pub output_counted_as_source: AccountingSource,
+    pub headers_ignored_total: u64,
+}
+
+impl Engine {
+    /// Waiters by key and priority.
+    pub fn queue_depths(&self) -> Vec<(String, i32, u64)> {
+        let mut m: BTreeMap<(usize, i32), u64> = BTreeMap::new();
+        for ((Reverse(p), _), w) in &self.queue {
+            *m.entry((w.key, *p)).or_insert(0) += 1;
+        }
+        m.into_iter()
+            .map(|((k, p), n)| (self.keys[k].name.clone(), p, n))
+            .collect()
+    }
+
+    /// Status of every key, sorted by name.
+    pub fn status(&mut self, now: Now) -> Vec<KeyStatus> {
+        let mut depth = vec![0u64; self.keys.len()];
+        for w in self.queue.values() {
+            depth[w.key] += 1;
+        }
+        let base = self.base;
+        let mut out = Vec::with_capacity(self.keys.len());
+        for (id, &queue_depth) in depth.iter().enumerate() {
+            let (cooldown_until, cooldown_reason) = {
+                self.cooldowns_on(&self.keys[id].name)
+                    .filter(|(_, c)| now.mono < c.until)
+                    .map(|(_, c)| (c.until, c.reason.clone()))
+                    .max_by_key(|(u, _)| *u)
+                    .unwrap_or((now.mono, String::new()))
+            };
+            let ancestors_names = self.keys[id].scope[1..]
+                .iter()
+                .map(|&a| self.keys[a].name.clone())
+                .collect();
+            let key = &mut self.keys[id];
+            for b in &mut key.buckets {
+                b.refill(now.mono);
+            }
+            let rl_minute = key.stats.rate_limited.sum_last(base, now.mono, 60);
+            let granted_10s = key.stats.granted.sum_last(base, now.mono, 10);
+            let fallbacks_minute = key.stats.fallbacks.sum_last(base, now.mono, 60);
+            out.push(KeyStatus {
+                key: key.name.clone(),
+                ancestors: ancestors_names,
+                buckets: key
+                    .buckets
+                    .iter()
+                    .filter(|b| b.is_limited())
+                    .map(|b| BucketStatus::of(b, now.mono))
+                    .collect(),
+                in_flight: key.in_flight,
+                max_concurrency: key.max_concurrency.unwrap_or(0),
+                queue_depth,
+                queue_wait_p50_ms: key.stats.waits.percentile(50.0),
+                queue_wait_p95_ms: key.stats.waits.percentile(95.0),
+                rate_limited_total: key.stats.rate_limited_total,
+                rate_limited_per_minute: rl_minute as f64,
+                tokens_reserved: key.stats.tokens_reserved,
+                tokens_used: key.stats.tokens_used,
+                tokens_outstanding: key.stats.tokens_outstanding,
+                cooldown_remaining: cooldown_until.saturating_duration_since(now.mono),
+                cooldown_reason,
+                fallbacks_total: key.stats.fallbacks_total,
+                fallbacks_per_minute: fallbacks_minute as f64,
+                retries_total: key.stats.retries_total,
+                give_ups_total: key.stats.give_ups_total,
+                breaker: key.breaker.state_name(now.mono),
+                breaker_open_remaining: key
+                    .breaker
+                    .open_until()
+                    .map_or(Duration::ZERO, |u| u.saturating_duration_since(now.mono)),
+                requests_total: key.stats.requests_total,
+                granted_total: key.stats.granted_total,
+                rejected_total: key.stats.rejected_total,
+                requests_per_second: granted_10s as f64 / 10.0,
+                last_headers: key.last_headers.clone(),
+                provider: key.provider,
+                output_counted_as: key.output_counted_as,
+                output_counted_as_source: key.output_source,
+                headers_ignored_total: key.stats.headers_ignored_total,
+            });
+        }
+        out.sort_by(|a, b| a.key.cmp(&b.key));
+        out
+    }
+}
