@@ -88,11 +88,7 @@ impl Engine {
             let i = if hl.limit.is_some() {
                 key.minute_bucket(*dim, now)
             } else {
-                match key
-                    .buckets
-                    .iter()
-                    .position(|b| b.rate.dimension == *dim && b.rate.period == Period::Minute)
-                {
+                match key.find_minute_bucket(*dim) {
                     Some(i) => i,
                     None => continue,
                 }

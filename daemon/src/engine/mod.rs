@@ -329,13 +329,16 @@ impl KeyState {
             .filter(|d| !d.is_zero())
     }
 
-    /// The key's minute bucket of `dim`, made (learned, unlimited until told) if missing.
-    fn minute_bucket(&mut self, dim: Dimension, now: Instant) -> usize {
-        if let Some(i) = self
-            .buckets
+    /// The index of the key's minute bucket of `dim`, if it has one.
+    fn find_minute_bucket(&self, dim: Dimension) -> Option<usize> {
+        self.buckets
             .iter()
             .position(|b| b.rate.dimension == dim && b.rate.period == Period::Minute)
-        {
+    }
+
+    /// The key's minute bucket of `dim`, made (learned, unlimited until told) if missing.
+    fn minute_bucket(&mut self, dim: Dimension, now: Instant) -> usize {
+        if let Some(i) = self.find_minute_bucket(dim) {
             return i;
         }
         let mut b = Bucket::learned(dim, now);

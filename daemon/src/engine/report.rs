@@ -211,11 +211,9 @@ impl Engine {
             // Evidence for the key's own reading of remaining tokens: only what its tokens
             // bucket was charged for.
             let key = &mut self.keys[id];
-            let charged = key.buckets.iter().any(|b| {
-                b.rate.dimension == Dimension::Tokens
-                    && b.rate.period == Period::Minute
-                    && b.charged(lease.granted_at)
-            });
+            let charged = key
+                .find_minute_bucket(Dimension::Tokens)
+                .is_some_and(|i| key.buckets[i].charged(lease.granted_at));
             if u.usage_known && charged {
                 let unused = lease.need.output.saturating_sub(u.output_tokens);
                 key.evidence.settled(unused as f64);
