@@ -13,6 +13,10 @@ pub const UNAVAILABLE: u8 = 69;
 pub const SOFTWARE: u8 = 70;
 /// The socket is taken by another daemon.
 pub const CANTCREAT: u8 = 73;
+/// State could not be written to the disk.
+pub const IOERR: u8 = 74;
+/// Not allowed: another user's lease or claim.
+pub const NOPERM: u8 = 77;
 /// Not granted in time, or the daemon's own bounds are full: try again later.
 pub const TEMPFAIL: u8 = 75;
 
@@ -30,6 +34,7 @@ pub fn status(s: &tonic::Status) -> ExitCode {
         Code::NotFound => NOINPUT,
         Code::Unavailable => UNAVAILABLE,
         Code::ResourceExhausted => TEMPFAIL,
+        Code::PermissionDenied => NOPERM,
         _ => SOFTWARE,
     };
     fail(code, s.message())

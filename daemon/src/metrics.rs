@@ -59,6 +59,11 @@ struct FallbackLabel {
     reason: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OperationLabel {
+    operation: String,
+}
+
 fn wait_histogram() -> Histogram {
     // 1 ms to about 65 s.
     Histogram::new(exponential_buckets(0.001, 2.0, 17))
@@ -77,6 +82,8 @@ pub struct Metrics {
     duplicates: Counter,
     cooldown_active: Family<KeyLabel, Gauge>,
     limit_effective: Family<LimitLabel, Gauge<f64, AtomicU64>>,
+    store_failures: Family<OperationLabel, Counter>,
+    store_healthy: Gauge,
 }
 
 impl Default for Metrics {
@@ -100,6 +107,8 @@ impl Metrics {
             duplicates: Counter::default(),
             cooldown_active: Family::default(),
             limit_effective: Family::default(),
+            store_failures: Family::default(),
+            store_healthy: Gauge::default(),
             registry: Registry::default(),
         };
         // The text encoder adds `_total` to counters.
@@ -158,6 +167,17 @@ impl Metrics {
             "The effective per-minute limit of each bucket, by where it came from (config, headers, aimd)",
             m.limit_effective.clone(),
         );
+        registry.register(
+            "llm_store_write_failures",
+            "Writes to the state store that failed or did not finish in time, by operation",
+            m.store_failures.clone(),
+        );
+        registry.register(
+            "llm_store_healthy",
+            "1 while the state store's last write succeeded in time, 0 while writes fail",
+            m.store_healthy.clone(),
+        );
+        m.store_healthy.set(1);
         Metrics { registry, ..m }
     }
 
@@ -233,6 +253,18 @@ impl Metrics {
             }
             Action::Done | Action::GiveUp => {}
         }
+    }
+
+    /// A store operation failed (`failed`) or succeeded.
+    pub fn store_write(&self, operation: &str, failed: bool) {
+        if failed {
+            self.store_failures
+                .get_or_create(&OperationLabel {
+                    operation: operation.into(),
+                })
+                .inc();
+        }
+        self.store_healthy.set(i64::from(!failed));
     }
 
     pub fn duplicate_suppressed(&self) {

@@ -20,6 +20,9 @@ pub struct ClaimArgs {
     /// Print the answer as JSON (state, since_unix_ms, result as text)
     #[arg(long)]
     json: bool,
+    /// After the store lost records, take a job it does not know as not done (exit 4 otherwise)
+    #[arg(long)]
+    accept_lost_history: bool,
 }
 
 #[derive(Args, Debug)]
@@ -34,6 +37,8 @@ pub struct CompleteArgs {
 /// DONE exits 3 (the stored result on stdout), so a script can tell it from CLAIMED (0, do the
 /// work) and PENDING (75, someone else is on it).
 pub const DONE_EXIT: u8 = 3;
+/// The store lost records and does not know the job: it may have been done.
+pub const LOST_EXIT: u8 = 4;
 
 pub async fn claim(args: ClaimArgs, socket: PathBuf) -> ExitCode {
     let mut client = match connect(&socket).await {
@@ -43,9 +48,11 @@ pub async fn claim(args: ClaimArgs, socket: PathBuf) -> ExitCode {
     let req = pb::ClaimRequest {
         key: args.key,
         ttl_ms: args.ttl.as_millis().min(i64::MAX as u128) as i64,
+        accept_lost_history: args.accept_lost_history,
     };
     let r = match client.claim(req).await {
         Ok(r) => r.into_inner(),
+        Err(s) if s.code() == tonic::Code::DataLoss => return exit::fail(LOST_EXIT, s.message()),
         Err(s) => return exit::status(&s),
     };
     let state = pb::claim_response::State::try_from(r.state)

@@ -49,6 +49,12 @@ pub struct DaemonArgs {
     /// Serve Prometheus metrics on this address (a bare port means 127.0.0.1) [default: off]
     #[arg(long, value_name = "ADDR", value_parser = llmctl_daemon::config::parse_metrics_addr)]
     metrics_addr: Option<std::net::SocketAddr>,
+    /// How long a done claim is kept, and claims stay suspect after the store lost records [default: 7d]
+    #[arg(long, value_name = "DUR", value_parser = super::duration)]
+    claim_retention: Option<Duration>,
+    /// Largest claim result Complete stores, in bytes [default: 1048576]
+    #[arg(long, value_name = "BYTES")]
+    max_claim_result: Option<usize>,
     /// Let this group use the socket (socket 0660, folder 0750)
     #[arg(long, value_name = "GROUP")]
     socket_group: Option<String>,
@@ -71,6 +77,8 @@ impl DaemonArgs {
             metrics_addr: self.metrics_addr,
             breaker: Default::default(),
             transit_allowance: self.transit_allowance,
+            claim_retention: self.claim_retention,
+            max_claim_result: self.max_claim_result,
         }
     }
 }
@@ -128,6 +136,12 @@ pub async fn run(args: DaemonArgs, socket: PathBuf) -> ExitCode {
         Err(e @ (DaemonError::Socket(_) | DaemonError::Metrics { .. })) => {
             exit::fail(exit::CANTCREAT, e)
         }
+        // The data dir is another daemon's, or not a folder of this user.
+        Err(e @ DaemonError::Store(llmctl_daemon::store::StoreError::DataDir(_))) => {
+            exit::fail(exit::CANTCREAT, e)
+        }
+        Err(DaemonError::Store(e)) if e.is_locked() => exit::fail(exit::CANTCREAT, e),
+        Err(e @ DaemonError::Unflushed { .. }) => exit::fail(exit::IOERR, e),
         Err(e @ DaemonError::Config(_)) => exit::fail(exit::USAGE, e),
         Err(e) => exit::fail(exit::SOFTWARE, e),
     }

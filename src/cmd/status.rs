@@ -153,6 +153,27 @@ pub fn key_line(k: &pb::KeyStatus) -> String {
     parts.join("  ")
 }
 
+/// What an operator must know about the daemon's own state before its keys.
+pub fn store_lines(st: &pb::StatusResponse) -> Vec<String> {
+    let ago = |at: i64| (st.now_unix_ms - at).max(0) as f64 / 1000.0;
+    let mut out = Vec::new();
+    if st.store_failing_since_unix_ms > 0 {
+        out.push(format!(
+            "STORE FAILING for {:.0} s: {} (claims answer UNAVAILABLE; limits go on)",
+            ago(st.store_failing_since_unix_ms),
+            st.store_error
+        ));
+    }
+    if st.claims_lost_at_unix_ms > 0 {
+        out.push(format!(
+            "CLAIMS LOST {:.0} s ago: the store lost records; jobs it does not know answer \
+             DATA_LOSS unless claimed with --accept-lost-history",
+            ago(st.claims_lost_at_unix_ms)
+        ));
+    }
+    out
+}
+
 pub async fn run(args: StatusArgs, socket: PathBuf) -> ExitCode {
     let mut client = match connect(&socket).await {
         Ok(c) => c,
@@ -171,6 +192,9 @@ pub async fn run(args: StatusArgs, socket: PathBuf) -> ExitCode {
                 "started_unix_ms": st.started_unix_ms,
                 "sessions": st.sessions,
                 "duplicates_suppressed": st.duplicates_suppressed,
+                "claims_lost_at_unix_ms": (st.claims_lost_at_unix_ms > 0).then_some(st.claims_lost_at_unix_ms),
+                "store_failing_since_unix_ms": (st.store_failing_since_unix_ms > 0).then_some(st.store_failing_since_unix_ms),
+                "store_error": (!st.store_error.is_empty()).then_some(&st.store_error),
                 "events": st.events.iter().map(|e| json!({
                     "unix_ms": e.unix_ms, "key": e.key, "kind": e.kind, "message": e.message,
                 })).collect::<Vec<_>>(),
@@ -183,7 +207,12 @@ pub async fn run(args: StatusArgs, socket: PathBuf) -> ExitCode {
                 })).collect::<Vec<_>>(),
             })
         );
-    } else if st.keys.is_empty() {
+        return ExitCode::SUCCESS;
+    }
+    for line in store_lines(&st) {
+        println!("{line}");
+    }
+    if st.keys.is_empty() {
         println!("no keys yet: configure [keys.\"...\"] or acquire on one");
     } else {
         for k in &st.keys {

@@ -20,20 +20,60 @@ pub struct Daemon {
 impl Daemon {
     /// Starts a daemon with `config` (TOML) and waits until it answers.
     pub fn start(config: &str) -> Daemon {
+        let mut d = Daemon::new(config);
+        d.restart();
+        d
+    }
+
+    /// A daemon's folders and config, not started yet.
+    pub fn new(config: &str) -> Daemon {
         let dir = tempfile::tempdir().expect("temp dir");
         let socket = dir.path().join("run/llmctl.sock");
         let data = dir.path().join("state");
         let config_path = dir.path().join("config.toml");
         std::fs::write(&config_path, config).expect("write config");
-        let mut d = Daemon {
+        Daemon {
             dir,
             socket,
             data,
             config: config_path,
             child: None,
-        };
-        d.restart();
-        d
+        }
+    }
+
+    /// Runs `llmctl daemon` on this daemon's data and config with another socket and `extra`
+    /// flags until it exits (it is expected to refuse to start), with a time bound.
+    pub fn run_other(&self, socket: &Path, extra: &[&str]) -> Output {
+        let mut child = Command::new(BIN)
+            .arg("daemon")
+            .arg("--socket")
+            .arg(socket)
+            .arg("--data-dir")
+            .arg(&self.data)
+            .arg("--config")
+            .arg(&self.config)
+            .args(extra)
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn daemon");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while child.try_wait().expect("wait").is_none() {
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("the other daemon did not exit");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        child.wait_with_output().expect("output")
+    }
+
+    /// The daemon's stderr so far is not readable while it runs; this stops it (SIGTERM) and
+    /// returns what it wrote.
+    pub fn stop_and_log(&mut self) -> String {
+        String::from_utf8_lossy(&self.terminate().stderr).into_owned()
     }
 
     /// Starts (again) on the same socket, data and config.
@@ -184,4 +224,13 @@ pub fn now_unix_ms() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0)
+}
+
+/// Runs a future to completion from a plain test.
+pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+        .block_on(f)
 }

@@ -11,4 +11,5 @@ mod policy;
 mod rejects;
 mod sessions;
 mod simulate;
+mod storage;
 mod top;

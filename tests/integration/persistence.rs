@@ -22,7 +22,7 @@ async fn learn_half_empty(d: &Daemon) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kill_9_while_half_empty_does_not_restart_full() {
+async fn kill_9_keeps_learned_limits_and_takes_unsnapshotted_grants_as_made() {
     let mut d = Daemon::start("");
     learn_half_empty(&d).await;
     // Snapshots are written every 250 ms while levels change.
@@ -36,9 +36,10 @@ async fn kill_9_while_half_empty_does_not_restart_full() {
         (100_000.0, "headers"),
         "runtime limit restored"
     );
-    // Restored with refill for the time passed (about 1.7k per second), far from full.
+    // Killed, the daemon cannot know what it granted after its last snapshot: the bucket counts
+    // as emptied when it was last seen alive, and refills (about 1.7k per second) from then.
     assert!(
-        b.level > 50_000.0 && b.level < 70_000.0,
+        b.level >= 0.0 && b.level < 10_000.0,
         "restored level {}",
         b.level
     );

@@ -260,7 +260,7 @@ def test_bad_claim_input_is_refused_before_the_daemon_is_asked(key: Any, ttl: An
         ("text", "must be bytes, not str (encode it"),
         ({"a": 1}, "must be bytes, not dict (serialise it"),
         (None, "must be bytes, not NoneType"),
-        (b"x" * (1024 * 1024 + 1), "is 1048577 bytes, over the 1048576 bytes a record holds"),
+        (b"x" * (16 * 1024 * 1024 + 1), "is 16777217 bytes, over the 16777216 bytes a record holds"),
     ],
 )
 def test_a_bad_result_is_refused_before_the_daemon_is_asked(result: Any, words: str) -> None:
@@ -353,3 +353,45 @@ def test_concurrent_async_run_once_runs_the_work_once(daemon: Daemon) -> None:
     got = asyncio.run(main())
     assert got.count(b"once") == 1
     assert all(isinstance(g, llmctl.Pending) for g in got if g != b"once")
+
+
+def test_complete_needs_a_claim_and_never_replaces_a_result(client: llmctl.Client) -> None:
+    with pytest.raises(llmctl.ClaimRefused, match="Claim it before Complete"):
+        client.complete("never-claimed", b"x")
+    assert client.claim("once", 30).claimed
+    client.complete("once", b"first")
+    client.complete("once", b"first")  # the same again is harmless
+    with pytest.raises(llmctl.ClaimRefused, match="already done with another result"):
+        client.complete("once", b"second")
+    assert client.claim("once", 30).result == b"first"
+
+
+def test_over_max_claim_result_is_refused_by_the_daemon() -> None:
+    d = Daemon("[daemon]\nmax_claim_result = 10\n")
+    try:
+        with llmctl.Client(d.socket, fail_mode="closed") as c:
+            assert c.claim("small", 30).claimed
+            with pytest.raises(llmctl.InvalidArgument, match="max_claim_result"):
+                c.complete("small", b"x" * 11)
+            c.complete("small", b"x" * 10)
+    finally:
+        d.close()
+
+
+def test_after_the_store_lost_records_an_unknown_job_raises_until_accepted() -> None:
+    d = Daemon()
+    try:
+        with llmctl.Client(d.socket, fail_mode="closed") as c:
+            assert c.claim("before-the-loss", 300).claimed
+            d.stop()
+            # The store's file loses everything; the marker beside it remembers it had records.
+            with open(Path(d.data) / "db", "r+b") as f:
+                f.truncate(0)
+            d.start()
+            with pytest.raises(llmctl.ClaimHistoryLost, match="may have been done") as e:
+                c.claim("before-the-loss", 300)
+            assert e.value.code == "DATA_LOSS"
+            assert c.claim("before-the-loss", 300, accept_lost_history=True).claimed
+            assert d.raw_status().claims_lost_at_unix_ms > 0
+    finally:
+        d.close()

@@ -140,6 +140,8 @@ struct RawDaemon {
     default_profile: Option<String>,
     max_runs: Option<i64>,
     metrics_addr: Option<String>,
+    claim_retention: Option<String>,
+    max_claim_result: Option<i64>,
     breaker_failure_rate: Option<f64>,
     breaker_min_requests: Option<i64>,
     breaker_window: Option<String>,
@@ -190,8 +192,17 @@ pub struct DaemonSettings {
     pub max_runs: Option<usize>,
     /// Prometheus text on this address (a bare port means 127.0.0.1).
     pub metrics_addr: Option<std::net::SocketAddr>,
+    /// How long a done claim (and the knowledge that claims were lost) is kept.
+    pub claim_retention: Option<Duration>,
+    /// Largest result a Complete may store, in bytes.
+    pub max_claim_result: Option<usize>,
     pub breaker: BreakerConfig,
 }
+
+/// Defaults of the claim settings.
+pub const DEFAULT_CLAIM_RETENTION: Duration = Duration::from_secs(7 * 86_400);
+pub const DEFAULT_MAX_CLAIM_RESULT: usize = 1024 * 1024;
+pub const MAX_CLAIM_RESULT_CEILING: i64 = 16 * 1024 * 1024;
 
 impl DaemonSettings {
     /// `other`'s values win where given.
@@ -212,12 +223,22 @@ impl DaemonSettings {
             transit_allowance,
             default_profile,
             max_runs,
-            metrics_addr
+            metrics_addr,
+            claim_retention,
+            max_claim_result
         );
     }
 
     pub fn snapshot_interval(&self) -> Duration {
         self.snapshot_interval.unwrap_or(Duration::from_millis(250))
+    }
+
+    pub fn claim_retention(&self) -> Duration {
+        self.claim_retention.unwrap_or(DEFAULT_CLAIM_RETENTION)
+    }
+
+    pub fn max_claim_result(&self) -> usize {
+        self.max_claim_result.unwrap_or(DEFAULT_MAX_CLAIM_RESULT)
     }
 }
 
@@ -388,10 +409,20 @@ fn daemon_settings(d: &RawDaemon) -> Result<DaemonSettings, String> {
             &BreakerConfig::default(),
         )?,
         transit_allowance: duration_field("daemon", "transit_allowance", &d.transit_allowance)?,
+        claim_retention: duration_field("daemon", "claim_retention", &d.claim_retention)?,
+        max_claim_result: count_field(
+            s,
+            "max_claim_result",
+            d.max_claim_result,
+            0,
+            MAX_CLAIM_RESULT_CEILING,
+        )?
+        .map(|n| n as usize),
     };
     for (field, v) in [
         ("lease_ttl", settings.lease_ttl),
         ("snapshot_interval", settings.snapshot_interval),
+        ("claim_retention", settings.claim_retention),
     ] {
         if v == Some(Duration::ZERO) {
             return Err(format!(

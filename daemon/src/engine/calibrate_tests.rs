@@ -582,11 +582,11 @@ fn learned_limits_survive_a_restart() {
     // Through the store, as the daemon does.
     let dir = std::env::temp_dir().join(format!("llmctl-learned-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let store = crate::store::Store::open(&dir).expect("store");
+    let store = crate::store::Store::open(&dir, 1).expect("store").0;
     store
         .save_keys(&fx.e.snapshot_all(fx.now(2000)))
         .expect("save");
-    let loaded = store.load();
+    let loaded = store.load().expect("load");
     drop(store);
     let _ = std::fs::remove_dir_all(&dir);
     assert!(loaded.unreadable.is_empty(), "{:?}", loaded.unreadable);

@@ -26,6 +26,7 @@ mod stats;
 mod status;
 #[cfg(test)]
 mod tests;
+pub mod text;
 
 pub use advice::{Action, Advice, Class};
 pub use breaker::BreakerConfig;
@@ -463,7 +464,12 @@ fn validate_units(what: &str, v: i64) -> Result<u64, EngineError> {
 /// Checks a key name: non-empty, at most 256 bytes, no control characters, `/`-separated
 /// segments that are not empty.
 pub fn validate_key(key: &str) -> Result<(), EngineError> {
-    let bad = |why: &str| Err(EngineError::InvalidArgument(format!("key {key:?} {why}")));
+    let bad = |why: &str| {
+        Err(EngineError::InvalidArgument(format!(
+            "key \"{}\" {why}",
+            text::printable_prefix(key)
+        )))
+    };
     if key.is_empty() {
         return Err(EngineError::InvalidArgument(
             "key is empty; name the quota, e.g. \"openai/gpt-5.5\"".into(),
@@ -475,8 +481,11 @@ pub fn validate_key(key: &str) -> Result<(), EngineError> {
             key.len()
         )));
     }
-    if key.chars().any(char::is_control) {
-        return bad("contains a control character; use printable characters only");
+    if key.chars().any(text::is_hidden) {
+        return bad(
+            "contains a control, zero-width or bidirectional-override character; use visible \
+             characters only",
+        );
     }
     if key.split('/').any(str::is_empty) {
         return bad(

@@ -17,6 +17,18 @@ pub struct KeySnapshot {
     pub usage_counting: Option<OutputCounting>,
 }
 
+impl KeySnapshot {
+    /// For a run that stopped without flushing: every grant it may have made after this was
+    /// saved is taken as made, so each bucket counts as emptied at `crash_unix_ms` and refills
+    /// from then. Debt is kept; learned limits are not touched.
+    pub fn assume_spent_until(&mut self, crash_unix_ms: i64) {
+        self.saved_unix_ms = self.saved_unix_ms.max(crash_unix_ms);
+        for b in &mut self.buckets {
+            b.level = b.level.min(0.0);
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BucketSnapshot {
     pub dimension: Dimension,

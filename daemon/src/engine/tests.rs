@@ -684,6 +684,36 @@ fn snapshot_and_restore_refill_for_the_time_passed() {
 }
 
 #[test]
+fn after_an_unclean_stop_buckets_count_as_spent_at_the_crash_and_debt_stays() {
+    let mk = || {
+        Fx::new(vec![(
+            "k",
+            limits(vec![rate(Dimension::Tokens, 60_000.0, 10_000.0)]),
+        )])
+    };
+    let mut fx = mk().filled();
+    lease(&fx.acquire("k", 6000, 0, 0, 0));
+    let mut snaps = fx.e.take_dirty(fx.now(0));
+    let mut debt = snaps[0].clone();
+    debt.buckets[0].level = -500.0;
+    // Crashed 1.5 s after the snapshot, restarted 2 s after it (1 token per ms).
+    let crash = T0_UNIX + 1500;
+    snaps[0].assume_spent_until(crash);
+    debt.assume_spent_until(crash);
+    assert_eq!(debt.buckets[0].level, -500.0, "debt is kept");
+    let mut fx2 = mk();
+    fx2.e.restore(&snaps, &[], at(fx2.base, 2000));
+    assert_eq!(
+        fx2.level("k", Dimension::Tokens, 2000),
+        500.0,
+        "only the refill since the crash, not the 4000 saved"
+    );
+    let mut fx3 = mk();
+    fx3.e.restore(&[debt], &[], at(fx3.base, 2000));
+    assert_eq!(fx3.level("k", Dimension::Tokens, 2000), 0.0);
+}
+
+#[test]
 fn runtime_limits_survive_a_restore() {
     let mut fx = Fx::new(vec![]);
     let id = lease(&fx.acquire("o/m", 0, 0, 0, 0));

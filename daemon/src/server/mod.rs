@@ -1,12 +1,14 @@
 //! The daemon process: binds the socket, restores the engine from the store, serves gRPC, moves
 //! the queue on time, snapshots state, and stops cleanly.
 
+mod claims;
 mod service;
 pub mod socket;
+mod storage;
 
 use crate::config::Config;
 use crate::engine::{Engine, Now, WaiterAnswer, WaiterId};
-use crate::store::Store;
+use crate::store::{Loaded, Opened, Store, StoreError};
 use std::collections::HashMap;
 use std::future::Future;
 use std::path::PathBuf;
@@ -27,12 +29,20 @@ pub enum DaemonError {
     Config(#[from] crate::engine::EngineError),
     #[error("gRPC server failed: {0}")]
     Serve(#[from] tonic::transport::Error),
+    #[error(
+        "stopped without flushing state to {dir} (the store failed or did not answer in time; \
+         see the errors above): the next start takes every grant since the last snapshot as made"
+    )]
+    Unflushed { dir: PathBuf },
     #[error("cannot serve metrics on {addr}: {source}; pick another --metrics-addr")]
     Metrics {
         addr: std::net::SocketAddr,
         source: std::io::Error,
     },
 }
+
+/// How long in-flight calls, and then the final flush, may take when the daemon stops.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 /// The wall clock and the monotonic clock, read together.
 pub fn now() -> Now {
@@ -94,15 +104,29 @@ pub(crate) struct Shared {
     pub started_unix_ms: i64,
     pub socket: String,
     pub stopping: watch::Receiver<bool>,
-    pub store: Arc<Store>,
+    /// The store, every operation on it bounded in time.
+    pub storage: storage::Storage,
     /// Claims are decided one at a time, so two racing claimants cannot both win.
     pub claims: tokio::sync::Mutex<()>,
+    /// When the store was found to have lost records (0: it was not).
+    pub claims_lost_at: std::sync::atomic::AtomicI64,
+    pub claim_retention: Duration,
+    pub max_claim_result: usize,
     pub duplicates_suppressed: std::sync::atomic::AtomicU64,
     /// The same as the core's, reachable without its lock.
     pub metrics: Option<Arc<crate::metrics::Metrics>>,
 }
 
 impl Shared {
+    /// The loss of claim records, while claims from before it may still be asked about.
+    pub fn claims_lost_at_in_force(&self, now_unix_ms: i64) -> Option<i64> {
+        let at = self
+            .claims_lost_at
+            .load(std::sync::atomic::Ordering::Relaxed);
+        (at > 0 && now_unix_ms < at.saturating_add(self.claim_retention.as_millis() as i64))
+            .then_some(at)
+    }
+
     pub fn core(&self) -> MutexGuard<'_, Core> {
         self.core
             .lock()
@@ -120,23 +144,90 @@ pub struct DaemonOptions {
     pub metrics_addr: Option<std::net::SocketAddr>,
 }
 
-/// Opens the store, or when it cannot be read, moves it aside (kept for inspection) and starts
-/// a fresh one: buckets then start empty.
-fn open_store(dir: &std::path::Path) -> Result<Store, DaemonError> {
-    match Store::open(dir) {
-        Ok(s) => Ok(s),
-        Err(e) => {
-            let aside = dir.with_extension(format!("unreadable-{}", now().unix_ms));
+/// The store as found at start.
+struct OpenedStore {
+    store: Store,
+    opened: Opened,
+    loaded: Loaded,
+}
+
+/// Opens the store in the (locked) data dir and reads it. A store that cannot be read (an error,
+/// or sled panicking on a damaged file) is moved aside inside the data dir and a fresh one
+/// started; a store another process holds is in use, not unreadable, and is never moved.
+fn open_store(dir: &std::path::Path, now_unix_ms: i64) -> Result<OpenedStore, DaemonError> {
+    let attempt = || {
+        let (store, opened) = Store::open(dir, now_unix_ms)?;
+        let loaded = store.load()?;
+        Ok::<_, StoreError>(OpenedStore {
+            store,
+            opened,
+            loaded,
+        })
+    };
+    let problem = match attempt() {
+        Ok(s) => return Ok(s),
+        Err(e) if e.is_locked() || matches!(e, StoreError::DataDir(_)) => return Err(e.into()),
+        Err(e) => e,
+    };
+    let aside = crate::store::move_aside(dir, now_unix_ms)?;
+    tracing::error!(
+        "{problem}; moved it to {} and started a fresh store: buckets start empty, and claims \
+         not found answer DATA_LOSS until claim_retention has passed (see llmctl status)",
+        aside.display()
+    );
+    Ok(attempt()?)
+}
+
+/// Logs what the start found about the run before, and after an unclean stop takes every grant
+/// it may have made since its last snapshot as made.
+fn recover(found: &mut OpenedStore, start: Now, interval: Duration, dir: &std::path::Path) {
+    let opened = &found.opened;
+    for problem in &found.loaded.unreadable {
+        tracing::warn!("unreadable saved state, that key starts empty: {problem}");
+    }
+    if let (Some(m), Some(at)) = (opened.marker, opened.lost_at_unix_ms) {
+        if m.generation > opened.generation {
             tracing::error!(
-                "{e}; moving it to {} and starting with empty buckets",
-                aside.display()
+                "the state store in {} lost records (it is at generation {}, its marker saw {} \
+                 flushed): buckets start empty, and claims not found answer DATA_LOSS until \
+                 claim_retention has passed (found at {at})",
+                dir.display(),
+                opened.generation,
+                m.generation
             );
-            std::fs::rename(dir, &aside).map_err(|source| crate::store::StoreError::Open {
-                path: dir.to_path_buf(),
-                source: sled::Error::Io(source),
-            })?;
-            Ok(Store::open(dir)?)
         }
+    }
+    let had = !found.loaded.keys.is_empty() || !found.loaded.cooldowns.is_empty();
+    if !opened.unclean(had) {
+        return;
+    }
+    // The marker is rewritten every snapshot interval while the daemon lives: it died within
+    // two of them after it was last seen, unless records were lost (then nothing is known).
+    let crash = match opened.marker {
+        Some(m) if m.generation <= opened.generation && m.alive_unix_ms > 0 => {
+            (m.alive_unix_ms + 2 * interval.as_millis() as i64).min(start.unix_ms)
+        }
+        _ => start.unix_ms,
+    };
+    for k in &mut found.loaded.keys {
+        k.assume_spent_until(crash);
+    }
+    let lost_now = opened
+        .marker
+        .is_some_and(|m| m.generation > opened.generation);
+    if !lost_now {
+        tracing::warn!(
+            "the last run stopped without flushing (killed or crashed{}): every grant it may \
+             have made since its last snapshot is taken as made, so buckets refill from empty \
+             (learned limits, debt and cooldowns are kept)",
+            opened
+                .marker
+                .map(|m| format!(
+                    ", last seen alive {} ms before this start",
+                    start.unix_ms - m.alive_unix_ms
+                ))
+                .unwrap_or_default()
+        );
     }
 }
 
@@ -145,13 +236,19 @@ pub async fn run(
     opts: DaemonOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), DaemonError> {
+    // Everything the daemon creates is its user's alone (the socket is opened to a group below).
+    rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o077));
     let (listener, bound) = socket::bind(&opts.socket, opts.config.daemon.socket_group.as_deref())?;
-    std::fs::create_dir_all(&opts.data_dir).map_err(|source| crate::store::StoreError::Open {
-        path: opts.data_dir.clone(),
-        source: sled::Error::Io(source),
-    })?;
-    let store = Arc::new(open_store(&opts.data_dir)?);
+    let data_lock = crate::store::datadir::lock(&opts.data_dir).map_err(StoreError::from)?;
     let start = now();
+    let interval = opts.config.daemon.snapshot_interval();
+    let mut found = open_store(&opts.data_dir, start.unix_ms)?;
+    recover(&mut found, start, interval, &opts.data_dir);
+    let OpenedStore {
+        store,
+        opened,
+        loaded,
+    } = found;
     let epoch = (start.unix_ms as u64 / 1000) ^ u64::from(std::process::id()) << 16;
     let mut engine = Engine::new(
         opts.config.engine_config(),
@@ -159,10 +256,6 @@ pub async fn run(
         start,
         epoch,
     )?;
-    let loaded = store.load();
-    for problem in &loaded.unreadable {
-        tracing::warn!("unreadable saved state, that key starts empty: {problem}");
-    }
     let empty = engine.restore(&loaded.keys, &loaded.cooldowns, start);
     if !empty.is_empty() {
         tracing::info!(
@@ -188,8 +281,11 @@ pub async fn run(
         started_unix_ms: start.unix_ms,
         socket: bound.path.display().to_string(),
         stopping: stop_rx.clone(),
-        store: store.clone(),
+        storage: storage::Storage::new(store, metrics.clone()),
         claims: tokio::sync::Mutex::new(()),
+        claims_lost_at: std::sync::atomic::AtomicI64::new(opened.lost_at_unix_ms.unwrap_or(0)),
+        claim_retention: opts.config.daemon.claim_retention(),
+        max_claim_result: opts.config.daemon.max_claim_result(),
         duplicates_suppressed: std::sync::atomic::AtomicU64::new(0),
         metrics,
     });
@@ -198,11 +294,10 @@ pub async fn run(
         Some(addr) => Some(serve_metrics(shared.clone(), addr, stop_rx.clone()).await?),
         None => None,
     };
-    let interval = opts.config.daemon.snapshot_interval();
     let writer = tokio::spawn(write_snapshots(
         shared.clone(),
-        store.clone(),
         interval,
+        SHUTDOWN_GRACE,
         stop_rx.clone(),
     ));
 
@@ -238,7 +333,7 @@ pub async fn run(
     );
     let served = tokio::select! {
         res = &mut server => Some(res),
-        _ = stopped_rx => match tokio::time::timeout(Duration::from_secs(5), &mut server).await {
+        _ = stopped_rx => match tokio::time::timeout(SHUTDOWN_GRACE, &mut server).await {
             Ok(res) => Some(res),
             Err(_) => {
                 // In-flight calls had their grace period.
@@ -252,20 +347,20 @@ pub async fn run(
     if let Some(t) = metrics_task {
         let _ = t.await;
     }
-    let _ = writer.await;
-    let t = now();
-    let (keys, cooldowns) = {
-        let mut core = shared.core();
-        (
-            core.engine.snapshot_all(t),
-            core.engine.cooldowns_snapshot(t),
-        )
-    };
-    store.save_keys(&keys)?;
-    store.save_cooldowns(&cooldowns)?;
-    store.flush()?;
-    tracing::info!("state flushed to {}; stopped", store.path().display());
+    let flushed = writer.await.unwrap_or(false);
     drop(bound);
+    if !flushed {
+        drop(data_lock);
+        return Err(DaemonError::Unflushed {
+            dir: shared.storage.path().to_path_buf(),
+        });
+    }
+    let dir = shared.storage.path().display();
+    if let Err(e) = shared.storage.mark_clean(now().unix_ms) {
+        tracing::warn!("cannot mark the stop as clean in {dir}: {e}");
+    }
+    tracing::info!("state flushed to {dir}; stopped");
+    drop(data_lock);
     match served {
         Some(Ok(Err(e))) => Err(DaemonError::Serve(e)),
         Some(Err(e)) if e.is_panic() => {
@@ -343,41 +438,129 @@ async fn drive_queue(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
     }
 }
 
-/// Writes changed levels every `interval` while they change, and cooldowns as soon as they do.
-/// Never on the Acquire path: the engine only hands over what changed.
+/// What the snapshot writer has taken from the engine and not yet got onto the disk.
+#[derive(Default)]
+struct Unwritten {
+    keys: HashMap<String, crate::engine::KeySnapshot>,
+    cooldowns: Option<Vec<crate::engine::CooldownSnapshot>>,
+}
+
+impl Unwritten {
+    fn take_from(&mut self, core: &mut Core, t: Now) {
+        for k in core.engine.take_dirty(t) {
+            self.keys.insert(k.key.clone(), k);
+        }
+        if let Some(c) = core.engine.take_cooldowns(t) {
+            self.cooldowns = Some(c);
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.keys.is_empty() && self.cooldowns.is_none()
+    }
+
+    /// Writes it all, waiting at most `bound`; kept for the next try when that fails.
+    async fn write(
+        &mut self,
+        storage: &storage::Storage,
+        what: &'static str,
+        bound: Duration,
+    ) -> bool {
+        let keys: Vec<_> = self.keys.values().cloned().collect();
+        let cooldowns = self.cooldowns.clone();
+        let res = storage
+            .run(what, bound, move |store| {
+                store.save_keys(&keys)?;
+                if let Some(c) = &cooldowns {
+                    store.save_cooldowns(c)?;
+                }
+                store.flush()
+            })
+            .await;
+        if res.is_ok() {
+            *self = Unwritten::default();
+        }
+        res.is_ok()
+    }
+}
+
+/// How often done and lapsed claims past their retention are swept from the store.
+const CLAIM_SWEEP_EVERY: Duration = Duration::from_secs(60);
+
+/// Writes changed levels every `interval` while they change, and cooldowns as soon as they do;
+/// marks the daemon alive each time; sweeps expired claims now and then. Never on the Acquire
+/// path: the engine only hands over what changed. What fails to be written is kept and tried
+/// again. When the daemon stops, writes everything within `grace` and says whether it did.
 async fn write_snapshots(
     shared: Arc<Shared>,
-    store: Arc<Store>,
     interval: Duration,
+    grace: Duration,
     mut stop: watch::Receiver<bool>,
-) {
+) -> bool {
+    let mut unwritten = Unwritten::default();
+    let mut last_sweep = Instant::now();
     loop {
         tokio::select! {
             _ = tokio::time::sleep(interval) => {}
             _ = shared.persist.notified() => {}
-            _ = stop.changed() => return,
+            _ = stop.changed() => break,
         }
-        let (keys, cooldowns) = {
-            let mut core = shared.core();
-            let t = now();
-            (core.engine.take_dirty(t), core.engine.take_cooldowns(t))
-        };
-        if keys.is_empty() && cooldowns.is_none() {
-            continue;
+        let t = now();
+        shared.storage.mark_alive(t.unix_ms);
+        unwritten.take_from(&mut shared.core(), t);
+        if !unwritten.is_empty() {
+            unwritten
+                .write(&shared.storage, "snapshot", storage::WRITE_BOUND)
+                .await;
         }
-        let store = store.clone();
-        let res = tokio::task::spawn_blocking(move || {
-            store.save_keys(&keys)?;
-            if let Some(c) = cooldowns {
-                store.save_cooldowns(&c)?;
+        if last_sweep.elapsed() >= CLAIM_SWEEP_EVERY {
+            last_sweep = Instant::now();
+            sweep_claims(&shared, t.unix_ms).await;
+        }
+    }
+    let t = now();
+    {
+        let mut core = shared.core();
+        for k in core.engine.snapshot_all(t) {
+            unwritten.keys.insert(k.key.clone(), k);
+        }
+        unwritten.cooldowns = Some(core.engine.cooldowns_snapshot(t));
+    }
+    unwritten.write(&shared.storage, "final flush", grace).await
+}
+
+/// Removes claims past their retention, and forgets a loss every claim from before has outlived.
+async fn sweep_claims(shared: &Shared, now_unix_ms: i64) {
+    let cx = crate::engine::claims::ClaimContext {
+        now_unix_ms,
+        retention_ms: shared.claim_retention.as_millis() as i64,
+        lost_at_unix_ms: None,
+        accept_lost_history: false,
+        uid: None,
+    };
+    let forget = shared
+        .claims_lost_at
+        .load(std::sync::atomic::Ordering::Relaxed)
+        > 0
+        && shared.claims_lost_at_in_force(now_unix_ms).is_none();
+    let res = shared
+        .storage
+        .run("claim expiry", storage::WRITE_BOUND, move |store| {
+            let n = store.expire_claims(|r| cx.expired(r))?;
+            if forget {
+                store.forget_loss()?;
             }
-            store.flush()
+            Ok(n)
         })
         .await;
-        match res {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => tracing::error!("{e}; will try again at the next snapshot"),
-            Err(e) => tracing::error!("snapshot writer failed: {e}"),
+    if let Ok(n) = res {
+        if forget {
+            shared
+                .claims_lost_at
+                .store(0, std::sync::atomic::Ordering::Relaxed);
+        }
+        if n > 0 {
+            tracing::info!("removed {n} claim record(s) past claim_retention");
         }
     }
 }

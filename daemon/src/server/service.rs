@@ -2,7 +2,6 @@
 //! Policy lives in the engine, not here.
 
 use super::{now, Shared};
-use crate::engine::claims::{self, ClaimAnswer, ClaimRecord};
 use crate::engine::{
     self, Acquired, Action, EngineError, Grant, KeyStatus, Outcome, ProviderSignals, Refusal,
     WaiterAnswer, WaiterId, MAX_UNITS,
@@ -228,6 +227,7 @@ impl Shared {
             )
         };
         let ms = |d: Option<std::time::Duration>| d.map_or(0, |d| d.as_millis() as i64);
+        let health = self.storage.health();
         pb::StatusResponse {
             keys: keys.into_iter().map(key_status).collect(),
             now_unix_ms: t.unix_ms,
@@ -261,6 +261,9 @@ impl Shared {
                     exhausted: r.exhausted.unwrap_or_default(),
                 })
                 .collect(),
+            claims_lost_at_unix_ms: self.claims_lost_at_in_force(t.unix_ms).unwrap_or(0),
+            store_failing_since_unix_ms: health.failing_since_unix_ms,
+            store_error: health.error,
         }
     }
 }
@@ -543,77 +546,20 @@ impl pb::limiter_server::Limiter for LimiterService {
         &self,
         request: Request<pb::ClaimRequest>,
     ) -> Result<Response<pb::ClaimResponse>, Status> {
-        let r = request.into_inner();
-        claims::validate(&r.key, r.ttl_ms).map_err(Status::invalid_argument)?;
-        let _one_at_a_time = self.shared.claims.lock().await;
-        let store = self.shared.store.clone();
-        let now_ms = now().unix_ms;
-        let answer = tokio::task::spawn_blocking(move || {
-            let existing = store.claim(&r.key)?;
-            let (answer, write) = claims::claim(existing.as_ref(), r.ttl_ms, now_ms);
-            if let Some(record) = write {
-                // Durable before the caller hears CLAIMED: a crash cannot hand the work out twice.
-                store.put_claim(&r.key, &record)?;
-            }
-            Ok::<_, crate::store::StoreError>(answer)
-        })
-        .await
-        .map_err(|e| Status::internal(format!("claim task failed: {e}")))?
-        .map_err(|e| Status::unavailable(format!("{e}; the claim was not recorded, try again")))?;
-        let resp = match answer {
-            ClaimAnswer::Claimed => pb::ClaimResponse {
-                state: pb::claim_response::State::Claimed as i32,
-                result: Vec::new(),
-                since_unix_ms: now_ms,
-            },
-            ClaimAnswer::Pending { since_unix_ms } => pb::ClaimResponse {
-                state: pb::claim_response::State::Pending as i32,
-                result: Vec::new(),
-                since_unix_ms,
-            },
-            ClaimAnswer::Done { result } => pb::ClaimResponse {
-                state: pb::claim_response::State::Done as i32,
-                result,
-                since_unix_ms: 0,
-            },
-        };
-        if resp.state != pb::claim_response::State::Claimed as i32 {
-            self.shared
-                .duplicates_suppressed
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            if let Some(m) = &self.shared.metrics {
-                m.duplicate_suppressed();
-            }
-        }
-        Ok(Response::new(resp))
+        let uid = super::claims::peer_uid(&request);
+        super::claims::claim(&self.shared, request.into_inner(), uid)
+            .await
+            .map(Response::new)
     }
 
     async fn complete(
         &self,
         request: Request<pb::CompleteRequest>,
     ) -> Result<Response<pb::CompleteResponse>, Status> {
-        let r = request.into_inner();
-        claims::validate(&r.key, 1).map_err(Status::invalid_argument)?;
-        if r.result.len() > claims::MAX_RESULT_BYTES {
-            return Err(Status::invalid_argument(format!(
-                "result of {} bytes is over {} bytes; store a reference to it instead",
-                r.result.len(),
-                claims::MAX_RESULT_BYTES
-            )));
-        }
-        let _one_at_a_time = self.shared.claims.lock().await;
-        let store = self.shared.store.clone();
-        let record = ClaimRecord::Done {
-            result: r.result,
-            done_unix_ms: now().unix_ms,
-        };
-        tokio::task::spawn_blocking(move || store.put_claim(&r.key, &record))
+        let uid = super::claims::peer_uid(&request);
+        super::claims::complete(&self.shared, request.into_inner(), uid)
             .await
-            .map_err(|e| Status::internal(format!("complete task failed: {e}")))?
-            .map_err(|e| {
-                Status::unavailable(format!("{e}; the result was not recorded, try again"))
-            })?;
-        Ok(Response::new(pb::CompleteResponse {}))
+            .map(Response::new)
     }
 
     async fn set_run_budget(

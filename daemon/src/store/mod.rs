@@ -1,5 +1,9 @@
-//! Durable engine state in sled: bucket levels and runtime limits per key, cooldowns. The store
-//! holds no policy; it saves and loads what the engine hands it.
+//! Durable engine state in sled: bucket levels and runtime limits per key, cooldowns, claims. The
+//! store holds no policy; it saves and loads what the engine hands it. Each flush raises the
+//! store's generation, kept inside sled and in a marker beside it (`datadir`), so a store that
+//! lost records is told from one that did not.
+
+pub mod datadir;
 
 use crate::engine::claims::ClaimRecord;
 use crate::engine::{
@@ -8,7 +12,10 @@ use crate::engine::{
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use thiserror::Error;
+
+pub use datadir::{DataDirError, DataDirLock, Marker, MarkerState};
 
 #[derive(Debug, Error)]
 pub enum StoreError {
@@ -20,6 +27,51 @@ pub enum StoreError {
     Encode(#[from] serde_json::Error),
     #[error("cannot encode a key's levels: {0}")]
     EncodeLevels(#[from] postcard::Error),
+    #[error(transparent)]
+    DataDir(#[from] DataDirError),
+    #[error("the state store in {path} is damaged: {what}")]
+    Damaged { path: PathBuf, what: String },
+    #[error("cannot move the unreadable store in {dir} aside: {source}")]
+    MoveAside {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+impl StoreError {
+    /// Another process holds the store: it is in use, not unreadable, and must never be moved.
+    pub fn is_locked(&self) -> bool {
+        match self {
+            StoreError::DataDir(DataDirError::Locked { .. }) => true,
+            StoreError::Open {
+                source: sled::Error::Io(e),
+                ..
+            } => e.kind() == std::io::ErrorKind::WouldBlock || e.to_string().contains("lock"),
+            _ => false,
+        }
+    }
+}
+
+/// What opening the store found about the run before.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Opened {
+    /// What the marker said (None: no marker, a data dir from before markers or a new one).
+    pub marker: Option<MarkerState>,
+    /// The store's own generation when opened.
+    pub generation: u64,
+    /// When the store was found to have lost records (now, or remembered from a start before):
+    /// claims made before it are not all known.
+    pub lost_at_unix_ms: Option<i64>,
+}
+
+impl Opened {
+    /// The last run stopped without flushing everything (killed, crashed, or it lost records).
+    pub fn unclean(&self, had_records: bool) -> bool {
+        match self.marker {
+            Some(m) => !m.clean || m.generation > self.generation,
+            None => had_records,
+        }
+    }
 }
 
 /// What was found on disk, and what could not be read.
@@ -91,36 +143,177 @@ pub struct Store {
     keys_v1: sled::Tree,
     cooldowns: sled::Tree,
     claims: sled::Tree,
+    /// `generation` and `claims_lost_at_ms`.
+    meta: sled::Tree,
+    /// Orders generation numbers as they are written.
+    generation: Mutex<u64>,
+    marker: Marker,
     path: PathBuf,
 }
 
+/// Runs `f`, turning a panic inside sled (a damaged file) into an error.
+fn guarded<T>(path: &Path, f: impl FnOnce() -> T) -> Result<T, StoreError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|panic| {
+        let what = panic
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| panic.downcast_ref::<&str>().copied())
+            .unwrap_or("sled panicked")
+            .to_string();
+        StoreError::Damaged {
+            path: path.to_path_buf(),
+            what,
+        }
+    })
+}
+
+const GENERATION: &str = "generation";
+const LOST_AT: &str = "claims_lost_at_ms";
+
+fn read_i64(tree: &sled::Tree, name: &str) -> Result<Option<i64>, sled::Error> {
+    Ok(tree.get(name)?.and_then(|v| {
+        let bytes: [u8; 8] = v.as_ref().try_into().ok()?;
+        Some(i64::from_be_bytes(bytes))
+    }))
+}
+
+/// Claim records are postcard after a version byte; the first ones were JSON objects.
+const CLAIM_V2: u8 = 2;
+
+fn encode_claim(record: &ClaimRecord) -> Result<Vec<u8>, StoreError> {
+    let mut out = vec![CLAIM_V2];
+    out.extend(postcard::to_stdvec(record)?);
+    Ok(out)
+}
+
+fn decode_claim(bytes: &[u8]) -> Option<ClaimRecord> {
+    /// The JSON layout of the first records.
+    #[derive(Deserialize)]
+    #[serde(tag = "state", rename_all = "snake_case")]
+    enum ClaimV1 {
+        Pending { since_unix_ms: i64, ttl_ms: i64 },
+        Done { result: Vec<u8>, done_unix_ms: i64 },
+    }
+    match bytes.split_first()? {
+        (&CLAIM_V2, rest) => postcard::from_bytes(rest).ok(),
+        (b'{', _) => Some(match serde_json::from_slice::<ClaimV1>(bytes).ok()? {
+            ClaimV1::Pending {
+                since_unix_ms,
+                ttl_ms,
+            } => ClaimRecord::Pending {
+                since_unix_ms,
+                ttl_ms,
+                holder_uid: None,
+            },
+            ClaimV1::Done {
+                result,
+                done_unix_ms,
+            } => ClaimRecord::Done {
+                result,
+                done_unix_ms,
+            },
+        }),
+        _ => None,
+    }
+}
+
+/// Moves what sled keeps in `dir` into `dir/unreadable-<ms>/`, leaving the lock and the marker
+/// (whose generation then tells the fresh store that records were lost).
+pub fn move_aside(dir: &Path, now_unix_ms: i64) -> Result<PathBuf, StoreError> {
+    let aside = dir.join(format!("{}{now_unix_ms}", datadir::ASIDE_PREFIX));
+    let err = |source| StoreError::MoveAside {
+        dir: dir.to_path_buf(),
+        source,
+    };
+    std::fs::create_dir(&aside).map_err(err)?;
+    for entry in std::fs::read_dir(dir).map_err(err)? {
+        let entry = entry.map_err(err)?;
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name == datadir::LOCK_FILE
+            || name == datadir::MARKER_FILE
+            || name.starts_with(datadir::ASIDE_PREFIX)
+        {
+            continue;
+        }
+        std::fs::rename(entry.path(), aside.join(&*name)).map_err(err)?;
+    }
+    Ok(aside)
+}
+
 impl Store {
-    /// Opens (or creates) the store in `dir`.
-    pub fn open(dir: &Path) -> Result<Store, StoreError> {
+    /// Opens (or creates) the store in `dir` (which the caller has locked), compares its
+    /// generation with the marker's, and marks the daemon alive and not yet stopped.
+    pub fn open(dir: &Path, now_unix_ms: i64) -> Result<(Store, Opened), StoreError> {
         let open_err = |source| StoreError::Open {
             path: dir.to_path_buf(),
             source,
         };
-        let db = sled::Config::new()
-            .path(dir)
-            .flush_every_ms(Some(500))
-            // The state is small (a record per key); sled's default 1 GiB cache is not needed.
-            .cache_capacity(1024 * 1024)
-            .segment_size(128 * 1024)
-            .open()
-            .map_err(open_err)?;
-        let keys = db.open_tree("keys_v2").map_err(open_err)?;
-        let keys_v1 = db.open_tree("keys").map_err(open_err)?;
-        let cooldowns = db.open_tree("cooldowns").map_err(open_err)?;
-        let claims = db.open_tree("claims").map_err(open_err)?;
-        Ok(Store {
+        let (db, keys, keys_v1, cooldowns, claims, meta, generation, lost) = guarded(dir, || {
+            let db = sled::Config::new()
+                .path(dir)
+                .flush_every_ms(Some(500))
+                // The state is small (a record per key); sled's default 1 GiB cache is not needed.
+                .cache_capacity(1024 * 1024)
+                .segment_size(128 * 1024)
+                .open()?;
+            let keys = db.open_tree("keys_v2")?;
+            let keys_v1 = db.open_tree("keys")?;
+            let cooldowns = db.open_tree("cooldowns")?;
+            let claims = db.open_tree("claims")?;
+            let meta = db.open_tree("meta")?;
+            let generation = read_i64(&meta, GENERATION)?.unwrap_or(0) as u64;
+            let lost = read_i64(&meta, LOST_AT)?;
+            Ok::<_, sled::Error>((db, keys, keys_v1, cooldowns, claims, meta, generation, lost))
+        })?
+        .map_err(open_err)?;
+        let mut lost_at_unix_ms = lost;
+        let (marker, before) = Marker::open(dir)?;
+        if before.is_some_and(|m| m.generation > generation) && lost_at_unix_ms.is_none() {
+            // Records the marker saw flushed are gone: remember when that was found, so a
+            // restart does not forget it once the generations agree again.
+            meta.insert(LOST_AT, &now_unix_ms.to_be_bytes())
+                .map_err(open_err)?;
+            lost_at_unix_ms = Some(now_unix_ms);
+        }
+        let store = Store {
             db,
             keys,
             keys_v1,
             cooldowns,
             claims,
+            meta,
+            generation: Mutex::new(generation.max(marker.generation())),
+            marker,
             path: dir.to_path_buf(),
-        })
+        };
+        store.flush()?;
+        store.mark_alive(now_unix_ms);
+        let opened = Opened {
+            marker: before,
+            generation,
+            lost_at_unix_ms,
+        };
+        Ok((store, opened))
+    }
+
+    /// Notes that the daemon is alive now (read back after a crash to date it).
+    pub fn mark_alive(&self, now_unix_ms: i64) {
+        if let Err(e) = self.marker.write(now_unix_ms, false) {
+            tracing::warn!("cannot write the marker in {}: {e}", self.path.display());
+        }
+    }
+
+    /// Notes that everything is flushed and the daemon stops.
+    pub fn mark_clean(&self, now_unix_ms: i64) -> std::io::Result<()> {
+        self.marker.write(now_unix_ms, true)
+    }
+
+    /// Forgets that claims were lost (an operator accepted it, or every claim from before has
+    /// expired).
+    pub fn forget_loss(&self) -> Result<(), StoreError> {
+        self.meta.remove(LOST_AT)?;
+        self.flush()
     }
 
     pub fn path(&self) -> &Path {
@@ -132,7 +325,12 @@ impl Store {
         self.keys.is_empty() && self.keys_v1.is_empty() && self.cooldowns.is_empty()
     }
 
-    pub fn load(&self) -> Loaded {
+    /// Everything saved; entries that cannot be decoded are listed, a damaged file is an error.
+    pub fn load(&self) -> Result<Loaded, StoreError> {
+        guarded(&self.path, || self.load_unguarded())
+    }
+
+    fn load_unguarded(&self) -> Loaded {
         let mut loaded = Loaded::default();
         for item in self.keys.iter() {
             match item {
@@ -214,20 +412,56 @@ impl Store {
         Ok(self
             .claims
             .get(key.as_bytes())?
-            .and_then(|v| serde_json::from_slice(&v).ok()))
+            .and_then(|v| decode_claim(&v)))
     }
 
     /// Stores an idempotency record and flushes it to disk before returning.
     pub fn put_claim(&self, key: &str, record: &ClaimRecord) -> Result<(), StoreError> {
-        self.claims
-            .insert(key.as_bytes(), serde_json::to_vec(record)?)?;
-        self.db.flush()?;
-        Ok(())
+        self.claims.insert(key.as_bytes(), encode_claim(record)?)?;
+        self.flush()
     }
 
-    /// Makes everything written so far durable.
+    /// Removes the records `expired` says are past keeping, and unreadable ones; returns how
+    /// many went.
+    pub fn expire_claims(
+        &self,
+        expired: impl Fn(&ClaimRecord) -> bool,
+    ) -> Result<usize, StoreError> {
+        let mut batch = sled::Batch::default();
+        let mut n = 0;
+        for item in self.claims.iter() {
+            let (k, v) = item?;
+            if decode_claim(&v).is_none_or(|r| expired(&r)) {
+                batch.remove(k);
+                n += 1;
+            }
+        }
+        if n > 0 {
+            self.claims.apply_batch(batch)?;
+            self.flush()?;
+        }
+        Ok(n)
+    }
+
+    /// When the store was found to have lost records, if it was.
+    pub fn claims_lost_at(&self) -> Result<Option<i64>, StoreError> {
+        Ok(read_i64(&self.meta, LOST_AT)?)
+    }
+
+    /// Makes everything written so far durable, under a new generation that the marker learns
+    /// once it is on disk.
     pub fn flush(&self) -> Result<(), StoreError> {
+        let generation = {
+            let mut g = self
+                .generation
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            *g += 1;
+            self.meta.insert(GENERATION, &(*g as i64).to_be_bytes())?;
+            *g
+        };
         self.db.flush()?;
+        self.marker.advance(generation);
         Ok(())
     }
 }
@@ -264,8 +498,8 @@ mod tests {
     fn reopen(dir: &Path) -> Store {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         loop {
-            match Store::open(dir) {
-                Ok(s) => return s,
+            match Store::open(dir, 1) {
+                Ok((s, _)) => return s,
                 Err(e)
                     if std::time::Instant::now() < deadline && e.to_string().contains("lock") =>
                 {
@@ -298,12 +532,12 @@ mod tests {
             last_headers: BTreeMap::from([("x".to_string(), "y".to_string())]),
         };
         {
-            let s = Store::open(&dir).expect("open");
+            let (s, _) = Store::open(&dir, 1).expect("open");
             s.keys_v1
                 .insert("old", postcard::to_stdvec(&old).expect("encode"))
                 .expect("insert");
             assert!(!s.was_empty());
-            let loaded = s.load();
+            let loaded = s.load().expect("load");
             assert!(loaded.unreadable.is_empty(), "{:?}", loaded.unreadable);
             let k = &loaded.keys[0];
             assert_eq!(
@@ -313,7 +547,7 @@ mod tests {
             assert_eq!(k.buckets[0].source, LimitSource::Headers);
             // Written anew: the new layout replaces it.
             s.save_keys(&[snap("old", 4.0)]).expect("save");
-            let loaded = s.load();
+            let loaded = s.load().expect("load");
             assert_eq!(loaded.keys.len(), 1);
             assert_eq!(loaded.keys[0].buckets[0].level, 4.0);
             assert_eq!(loaded.keys[0].buckets[0].aimd_rate, Some(60.0));
@@ -327,7 +561,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("llmctl-store-test-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         {
-            let s = Store::open(&dir).expect("open");
+            let (s, _) = Store::open(&dir, 1).expect("open");
             assert!(s.was_empty());
             s.save_keys(&[snap("a", 10.0), snap("b", -3.0)])
                 .expect("save");
@@ -344,7 +578,7 @@ mod tests {
             s.flush().expect("flush");
         }
         let s = reopen(&dir);
-        let loaded = s.load();
+        let loaded = s.load().expect("load");
         let mut levels: Vec<(String, f64)> = loaded
             .keys
             .iter()
@@ -367,10 +601,38 @@ mod tests {
             done_unix_ms: 3,
         };
         s.put_claim("job", &rec).expect("put");
+        // A record of the first layout (JSON) still reads.
+        s.claims
+            .insert(
+                "old",
+                &br#"{"state":"pending","since_unix_ms":4,"ttl_ms":5}"#[..],
+            )
+            .expect("insert");
         drop(s);
         let s = reopen(&dir);
         assert_eq!(s.claim("job").expect("get"), Some(rec));
         assert_eq!(s.claim("other").expect("get"), None);
+        assert_eq!(
+            s.claim("old").expect("get"),
+            Some(ClaimRecord::Pending {
+                since_unix_ms: 4,
+                ttl_ms: 5,
+                holder_uid: None
+            })
+        );
+        // Stored as bytes: a 100 KB result costs about 100 KB.
+        let big = ClaimRecord::Done {
+            result: vec![7; 100_000],
+            done_unix_ms: 3,
+        };
+        assert!(encode_claim(&big).expect("encode").len() < 100_010);
+        assert_eq!(
+            s.expire_claims(|r| matches!(r, ClaimRecord::Pending { .. }))
+                .expect("expire"),
+            1
+        );
+        assert_eq!(s.claim("old").expect("get"), None);
+        assert!(s.claim("job").expect("get").is_some());
         drop(s);
         let _ = std::fs::remove_dir_all(&dir);
     }

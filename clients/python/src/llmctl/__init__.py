@@ -17,6 +17,8 @@ from ._claims import ClaimResult
 from ._client import Client, Lease
 from ._common import Advice, Outcome, default_socket
 from ._errors import (
+    ClaimHistoryLost,
+    ClaimRefused,
     DaemonBusy,
     InvalidArgument,
     LeaseNotFound,
@@ -35,6 +37,8 @@ __all__ = [
     "Advice",
     "AsyncClient",
     "AsyncLease",
+    "ClaimHistoryLost",
+    "ClaimRefused",
     "ClaimResult",
     "Client",
     "DaemonBusy",

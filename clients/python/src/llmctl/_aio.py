@@ -375,9 +375,9 @@ class AsyncClient:
         self._health.ok()
         return True
 
-    async def claim(self, key: str, ttl: Seconds) -> ClaimResult:
+    async def claim(self, key: str, ttl: Seconds, *, accept_lost_history: bool = False) -> ClaimResult:
         """`Client.claim` for asyncio."""
-        req = claim_request(key, ttl)
+        req = claim_request(key, ttl, accept_lost_history)
         stub = self._ensure()
         try:
             resp = await stub.Claim(req, timeout=CALL_TIMEOUT, wait_for_ready=True)

@@ -15,7 +15,8 @@ from .v1 import limiter_pb2 as pb
 # The daemon's bounds on idempotency records (README, "Idempotency").
 MAX_CLAIM_KEY_BYTES = 1024
 MAX_CLAIM_TTL_SECONDS = 7 * 86400.0
-MAX_RESULT_BYTES = 1 << 20
+# The most any daemon stores; its max_claim_result (1 MiB by default) may be lower.
+MAX_RESULT_BYTES = 16 << 20
 # run_once's claim lasts this long unless told otherwise: the work must be done (and completed)
 # within it, or another worker may claim it again.
 DEFAULT_RUN_ONCE_TTL = 600.0
@@ -70,7 +71,7 @@ def check_claim_key(key: Any) -> str:
     return key
 
 
-def claim_request(key: str, ttl: Seconds) -> pb.ClaimRequest:
+def claim_request(key: str, ttl: Seconds, accept_lost_history: bool = False) -> pb.ClaimRequest:
     check_claim_key(key)
     if ttl is None:
         raise errors.InvalidArgument(
@@ -81,7 +82,11 @@ def claim_request(key: str, ttl: Seconds) -> pb.ClaimRequest:
         raise errors.InvalidArgument(
             f"ttl = {ttl!r}; give how long the work may take (more than 0 s, at most 7 days)"
         )
-    return pb.ClaimRequest(key=key, ttl_ms=max(1, int(round(t * 1000))))
+    return pb.ClaimRequest(
+        key=key,
+        ttl_ms=max(1, int(round(t * 1000))),
+        accept_lost_history=bool(accept_lost_history),
+    )
 
 
 def claim_result(key: str, resp: pb.ClaimResponse) -> ClaimResult:

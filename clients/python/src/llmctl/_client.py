@@ -379,18 +379,22 @@ class Client:
         self._health.ok()
         return True
 
-    def claim(self, key: str, ttl: Seconds) -> ClaimResult:
+    def claim(self, key: str, ttl: Seconds, *, accept_lost_history: bool = False) -> ClaimResult:
         """Claims the work named ``key`` (a job id, a hash of the request) for ``ttl`` seconds
         (or a timedelta): the answer's ``state`` is ``"claimed"`` (yours: do it, then
         `complete`), ``"pending"`` (another worker's since ``.since``) or ``"done"`` (``.result``
         holds the stored bytes). A claim never completed lapses after its ttl and may be claimed
         again. The daemon records the claim on disk before it answers.
 
+        When the daemon's store lost records, a job it does not know may have been done before
+        the loss: the claim raises `llmctl.ClaimHistoryLost` unless ``accept_lost_history`` is
+        true (the caller takes an unknown job as not done).
+
         Idempotency cannot be decided without the daemon, so an unreachable daemon raises
         `llmctl.Unavailable` whatever the fail_mode (after waiting up to 10 s for one that is
         restarting)."""
         self._check_open()
-        req = claim_request(key, ttl)
+        req = claim_request(key, ttl, accept_lost_history)
         try:
             resp = self._stub.Claim(req, timeout=CALL_TIMEOUT, wait_for_ready=True)
         except grpc.RpcError as e:
@@ -399,9 +403,12 @@ class Client:
         return claim_result(key, resp)
 
     def complete(self, key: str, result: BytesLike) -> None:
-        """Stores ``result`` (bytes, at most 1 MiB) as the outcome of the work ``key``: later
-        claims answer ``"done"`` with it. Raises `llmctl.Unavailable` when the daemon does not
-        answer within 10 s, whatever the fail_mode; completing again is harmless."""
+        """Stores ``result`` (bytes, at most the daemon's max_claim_result, 1 MiB by default) as
+        the outcome of the work ``key``, which must be claimed: later claims answer ``"done"``
+        with it. Raises `llmctl.Unavailable` when the daemon does not answer within 10 s,
+        whatever the fail_mode; completing again with the same result is harmless, while a job
+        never claimed, done with another result, or claimed by another user raises
+        `llmctl.ClaimRefused`."""
         self._check_open()
         req = complete_request(key, result)
         try:

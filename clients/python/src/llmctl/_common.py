@@ -445,6 +445,11 @@ def rpc_error(e: grpc.RpcError, socket: str, what: str) -> errors.LlmctlError:
     """The typed exception for a gRPC error from the daemon."""
     code = e.code() if hasattr(e, "code") else None
     detail = (e.details() if hasattr(e, "details") else None) or str(e)
+    if what == "complete" and code in (
+        grpc.StatusCode.FAILED_PRECONDITION,
+        grpc.StatusCode.PERMISSION_DENIED,
+    ):
+        return errors.ClaimRefused(detail, code.name)
     if code == grpc.StatusCode.INVALID_ARGUMENT:
         return errors.InvalidArgument(detail)
     if code == grpc.StatusCode.NOT_FOUND:
@@ -453,6 +458,8 @@ def rpc_error(e: grpc.RpcError, socket: str, what: str) -> errors.LlmctlError:
         return errors.NeverFits(detail)
     if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
         return errors.DaemonBusy(detail)
+    if code == grpc.StatusCode.DATA_LOSS:
+        return errors.ClaimHistoryLost(detail)
     if is_unreachable(e):
         return unavailable(socket, detail)
     if code == grpc.StatusCode.UNIMPLEMENTED:

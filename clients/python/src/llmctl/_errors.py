@@ -117,3 +117,17 @@ class DaemonBusy(LlmctlError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message, "RESOURCE_EXHAUSTED")
+
+
+class ClaimHistoryLost(LlmctlError):
+    """The daemon's claim store lost records and does not know this job: it may have been done
+    before the loss. Check the job's own output; to do it, claim again with
+    ``accept_lost_history=True``."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, "DATA_LOSS")
+
+
+class ClaimRefused(LlmctlError):
+    """A `complete` the daemon refused: the job was never claimed (or its record expired), it is
+    already done with another result, or another user holds its claim."""

@@ -136,7 +136,7 @@ class WatchRequest(_message.Message):
     def __init__(self, interval_ms: _Optional[int] = ...) -> None: ...
 
 class StatusResponse(_message.Message):
-    __slots__ = ("keys", "now_unix_ms", "started_unix_ms", "sessions", "socket", "events", "duplicates_suppressed", "runs")
+    __slots__ = ("keys", "now_unix_ms", "started_unix_ms", "sessions", "socket", "events", "duplicates_suppressed", "runs", "claims_lost_at_unix_ms", "store_failing_since_unix_ms", "store_error")
     KEYS_FIELD_NUMBER: _ClassVar[int]
     NOW_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
     STARTED_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
@@ -145,6 +145,9 @@ class StatusResponse(_message.Message):
     EVENTS_FIELD_NUMBER: _ClassVar[int]
     DUPLICATES_SUPPRESSED_FIELD_NUMBER: _ClassVar[int]
     RUNS_FIELD_NUMBER: _ClassVar[int]
+    CLAIMS_LOST_AT_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
+    STORE_FAILING_SINCE_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
+    STORE_ERROR_FIELD_NUMBER: _ClassVar[int]
     keys: _containers.RepeatedCompositeFieldContainer[KeyStatus]
     now_unix_ms: int
     started_unix_ms: int
@@ -153,7 +156,10 @@ class StatusResponse(_message.Message):
     events: _containers.RepeatedCompositeFieldContainer[Event]
     duplicates_suppressed: int
     runs: _containers.RepeatedCompositeFieldContainer[RunStatus]
-    def __init__(self, keys: _Optional[_Iterable[_Union[KeyStatus, _Mapping]]] = ..., now_unix_ms: _Optional[int] = ..., started_unix_ms: _Optional[int] = ..., sessions: _Optional[int] = ..., socket: _Optional[str] = ..., events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., duplicates_suppressed: _Optional[int] = ..., runs: _Optional[_Iterable[_Union[RunStatus, _Mapping]]] = ...) -> None: ...
+    claims_lost_at_unix_ms: int
+    store_failing_since_unix_ms: int
+    store_error: str
+    def __init__(self, keys: _Optional[_Iterable[_Union[KeyStatus, _Mapping]]] = ..., now_unix_ms: _Optional[int] = ..., started_unix_ms: _Optional[int] = ..., sessions: _Optional[int] = ..., socket: _Optional[str] = ..., events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., duplicates_suppressed: _Optional[int] = ..., runs: _Optional[_Iterable[_Union[RunStatus, _Mapping]]] = ..., claims_lost_at_unix_ms: _Optional[int] = ..., store_failing_since_unix_ms: _Optional[int] = ..., store_error: _Optional[str] = ...) -> None: ...
 
 class RunStatus(_message.Message):
     __slots__ = ("run_id", "calls", "retries", "started_unix_ms", "wall_ms", "max_calls", "max_retries", "max_wall_time_ms", "exhausted")
@@ -305,12 +311,14 @@ class KeyStatus(_message.Message):
     def __init__(self, key: _Optional[str] = ..., buckets: _Optional[_Iterable[_Union[Bucket, _Mapping]]] = ..., in_flight: _Optional[int] = ..., max_concurrency: _Optional[int] = ..., queue_depth: _Optional[int] = ..., queue_wait_p50_ms: _Optional[int] = ..., queue_wait_p95_ms: _Optional[int] = ..., rate_limited_total: _Optional[int] = ..., rate_limited_per_minute: _Optional[float] = ..., tokens_reserved: _Optional[int] = ..., tokens_used: _Optional[int] = ..., cooldown_remaining_ms: _Optional[int] = ..., fallbacks_total: _Optional[int] = ..., requests_total: _Optional[int] = ..., granted_total: _Optional[int] = ..., cooldown_reason: _Optional[str] = ..., tokens_outstanding: _Optional[int] = ..., ancestors: _Optional[_Iterable[str]] = ..., last_headers: _Optional[_Mapping[str, str]] = ..., requests_per_second: _Optional[float] = ..., rejected_total: _Optional[int] = ..., fallbacks_per_minute: _Optional[float] = ..., retries_total: _Optional[int] = ..., give_ups_total: _Optional[int] = ..., breaker: _Optional[str] = ..., breaker_open_remaining_ms: _Optional[int] = ..., provider: _Optional[str] = ..., output_counted_as: _Optional[str] = ..., output_counted_as_source: _Optional[str] = ..., headers_ignored_total: _Optional[int] = ...) -> None: ...
 
 class ClaimRequest(_message.Message):
-    __slots__ = ("key", "ttl_ms")
+    __slots__ = ("key", "ttl_ms", "accept_lost_history")
     KEY_FIELD_NUMBER: _ClassVar[int]
     TTL_MS_FIELD_NUMBER: _ClassVar[int]
+    ACCEPT_LOST_HISTORY_FIELD_NUMBER: _ClassVar[int]
     key: str
     ttl_ms: int
-    def __init__(self, key: _Optional[str] = ..., ttl_ms: _Optional[int] = ...) -> None: ...
+    accept_lost_history: bool
+    def __init__(self, key: _Optional[str] = ..., ttl_ms: _Optional[int] = ..., accept_lost_history: bool = ...) -> None: ...
 
 class ClaimResponse(_message.Message):
     __slots__ = ("state", "result", "since_unix_ms")

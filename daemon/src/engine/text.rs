@@ -1,0 +1,71 @@
+//! Text from clients: which characters a name may not hold, how much of a bad value a message
+//! echoes, and how text is made safe for an operator's terminal.
+
+/// The most characters of an offending value an error message repeats.
+pub const ECHO_CHARS: usize = 64;
+
+/// Characters a name may not hold: control characters, and the invisible ones that make two
+/// names look alike or reorder what a terminal shows (bidirectional overrides and isolates,
+/// zero-width characters, the byte-order mark).
+pub fn is_hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061C}'
+                | '\u{200B}'..='\u{200F}'
+                | '\u{202A}'..='\u{202E}'
+                | '\u{2060}'..='\u{2064}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{FEFF}'
+        )
+}
+
+/// At most `ECHO_CHARS` characters of `s`, hidden ones escaped, and its length when cut.
+pub fn printable_prefix(s: &str) -> String {
+    let mut out: String = s
+        .chars()
+        .take(ECHO_CHARS)
+        .map(|c| {
+            if is_hidden(c) {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect();
+    if s.chars().nth(ECHO_CHARS).is_some() {
+        out.push_str(&format!("… ({} bytes)", s.len()));
+    }
+    out
+}
+
+/// `s` with every hidden character replaced by U+FFFD, so no escape sequence from a client
+/// reaches a terminal.
+pub fn for_terminal(s: &str) -> String {
+    if !s.chars().any(is_hidden) {
+        return s.to_string();
+    }
+    s.chars()
+        .map(|c| if is_hidden(c) { '\u{FFFD}' } else { c })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hidden_characters_are_found_escaped_and_replaced() {
+        for c in [
+            '\u{1b}', '\u{7}', '\u{202E}', '\u{200B}', '\u{2066}', '\u{FEFF}',
+        ] {
+            assert!(is_hidden(c), "{c:?}");
+        }
+        assert!(!is_hidden('é') && !is_hidden('/') && !is_hidden(' '));
+        assert_eq!(for_terminal("a\u{1b}[2Jb"), "a\u{FFFD}[2Jb");
+        assert_eq!(printable_prefix("x\u{202E}y"), "x\\u{202e}y");
+        let long = "z".repeat(20_000);
+        let p = printable_prefix(&long);
+        assert!(p.len() < 100 && p.ends_with("(20000 bytes)"), "{p}");
+    }
+}
