@@ -34,6 +34,8 @@ enum Command {
     Report(cmd::lease::ReportArgs),
     /// Stop granting on a key (and the keys below it) for a while
     Cooldown(cmd::lease::CooldownArgs),
+    /// Forget what a key learned (limits from headers and probing), its debt, cooldown and breaker
+    Reset(cmd::lease::ResetArgs),
     /// Set a run's budget: past it, acquire is refused with reason run_budget
     RunBudget(cmd::lease::RunBudgetArgs),
     /// Show every key's limits, levels, queue and cooldown
@@ -80,6 +82,7 @@ fn main() -> ExitCode {
             Command::Acquire(args) => cmd::lease::acquire(args, socket).await,
             Command::Report(args) => cmd::lease::report(args, socket).await,
             Command::Cooldown(args) => cmd::lease::cooldown(args, socket).await,
+            Command::Reset(args) => cmd::lease::reset(args, socket).await,
             Command::Status(args) => cmd::status::run(args, socket).await,
             Command::RunBudget(args) => cmd::lease::run_budget(args, socket).await,
             Command::Top(args) => cmd::top::run(args, socket).await,

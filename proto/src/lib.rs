@@ -5,5 +5,7 @@ pub mod v1 {
     tonic::include_proto!("llmctl.v1");
 }
 
+pub mod text;
+
 pub use v1::limiter_client::LimiterClient;
 pub use v1::limiter_server::{Limiter, LimiterServer};

@@ -123,6 +123,12 @@ pub struct CooldownArgs {
     reason: String,
 }
 
+#[derive(Args, Debug)]
+pub struct ResetArgs {
+    /// The key to reset (configured limits stay)
+    key: String,
+}
+
 pub async fn acquire(args: AcquireArgs, socket: PathBuf) -> ExitCode {
     let mut client = match connect(&socket).await {
         Ok(c) => c,
@@ -300,6 +306,33 @@ pub async fn cooldown(args: CooldownArgs, socket: PathBuf) -> ExitCode {
                 "{} cooling down until {}",
                 args.key,
                 rfc3339(r.into_inner().until_unix_ms)
+            );
+            ExitCode::SUCCESS
+        }
+        Err(s) => exit::status(&s),
+    }
+}
+
+pub async fn reset(args: ResetArgs, socket: PathBuf) -> ExitCode {
+    let mut client = match connect(&socket).await {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    match client
+        .reset(pb::ResetRequest {
+            key: args.key.clone(),
+        })
+        .await
+    {
+        Ok(r) => {
+            let r = r.into_inner();
+            println!(
+                "{} reset: {} learned limit(s) forgotten, {:.0} of debt forgiven, cooldown {}, breaker {}",
+                args.key,
+                r.learned_limits,
+                r.debt,
+                if r.cooldown_ended { "ended" } else { "none" },
+                if r.breaker_closed { "closed" } else { "was closed" }
             );
             ExitCode::SUCCESS
         }

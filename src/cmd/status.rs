@@ -179,10 +179,14 @@ pub async fn run(args: StatusArgs, socket: PathBuf) -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let st = match client.status(pb::StatusRequest {}).await {
+    let mut st = match client.status(pb::StatusRequest {}).await {
         Ok(r) => r.into_inner(),
         Err(s) => return exit::status(&s),
     };
+    if !args.json {
+        // JSON escapes control characters itself; text goes to a terminal.
+        llmctl_proto::text::clean_status(&mut st);
+    }
     if args.json {
         println!(
             "{}",

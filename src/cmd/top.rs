@@ -44,10 +44,11 @@ async fn once(socket: PathBuf) -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let status = match client.status(pb::StatusRequest {}).await {
+    let mut status = match client.status(pb::StatusRequest {}).await {
         Ok(r) => r.into_inner(),
         Err(s) => return exit::status(&s),
     };
+    llmctl_proto::text::clean_status(&mut status);
     println!(
         "{}",
         llmctl_tui::once_text(status, &socket.display().to_string())

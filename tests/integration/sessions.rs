@@ -19,7 +19,7 @@ async fn a_killed_client_gives_its_slot_back_within_a_second() {
     BufReader::new(holder.stdout.take().expect("stdout"))
         .read_line(&mut line)
         .expect("lease id");
-    assert_eq!(line.trim().len(), 16, "lease id: {line:?}");
+    assert_eq!(line.trim().len(), 32, "lease id: {line:?}");
     assert_eq!(d.key("k").await.in_flight, 1);
     let o = d.cli(&["acquire", "k"]);
     assert_eq!(o.status.code(), Some(75), "the one slot is taken");

@@ -62,8 +62,10 @@ async fn watch(
     let silence = (interval * 3).max(Duration::from_secs(5));
     loop {
         match tokio::time::timeout(silence, stream.message()).await {
-            Ok(Ok(Some(status))) => {
+            Ok(Ok(Some(mut status))) => {
                 *retry_in = FIRST_RETRY;
+                // Nothing a client wrote reaches the terminal as an escape sequence.
+                llmctl_proto::text::clean_status(&mut status);
                 if tx.send(FeedEvent::Status(status)).await.is_err() {
                     return Ok(());
                 }

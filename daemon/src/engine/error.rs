@@ -23,6 +23,9 @@ pub enum EngineError {
         "lease {0:?} is unknown or already settled (reported, expired, or from before a restart)"
     )]
     UnknownLease(String),
+    /// Another user's lease (PERMISSION_DENIED).
+    #[error("{0}")]
+    PermissionDenied(String),
     /// The daemon's own bounds are full (RESOURCE_EXHAUSTED).
     #[error("the daemon already holds {limit} {what} (its {setting} bound); retry later or raise {setting}")]
     Exhausted {

@@ -6,7 +6,7 @@ impl Engine {
     /// A lease granted to a caller that went away before it heard of it: nothing was sent, so
     /// every unit goes back.
     pub fn abandon(&mut self, lease_id: &str, now: Now) {
-        let Ok(lease_no) = Self::lease_no(lease_id) else {
+        let Ok(lease_no) = self.lease_no(lease_id) else {
             return;
         };
         let Some(lease) = self.leases.remove(&lease_no) else {
@@ -15,6 +15,18 @@ impl Engine {
         self.settle(&lease, Some(&Outcome::default()), false, now.mono);
         self.clear_probe(&lease, lease_no);
         self.pump(now);
+    }
+
+    /// Drops the expiry entries of settled leases once they outnumber the live ones, so the
+    /// heap stays proportional to what is outstanding.
+    pub(super) fn compact_expiries(&mut self) {
+        if self.expiries.len() > 2 * self.leases.len() + 1024 {
+            self.expiries = self
+                .leases
+                .iter()
+                .map(|(&no, l)| Reverse((l.expires_at, no)))
+                .collect();
+        }
     }
 
     pub(super) fn clear_probe(&mut self, lease: &Lease, lease_no: u64) {
@@ -66,6 +78,7 @@ impl Engine {
                 key,
                 need: Need::default(),
                 granted_at: now.mono,
+                expires_at: now.mono,
                 granted_unix_ms: now.unix_ms,
                 holds_slot: false,
                 probes: p,

@@ -11,6 +11,8 @@ mod calibrate_tests;
 pub mod claims;
 mod cooldowns;
 mod error;
+#[cfg(test)]
+mod hardening_tests;
 pub mod headers;
 mod leases;
 pub mod limits;
@@ -20,16 +22,18 @@ mod policy;
 mod policy_tests;
 pub mod profiles;
 mod report;
+mod reset;
 pub mod routes;
 pub mod runs;
 mod stats;
 mod status;
 #[cfg(test)]
 mod tests;
-pub mod text;
+pub use llmctl_proto::text;
 
 pub use advice::{Action, Advice, Class};
 pub use breaker::BreakerConfig;
+pub use calibrate::is_limit_header;
 pub use error::EngineError;
 pub use headers::ProviderSignals;
 pub use limits::{
@@ -37,6 +41,7 @@ pub use limits::{
 };
 pub use persist::{BucketSnapshot, CooldownSnapshot, KeySnapshot};
 pub use profiles::{Backoff, RetryProfile};
+pub use reset::ResetSummary;
 pub use routes::{Condition, RouteGroup, RouteMember};
 pub use runs::RunBudget;
 pub use stats::nearest_rank;
@@ -139,6 +144,9 @@ pub struct AcquireRequest {
     pub run_id: String,
     pub route_group: String,
     pub profile: String,
+    /// The user id of the calling process, when the socket says: only that user may report
+    /// the lease.
+    pub uid: Option<u32>,
 }
 
 /// A granted lease, as the caller sees it.
@@ -365,6 +373,7 @@ struct CooldownEntry {
 #[derive(Clone, Debug, Default)]
 struct LeaseCtx {
     client_id: String,
+    uid: Option<u32>,
     run_id: String,
     /// Index into the engine's profiles.
     profile: usize,
@@ -386,6 +395,7 @@ struct Lease {
     key: usize,
     need: Need,
     granted_at: Instant,
+    expires_at: Instant,
     granted_unix_ms: i64,
     holds_slot: bool,
     probes: Probes,
@@ -438,9 +448,14 @@ pub struct Engine {
     waiter_priority: HashMap<WaiterId, i32>,
     next_waiter: WaiterId,
     leases: HashMap<u64, Lease>,
+    /// Leases by expiry; entries of leases already settled are dropped lazily, and the heap is
+    /// rebuilt when they outnumber the live ones.
     expiries: BinaryHeap<Reverse<(Instant, u64)>>,
     lease_epoch: u64,
     next_lease: u64,
+    /// Keys the tag that makes a lease id unguessable (random in the daemon, from the epoch in
+    /// tests).
+    lease_secret: [u64; 2],
     cooldowns: HashMap<String, CooldownEntry>,
     cooldowns_dirty: bool,
     dirty_keys: Vec<usize>,
@@ -524,6 +539,7 @@ impl Engine {
             expiries: BinaryHeap::new(),
             lease_epoch: epoch & 0xffff_ffff,
             next_lease: 1,
+            lease_secret: [epoch, !epoch],
             cooldowns: HashMap::new(),
             cooldowns_dirty: false,
             dirty_keys: Vec::new(),
@@ -698,6 +714,7 @@ impl Engine {
         }
         let ctx = LeaseCtx {
             client_id: req.client_id.clone(),
+            uid: req.uid,
             run_id: req.run_id.clone(),
             profile: profile.unwrap_or(0),
             route: None,
@@ -965,6 +982,7 @@ impl Engine {
                 key: id,
                 need,
                 granted_at: now.mono,
+                expires_at,
                 granted_unix_ms: now.unix_ms,
                 holds_slot: true,
                 probes,
@@ -972,8 +990,9 @@ impl Engine {
             },
         );
         self.expiries.push(Reverse((expires_at, lease_no)));
+        self.compact_expiries();
         Grant {
-            lease_id: format!("{lease_no:016x}"),
+            lease_id: self.lease_id(lease_no),
             key: self.keys[id].name.clone(),
             waited,
             expires_unix_ms: now.unix_of(expires_at),

@@ -195,7 +195,7 @@ impl Engine {
                 restored[id] = true;
             }
             let key = &mut self.keys[id];
-            key.last_headers = snap.last_headers.clone();
+            key.last_headers = super::calibrate::bounded_headers(snap.last_headers.clone());
             key.contacted |= snap.contacted;
             if let Some(c) = snap.usage_counting {
                 key.evidence.restore(c);

@@ -129,7 +129,7 @@ impl Engine {
     }
 
     fn validate_run_id(&self, run_id: &str) -> Result<(), EngineError> {
-        if run_id.len() > MAX_KEY_BYTES || run_id.chars().any(char::is_control) {
+        if run_id.len() > MAX_KEY_BYTES || run_id.chars().any(super::text::is_hidden) {
             return Err(EngineError::InvalidArgument(format!(
                 "run_id of {} bytes must be at most {MAX_KEY_BYTES} printable bytes",
                 run_id.len()

@@ -2,10 +2,55 @@
 
 use super::*;
 
+/// The most debt a bucket carries, in bucket capacities.
+pub const MAX_DEBT_BUCKETS: f64 = 1.0;
+
 impl Engine {
-    pub(super) fn lease_no(lease_id: &str) -> Result<u64, EngineError> {
-        u64::from_str_radix(lease_id, 16)
-            .map_err(|_| EngineError::UnknownLease(lease_id.to_string()))
+    /// A lease's id: its number, then a tag only the daemon can compute, so no client can
+    /// guess another's lease.
+    pub(super) fn lease_id(&self, lease_no: u64) -> String {
+        format!("{lease_no:016x}{:016x}", self.lease_tag(lease_no))
+    }
+
+    /// SipHash over the secret and the number: without the secret, the tag of another lease
+    /// cannot be computed from ids seen.
+    fn lease_tag(&self, lease_no: u64) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::hash::DefaultHasher::new();
+        (self.lease_secret[0], lease_no, self.lease_secret[1]).hash(&mut h);
+        h.finish()
+    }
+
+    /// Sets the secret behind lease ids (the daemon draws it at random when it starts).
+    pub fn set_lease_secret(&mut self, secret: [u64; 2]) {
+        self.lease_secret = secret;
+    }
+
+    /// The number of a lease id this engine issued; anything else is unknown.
+    pub(super) fn lease_no(&self, lease_id: &str) -> Result<u64, EngineError> {
+        let unknown = || EngineError::UnknownLease(super::text::printable_prefix(lease_id));
+        if lease_id.len() != 32 || !lease_id.is_ascii() {
+            return Err(unknown());
+        }
+        let no = u64::from_str_radix(&lease_id[..16], 16).map_err(|_| unknown())?;
+        let tag = u64::from_str_radix(&lease_id[16..], 16).map_err(|_| unknown())?;
+        if tag != self.lease_tag(no) {
+            return Err(unknown());
+        }
+        Ok(no)
+    }
+
+    /// Whether `uid` may report the lease: only the user that acquired it may.
+    pub fn check_reporter(&self, lease_id: &str, uid: Option<u32>) -> Result<(), EngineError> {
+        let no = self.lease_no(lease_id)?;
+        match (self.leases.get(&no).and_then(|l| l.ctx.uid), uid) {
+            (Some(owner), Some(caller)) if owner != caller => {
+                Err(EngineError::PermissionDenied(format!(
+                    "lease {lease_id} was acquired by uid {owner}; uid {caller} may not report it"
+                )))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Settles a lease with what happened and advises the caller.
@@ -26,7 +71,7 @@ impl Engine {
         outcome: &Outcome,
         now: Now,
     ) -> Result<(Advice, ReportInfo), EngineError> {
-        let lease_no = Self::lease_no(lease_id)?;
+        let lease_no = self.lease_no(lease_id)?;
         let lease = self
             .leases
             .remove(&lease_no)
@@ -199,7 +244,12 @@ impl Engine {
                 let delta = lease.need.amount(b.rate.dimension) - used;
                 if delta != 0.0 {
                     b.refill(now);
-                    b.level = (b.level + delta).min(b.capacity_now(now));
+                    // However much one report says was used, the debt stays within
+                    // MAX_DEBT_BUCKETS bucket(s): an absurd count cannot block a key for hours.
+                    let floor = -MAX_DEBT_BUCKETS * b.rate.capacity;
+                    b.level = (b.level + delta)
+                        .min(b.capacity_now(now))
+                        .max(floor.min(b.level));
                     changed = true;
                 }
             }

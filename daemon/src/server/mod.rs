@@ -144,6 +144,13 @@ pub struct DaemonOptions {
     pub metrics_addr: Option<std::net::SocketAddr>,
 }
 
+/// A secret for lease ids, from the operating system's randomness (through std's hasher keys).
+fn lease_secret() -> [u64; 2] {
+    use std::hash::BuildHasher;
+    let r = std::hash::RandomState::new();
+    [r.hash_one(1u64), r.hash_one(2u64)]
+}
+
 /// The store as found at start.
 struct OpenedStore {
     store: Store,
@@ -256,6 +263,7 @@ pub async fn run(
         start,
         epoch,
     )?;
+    engine.set_lease_secret(lease_secret());
     let empty = engine.restore(&loaded.keys, &loaded.cooldowns, start);
     if !empty.is_empty() {
         tracing::info!(

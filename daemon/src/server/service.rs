@@ -35,8 +35,42 @@ fn status_of(e: EngineError) -> Status {
         EngineError::InvalidArgument(_) => Status::invalid_argument(msg),
         EngineError::NeverFits { .. } => Status::failed_precondition(msg),
         EngineError::UnknownLease(_) => Status::not_found(msg),
+        EngineError::PermissionDenied(_) => Status::permission_denied(msg),
         EngineError::Exhausted { .. } => Status::resource_exhausted(msg),
     }
+}
+
+/// The longest identifier a client may send (client_id, route_group, profile, error_type).
+pub const MAX_NAME_BYTES: usize = 256;
+/// The most of a provider's error message kept (it is read for a retry delay).
+pub const MAX_ERROR_MESSAGE_BYTES: usize = 4096;
+/// The most of a cooldown's reason kept.
+pub const MAX_REASON_BYTES: usize = 512;
+
+/// Checks a short identifier from a client: at most `MAX_NAME_BYTES`, nothing hidden; the
+/// message repeats only a bounded prefix of a bad value.
+fn check_name(field: &str, value: &str, example: &str) -> Result<(), Status> {
+    if value.len() > MAX_NAME_BYTES || value.chars().any(crate::engine::text::is_hidden) {
+        return Err(Status::invalid_argument(format!(
+            "{field} \"{}\" ({} bytes) must be at most {MAX_NAME_BYTES} bytes of visible \
+             characters (e.g. {example})",
+            crate::engine::text::printable_prefix(value),
+            value.len()
+        )));
+    }
+    Ok(())
+}
+
+/// `s` cut to at most `max` bytes, on a character boundary.
+fn truncated(mut s: String, max: usize) -> String {
+    if s.len() > max {
+        let mut cut = max;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+    }
+    s
 }
 
 fn stopping() -> Status {
@@ -153,15 +187,6 @@ fn units(what: &str, v: i64) -> Result<u64, Status> {
 }
 
 /// The headers worth keeping as a key's "last seen".
-fn is_limit_header(name: &str) -> bool {
-    name.starts_with("x-ratelimit-")
-        || name.starts_with("anthropic-ratelimit-")
-        || matches!(
-            name,
-            "retry-after" | "retry-after-ms" | "x-ms-retry-after-ms" | "x-should-retry"
-        )
-}
-
 fn key_status(k: KeyStatus) -> pb::KeyStatus {
     pb::KeyStatus {
         breaker: k.breaker.to_string(),
@@ -313,7 +338,11 @@ impl pb::limiter_server::Limiter for LimiterService {
         &self,
         request: Request<pb::AcquireRequest>,
     ) -> Result<Response<pb::AcquireResponse>, Status> {
+        let uid = super::claims::peer_uid(&request);
         let r = request.into_inner();
+        check_name("client_id", &r.client_id, "host-pid-random")?;
+        check_name("route_group", &r.route_group, "chat")?;
+        check_name("profile", &r.profile, "interactive")?;
         if r.max_wait_ms < 0 {
             return Err(Status::invalid_argument(format!(
                 "max_wait_ms = {} is negative; give 0 to answer at once, or up to 3600000",
@@ -332,6 +361,7 @@ impl pb::limiter_server::Limiter for LimiterService {
             run_id: r.run_id,
             route_group: r.route_group,
             profile: r.profile,
+            uid,
         };
         let (tx, rx) = oneshot::channel();
         let t = now();
@@ -376,7 +406,11 @@ impl pb::limiter_server::Limiter for LimiterService {
         &self,
         request: Request<pb::ReportRequest>,
     ) -> Result<Response<pb::ReportResponse>, Status> {
-        let r = request.into_inner();
+        let uid = super::claims::peer_uid(&request);
+        let mut r = request.into_inner();
+        check_name("error_type", &r.error_type, "rate_limit_error")?;
+        r.error_message =
+            crate::engine::text::for_terminal(&truncated(r.error_message, MAX_ERROR_MESSAGE_BYTES));
         if r.headers.len() > MAX_HEADERS {
             return Err(Status::invalid_argument(format!(
                 "{} headers sent; send at most {MAX_HEADERS} (the rate-limit and retry headers are enough)",
@@ -393,7 +427,7 @@ impl pb::limiter_server::Limiter for LimiterService {
                 name.chars().take(64).collect::<String>()
             )));
         }
-        if !(0..=999).contains(&r.status_code) {
+        if !(r.status_code == 0 || (100..=999).contains(&r.status_code)) {
             return Err(Status::invalid_argument(format!(
                 "status_code = {} is not an HTTP status; give 100..999, or 0 when no answer came",
                 r.status_code
@@ -424,7 +458,7 @@ impl pb::limiter_server::Limiter for LimiterService {
             ),
             headers: headers
                 .into_iter()
-                .filter(|(n, _)| is_limit_header(n))
+                .filter(|(n, _)| crate::engine::is_limit_header(n))
                 .collect(),
             error_type: r.error_type,
             error_message: r.error_message,
@@ -440,6 +474,9 @@ impl pb::limiter_server::Limiter for LimiterService {
         }
         let advice = {
             let mut core = self.shared.core();
+            core.engine
+                .check_reporter(&r.lease_id, uid)
+                .map_err(status_of)?;
             let (advice, info) = core
                 .engine
                 .report_with_info(&r.lease_id, &outcome, t)
@@ -471,7 +508,8 @@ impl pb::limiter_server::Limiter for LimiterService {
         &self,
         request: Request<pb::CooldownRequest>,
     ) -> Result<Response<pb::CooldownResponse>, Status> {
-        let r = request.into_inner();
+        let mut r = request.into_inner();
+        r.reason = crate::engine::text::for_terminal(&truncated(r.reason, MAX_REASON_BYTES));
         if r.duration_ms <= 0 {
             return Err(Status::invalid_argument(format!(
                 "duration_ms = {} must be positive (up to 24 h)",
@@ -562,6 +600,29 @@ impl pb::limiter_server::Limiter for LimiterService {
             .map(Response::new)
     }
 
+    async fn reset(
+        &self,
+        request: Request<pb::ResetRequest>,
+    ) -> Result<Response<pb::ResetResponse>, Status> {
+        let r = request.into_inner();
+        let t = now();
+        let summary = {
+            let mut core = self.shared.core();
+            let summary = core.engine.reset(&r.key, t).map_err(status_of)?;
+            core.deliver(t);
+            summary
+        };
+        tracing::info!("key {:?} reset: {summary:?}", r.key);
+        self.shared.driver.notify_one();
+        self.shared.persist.notify_one();
+        Ok(Response::new(pb::ResetResponse {
+            learned_limits: summary.learned_limits as i64,
+            debt: summary.debt,
+            cooldown_ended: summary.cooldown,
+            breaker_closed: summary.breaker,
+        }))
+    }
+
     async fn set_run_budget(
         &self,
         request: Request<pb::SetRunBudgetRequest>,
@@ -605,11 +666,11 @@ impl pb::limiter_server::Limiter for LimiterService {
         request: Request<pb::SessionRequest>,
     ) -> Result<Response<Self::SessionStream>, Status> {
         let client_id = request.into_inner().client_id;
-        if client_id.is_empty() || client_id.len() > 256 || client_id.chars().any(char::is_control)
-        {
-            return Err(Status::invalid_argument(format!(
-                "client_id {client_id:?} must be 1 to 256 printable characters (e.g. host-pid-random)"
-            )));
+        check_name("client_id", &client_id, "host-pid-random")?;
+        if client_id.is_empty() {
+            return Err(Status::invalid_argument(
+                "client_id is empty; a session needs one (e.g. host-pid-random)",
+            ));
         }
         {
             let mut core = self.shared.core();

@@ -20,6 +20,24 @@ RETRY: Advice
 GIVE_UP: Advice
 FALLBACK: Advice
 
+class ResetRequest(_message.Message):
+    __slots__ = ("key",)
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    def __init__(self, key: _Optional[str] = ...) -> None: ...
+
+class ResetResponse(_message.Message):
+    __slots__ = ("learned_limits", "debt", "cooldown_ended", "breaker_closed")
+    LEARNED_LIMITS_FIELD_NUMBER: _ClassVar[int]
+    DEBT_FIELD_NUMBER: _ClassVar[int]
+    COOLDOWN_ENDED_FIELD_NUMBER: _ClassVar[int]
+    BREAKER_CLOSED_FIELD_NUMBER: _ClassVar[int]
+    learned_limits: int
+    debt: float
+    cooldown_ended: bool
+    breaker_closed: bool
+    def __init__(self, learned_limits: _Optional[int] = ..., debt: _Optional[float] = ..., cooldown_ended: bool = ..., breaker_closed: bool = ...) -> None: ...
+
 class AcquireRequest(_message.Message):
     __slots__ = ("key", "requests", "input_tokens", "output_tokens", "priority", "max_wait_ms", "client_id", "run_id", "route_group", "profile")
     KEY_FIELD_NUMBER: _ClassVar[int]

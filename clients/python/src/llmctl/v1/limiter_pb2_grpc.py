@@ -84,6 +84,11 @@ class LimiterStub(object):
                 request_serializer=llmctl_dot_v1_dot_limiter__pb2.SetRunBudgetRequest.SerializeToString,
                 response_deserializer=llmctl_dot_v1_dot_limiter__pb2.SetRunBudgetResponse.FromString,
                 _registered_method=True)
+        self.Reset = channel.unary_unary(
+                '/llmctl.v1.Limiter/Reset',
+                request_serializer=llmctl_dot_v1_dot_limiter__pb2.ResetRequest.SerializeToString,
+                response_deserializer=llmctl_dot_v1_dot_limiter__pb2.ResetResponse.FromString,
+                _registered_method=True)
 
 
 class LimiterServicer(object):
@@ -157,6 +162,14 @@ class LimiterServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Reset(self, request, context):
+        """For an operator: forgets what a key learned (limits from headers and probing), its debt,
+        its cooldown and its breaker. Configured limits stay.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_LimiterServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -209,6 +222,11 @@ def add_LimiterServicer_to_server(servicer, server):
                     servicer.SetRunBudget,
                     request_deserializer=llmctl_dot_v1_dot_limiter__pb2.SetRunBudgetRequest.FromString,
                     response_serializer=llmctl_dot_v1_dot_limiter__pb2.SetRunBudgetResponse.SerializeToString,
+            ),
+            'Reset': grpc.unary_unary_rpc_method_handler(
+                    servicer.Reset,
+                    request_deserializer=llmctl_dot_v1_dot_limiter__pb2.ResetRequest.FromString,
+                    response_serializer=llmctl_dot_v1_dot_limiter__pb2.ResetResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -481,6 +499,33 @@ class Limiter(object):
             '/llmctl.v1.Limiter/SetRunBudget',
             llmctl_dot_v1_dot_limiter__pb2.SetRunBudgetRequest.SerializeToString,
             llmctl_dot_v1_dot_limiter__pb2.SetRunBudgetResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Reset(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/llmctl.v1.Limiter/Reset',
+            llmctl_dot_v1_dot_limiter__pb2.ResetRequest.SerializeToString,
+            llmctl_dot_v1_dot_limiter__pb2.ResetResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,5 +1,5 @@
-//! Text from clients: which characters a name may not hold, how much of a bad value a message
-//! echoes, and how text is made safe for an operator's terminal.
+//! Text from clients: which characters a name may not hold (part of the contract), how much of a
+//! bad value a message echoes, and how text is made safe for an operator's terminal.
 
 /// The most characters of an offending value an error message repeats.
 pub const ECHO_CHARS: usize = 64;
@@ -50,6 +50,37 @@ pub fn for_terminal(s: &str) -> String {
         .collect()
 }
 
+/// Makes every text a client could have set in a status safe to print (`llmctl status`, `top`).
+pub fn clean_status(st: &mut crate::v1::StatusResponse) {
+    let clean = |s: &mut String| {
+        if s.chars().any(is_hidden) {
+            *s = for_terminal(s);
+        }
+    };
+    clean(&mut st.socket);
+    clean(&mut st.store_error);
+    for k in &mut st.keys {
+        clean(&mut k.key);
+        clean(&mut k.cooldown_reason);
+        for a in &mut k.ancestors {
+            clean(a);
+        }
+        k.last_headers = std::mem::take(&mut k.last_headers)
+            .into_iter()
+            .map(|(n, v)| (for_terminal(&n), for_terminal(&v)))
+            .collect();
+    }
+    for e in &mut st.events {
+        clean(&mut e.key);
+        clean(&mut e.kind);
+        clean(&mut e.message);
+    }
+    for r in &mut st.runs {
+        clean(&mut r.run_id);
+        clean(&mut r.exhausted);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -67,5 +98,24 @@ mod tests {
         let long = "z".repeat(20_000);
         let p = printable_prefix(&long);
         assert!(p.len() < 100 && p.ends_with("(20000 bytes)"), "{p}");
+    }
+
+    #[test]
+    fn a_status_is_cleaned_of_escapes() {
+        let mut st = crate::v1::StatusResponse {
+            keys: vec![crate::v1::KeyStatus {
+                key: "k".into(),
+                cooldown_reason: "\u{1b}]0;owned\u{7}".into(),
+                ..Default::default()
+            }],
+            events: vec![crate::v1::Event {
+                message: "\u{1b}[2J".into(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        clean_status(&mut st);
+        assert!(!st.keys[0].cooldown_reason.contains('\u{1b}'));
+        assert!(!st.events[0].message.contains('\u{1b}'));
     }
 }

@@ -1,0 +1,166 @@
+//! What one misbehaving client must not be able to do to the engine: guess or settle another's
+//! lease, wedge a key with one report, grow the expiry heap without bound.
+
+use super::tests::*;
+use super::*;
+
+#[test]
+fn a_lease_id_cannot_be_guessed_from_another() {
+    let mut fx = Fx::new(vec![]);
+    let a = lease(&fx.acquire("k", 0, 0, 0, 0));
+    let b = lease(&fx.acquire("k", 0, 0, 0, 0));
+    assert_eq!(a.len(), 32);
+    // The next number with the tag of the one seen, or the number alone, are unknown.
+    let forged = format!("{}{}", &b[..16], &a[16..]);
+    for id in [forged.as_str(), &b[..16], "zz", ""] {
+        assert!(
+            matches!(
+                fx.e.report(id, &ok(200), fx.now(1)),
+                Err(EngineError::UnknownLease(_))
+            ),
+            "{id}"
+        );
+    }
+    // Another engine (another daemon, or the same after a restart) with its own secret.
+    let mut other = Fx::new(vec![]);
+    other.e.set_lease_secret([1, 2]);
+    assert!(other.e.report(&a, &ok(200), other.now(1)).is_err());
+    fx.e.report(&b, &ok(200), fx.now(1)).expect("the real id");
+}
+
+#[test]
+fn only_the_user_that_acquired_a_lease_may_report_it() {
+    let mut fx = Fx::new(vec![]);
+    let id = lease(&fx.acquire_req(
+        AcquireRequest {
+            key: "k".into(),
+            uid: Some(1000),
+            ..AcquireRequest::default()
+        },
+        0,
+    ));
+    assert!(matches!(
+        fx.e.check_reporter(&id, Some(1001)),
+        Err(EngineError::PermissionDenied(_))
+    ));
+    assert_eq!(fx.e.check_reporter(&id, Some(1000)), Ok(()));
+    assert_eq!(fx.e.check_reporter(&id, None), Ok(()));
+}
+
+#[test]
+fn settled_leases_do_not_stay_in_the_expiry_heap() {
+    let mut fx = Fx::new(vec![(
+        "k",
+        limits(vec![rate(Dimension::Requests, 1e9, 1e9)]),
+    )])
+    .filled();
+    for i in 0..20_000u64 {
+        let id = lease(&fx.acquire("k", 0, 0, 0, i / 100));
+        fx.e.report(&id, &ok(200), fx.now(i / 100)).expect("report");
+    }
+    assert!(
+        fx.e.expiries.len() <= 2 * fx.e.leases.len() + 1025,
+        "{} expiry entries for {} live leases",
+        fx.e.expiries.len(),
+        fx.e.leases.len()
+    );
+    // Live leases still expire.
+    let live = lease(&fx.acquire("k", 0, 0, 0, 300));
+    let ttl = fx.e.config.lease_ttl.as_millis() as u64;
+    assert_eq!(fx.e.expire(fx.now(300 + ttl)), 1);
+    assert!(fx.e.report(&live, &ok(200), fx.now(301 + ttl)).is_err());
+}
+
+#[test]
+fn one_absurd_usage_report_costs_at_most_one_bucket_of_debt() {
+    let mut fx = Fx::new(vec![(
+        "k",
+        limits(vec![rate(Dimension::Tokens, 2_000_000.0, 2_000_000.0)]),
+    )])
+    .filled();
+    let id = lease(&fx.acquire("k", 1000, 0, 0, 0));
+    let mut o = ok(200);
+    o.input_tokens = 1_000_000_000;
+    fx.e.report(&id, &o, fx.now(0)).expect("report");
+    let level = fx.level("k", Dimension::Tokens, 0);
+    assert!(
+        level >= -2_000_000.0 * reset_debt_bound(),
+        "debt of {level} after one report"
+    );
+    // A minute to be out of debt, not 16.7 h.
+    match fx.acquire("k", 1000, 0, 0, 0) {
+        Acquired::NotGranted(r) => assert!(
+            r.not_before_unix_ms - T0_UNIX <= 61_000,
+            "{}",
+            r.not_before_unix_ms - T0_UNIX
+        ),
+        other => panic!("{other:?}"),
+    }
+}
+
+fn reset_debt_bound() -> f64 {
+    report::MAX_DEBT_BUCKETS
+}
+
+#[test]
+fn absurd_limit_headers_never_wedge_a_key() {
+    let mut fx = Fx::new(vec![]);
+    for (key, name, value) in [
+        ("a", "anthropic-ratelimit-output-tokens-limit", "0.5"),
+        ("b", "x-ratelimit-limit-requests", "1e-9"),
+        ("c", "x-ratelimit-limit-tokens", "0"),
+    ] {
+        let id = lease(&fx.acquire(key, 0, 10, 0, 0));
+        fx.e.report(
+            &id,
+            &with_headers(200, &[(name, value)], T0_UNIX),
+            fx.now(0),
+        )
+        .expect("report");
+        let next = fx.e.acquire(
+            &AcquireRequest {
+                key: key.into(),
+                output_tokens: 10,
+                max_wait: Duration::from_secs(5),
+                ..AcquireRequest::default()
+            },
+            fx.now(0),
+        );
+        assert!(next.is_ok(), "{name}: {value} wedged the key: {next:?}");
+    }
+}
+
+#[test]
+fn reset_forgets_learned_limits_debt_cooldown_and_breaker() {
+    let mut fx = Fx::new(vec![(
+        "c",
+        limits(vec![rate(Dimension::Tokens, 60_000.0, 60_000.0)]),
+    )])
+    .filled();
+    let id = lease(&fx.acquire("c", 1000, 0, 0, 0));
+    let h = [
+        ("x-ratelimit-limit-requests", "2"),
+        ("x-ratelimit-remaining-requests", "0"),
+    ];
+    let mut o = with_headers(200, &h, T0_UNIX);
+    o.usage_known = true;
+    o.input_tokens = 200_000;
+    fx.e.report(&id, &o, fx.now(0)).expect("report");
+    fx.e.cooldown("c", Duration::from_secs(600), "stuck", fx.now(0))
+        .expect("cooldown");
+    let before = fx.key_status("c", 0);
+    assert!(before.buckets.len() == 2 && before.cooldown_remaining > Duration::ZERO);
+    let s = fx.e.reset("c", fx.now(0)).expect("reset");
+    assert_eq!(s.learned_limits, 1);
+    assert!(s.debt > 0.0 && s.cooldown);
+    let after = fx.key_status("c", 0);
+    assert_eq!(after.buckets.len(), 1, "the configured bucket stays");
+    assert_eq!(after.buckets[0].level, 0.0);
+    assert_eq!(after.cooldown_remaining, Duration::ZERO);
+    assert!(matches!(
+        fx.e.reset("unknown", fx.now(0)),
+        Err(EngineError::InvalidArgument(_))
+    ));
+    // Granted again once it refills (1000 per second).
+    lease(&fx.acquire("c", 1000, 0, 0, 1000));
+}
