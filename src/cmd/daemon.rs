@@ -83,9 +83,12 @@ impl DaemonArgs {
     }
 }
 
+/// SIGINT, SIGTERM or SIGQUIT: each stops the daemon cleanly, flushing its state. (SIGHUP
+/// reloads the config instead.)
 pub async fn stop_signal() {
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let wait = |kind: SignalKind| async move {
+        match signal(kind) {
             Ok(mut s) => {
                 s.recv().await;
             }
@@ -94,7 +97,8 @@ pub async fn stop_signal() {
     };
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {}
-        _ = term => {}
+        _ = wait(SignalKind::terminate()) => {}
+        _ = wait(SignalKind::quit()) => {}
     }
 }
 
@@ -108,18 +112,27 @@ pub async fn run(args: DaemonArgs, socket: PathBuf) -> ExitCode {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
     let env = |k: &str| std::env::var(k).ok();
-    let loaded = match &args.config {
-        Some(path) => Config::load(path),
-        None => match llmctl_daemon::paths::config_file(&env) {
-            Some(path) if path.exists() => Config::load(&path),
-            _ => Ok(Config::default()),
-        },
+    let path = match &args.config {
+        Some(path) => Some(path.clone()),
+        None => llmctl_daemon::paths::config_file(&env).filter(|p| p.exists()),
     };
-    let mut config = match loaded {
+    let settings = args.settings();
+    let read = {
+        let path = path.clone();
+        move || -> Result<Config, String> {
+            let mut config = match &path {
+                Some(p) => Config::load(p).map_err(|e| e.to_string())?,
+                None => Config::default(),
+            };
+            config.daemon.overlay(&settings);
+            Ok(config)
+        }
+    };
+    let config = match read() {
         Ok(c) => c,
         Err(e) => return exit::fail(exit::USAGE, e),
     };
-    config.daemon.overlay(&args.settings());
+    let reload = path.map(|_| server::Reload(std::sync::Arc::new(read)));
     let data_dir = config
         .daemon
         .data_dir
@@ -130,6 +143,7 @@ pub async fn run(args: DaemonArgs, socket: PathBuf) -> ExitCode {
         data_dir,
         metrics_addr: config.daemon.metrics_addr,
         config,
+        reload,
     };
     match server::run(opts, stop_signal()).await {
         Ok(()) => ExitCode::SUCCESS,

@@ -164,3 +164,52 @@ fn reset_forgets_learned_limits_debt_cooldown_and_breaker() {
     // Granted again once it refills (1000 per second).
     lease(&fx.acquire("c", 1000, 0, 0, 1000));
 }
+
+#[test]
+fn a_new_config_keeps_levels_leases_and_learned_limits() {
+    let mut fx = Fx::new(vec![
+        ("k", limits(vec![rate(Dimension::Requests, 60.0, 10.0)])),
+        (
+            "gone",
+            limits(vec![rate(Dimension::Tokens, 1000.0, 1000.0)]),
+        ),
+    ])
+    .filled();
+    let held = lease(&fx.acquire("k", 0, 0, 0, 0));
+    let before = fx.level("k", Dimension::Requests, 0);
+    let config = fx.e.config().clone();
+    let next = vec![
+        (
+            "k".to_string(),
+            limits(vec![rate(Dimension::Requests, 600.0, 20.0)]),
+        ),
+        (
+            "new".to_string(),
+            limits(vec![rate(Dimension::Tokens, 500.0, 500.0)]),
+        ),
+    ];
+    fx.e.reconfigure(config.clone(), next, fx.now(0))
+        .expect("reconfigure");
+    let k = fx.key_status("k", 0);
+    assert_eq!((k.buckets[0].limit, k.buckets[0].capacity), (600.0, 20.0));
+    assert_eq!(k.buckets[0].level, before, "the level is kept");
+    assert!(fx.key_status("gone", 0).buckets.is_empty());
+    assert_eq!(
+        fx.key_status("new", 0).buckets[0].level,
+        0.0,
+        "starts empty"
+    );
+    fx.e.report(&held, &ok(200), fx.now(1))
+        .expect("a lease from before is still known");
+
+    // An invalid config changes nothing.
+    let bad = vec![(
+        "k".to_string(),
+        KeyLimits {
+            profile: Some("no-such-profile".into()),
+            ..limits(vec![rate(Dimension::Requests, 6.0, 1.0)])
+        },
+    )];
+    assert!(fx.e.reconfigure(config, bad, fx.now(2)).is_err());
+    assert_eq!(fx.key_status("k", 2).buckets[0].limit, 600.0);
+}

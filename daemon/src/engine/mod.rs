@@ -21,6 +21,7 @@ mod policy;
 #[cfg(test)]
 mod policy_tests;
 pub mod profiles;
+mod reconfigure;
 mod report;
 mod reset;
 pub mod routes;
@@ -554,37 +555,7 @@ impl Engine {
         for (name, limits) in &keys {
             validate_key(name)?;
             let id = engine.insert_key(name)?;
-            let profile = limits
-                .profile
-                .as_deref()
-                .map(|p| engine.profile_index(p))
-                .transpose()?;
-            let breaker_config = limits
-                .breaker
-                .clone()
-                .unwrap_or_else(|| engine.config.breaker.clone());
-            let k = &mut engine.keys[id];
-            k.configured = true;
-            k.profile = profile;
-            k.breaker_config = breaker_config;
-            k.max_concurrency = limits.max_concurrency;
-            k.output_explicit = limits.output_counted_as;
-            k.provider = limits.provider;
-            k.ramp_up = limits.ramp_up;
-            k.resolve_accounting();
-            k.cached_input_counts = limits.cached_input_counts;
-            let ramp = k.ramp_up();
-            k.buckets = limits
-                .rates
-                .iter()
-                .map(|&rate| {
-                    let mut b = Bucket::configured(rate, now.mono);
-                    if rate.period == Period::Minute {
-                        b.ramp = ramp.map(bucket::Ramp::new);
-                    }
-                    b
-                })
-                .collect();
+            engine.apply_limits(id, limits, now)?;
         }
         engine.rescope();
         Ok(engine)

@@ -134,6 +134,16 @@ impl Shared {
     }
 }
 
+/// Reads the config again (SIGHUP): the file, then the flags, checked as at start.
+#[derive(Clone)]
+pub struct Reload(pub Arc<dyn Fn() -> Result<Config, String> + Send + Sync>);
+
+impl std::fmt::Debug for Reload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Reload")
+    }
+}
+
 /// Everything `llmctl daemon` needs to run.
 #[derive(Debug, Clone)]
 pub struct DaemonOptions {
@@ -142,6 +152,85 @@ pub struct DaemonOptions {
     pub config: Config,
     /// Where Prometheus text is served; off when None.
     pub metrics_addr: Option<std::net::SocketAddr>,
+    /// How to read the config again on SIGHUP; None: SIGHUP is ignored (logged).
+    pub reload: Option<Reload>,
+}
+
+/// Settings the running daemon keeps until it restarts.
+fn fixed_settings(c: &Config) -> Vec<(&'static str, String)> {
+    let d = &c.daemon;
+    vec![
+        ("data_dir", format!("{:?}", d.data_dir)),
+        ("socket_group", format!("{:?}", d.socket_group)),
+        ("metrics_addr", format!("{:?}", d.metrics_addr)),
+        ("snapshot_interval", format!("{:?}", d.snapshot_interval)),
+        ("claim_retention", format!("{:?}", d.claim_retention)),
+        ("max_claim_result", format!("{:?}", d.max_claim_result)),
+    ]
+}
+
+/// Reloads the config on every SIGHUP until the daemon stops: a valid one replaces limits,
+/// profiles, route groups, run budgets and bounds at once; an invalid one is logged and the
+/// running config kept.
+async fn reload_on_hangup(
+    shared: Arc<Shared>,
+    reload: Option<Reload>,
+    running: Config,
+    mut stop: watch::Receiver<bool>,
+) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let Ok(mut hangups) = signal(SignalKind::hangup()) else {
+        return;
+    };
+    loop {
+        tokio::select! {
+            got = hangups.recv() => if got.is_none() { return },
+            _ = stop.changed() => return,
+        }
+        let Some(reload) = &reload else {
+            tracing::warn!(
+                "SIGHUP: this daemon runs on embedded defaults and has no config to reload"
+            );
+            continue;
+        };
+        let config = match (reload.0)() {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::error!("SIGHUP: config not reloaded, the running one is kept: {e}");
+                continue;
+            }
+        };
+        let t = now();
+        let res = {
+            let mut core = shared.core();
+            let res = core
+                .engine
+                .reconfigure(config.engine_config(), config.keys.clone(), t);
+            core.deliver(t);
+            res
+        };
+        match res {
+            Ok(()) => {
+                for ((name, was), (_, is)) in fixed_settings(&running)
+                    .into_iter()
+                    .zip(fixed_settings(&config))
+                {
+                    if was != is {
+                        tracing::warn!("SIGHUP: {name} changes only when the daemon restarts");
+                    }
+                }
+                tracing::info!(
+                    "SIGHUP: config reloaded ({} configured key(s))",
+                    config.keys.len()
+                );
+                shared.driver.notify_one();
+                shared.persist.notify_one();
+            }
+            Err(e) => {
+                tracing::error!("SIGHUP: config not reloaded, the running one is kept: {e}")
+            }
+        }
+    }
 }
 
 /// A secret for lease ids, from the operating system's randomness (through std's hasher keys).
@@ -302,6 +391,12 @@ pub async fn run(
         Some(addr) => Some(serve_metrics(shared.clone(), addr, stop_rx.clone()).await?),
         None => None,
     };
+    let hangups = tokio::spawn(reload_on_hangup(
+        shared.clone(),
+        opts.reload.clone(),
+        opts.config.clone(),
+        stop_rx.clone(),
+    ));
     let writer = tokio::spawn(write_snapshots(
         shared.clone(),
         interval,
@@ -352,6 +447,7 @@ pub async fn run(
         },
     };
     let _ = driver.await;
+    let _ = hangups.await;
     if let Some(t) = metrics_task {
         let _ = t.await;
     }

@@ -2,7 +2,7 @@
 //! per socket by a lock file, and a stale socket replaced only when nothing answers on it.
 
 use std::fs::{File, OpenOptions, Permissions};
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 use tokio::net::UnixListener;
@@ -26,6 +26,48 @@ pub enum SocketError {
     },
     #[error("socket_group {0:?} is not a group on this host (see /etc/group); create it or remove socket_group")]
     UnknownGroup(String),
+    #[error(
+        "the socket folder {path} {why}, so another user could listen in the daemon's place; \
+         remove it (the daemon creates it 0700) or pass --socket PATH in a folder of your own"
+    )]
+    UnsafeFolder { path: PathBuf, why: String },
+    #[error("{path} {why}; it is not replaced: remove it, or pass --socket PATH to another path")]
+    NotASocket { path: PathBuf, why: String },
+}
+
+/// Refuses a socket folder another user could tamper with: a symbolic link, not a folder, owned
+/// by someone else, or writable by others (unless sticky, as /tmp is). What ssh-agent and tmux
+/// check of theirs.
+fn check_folder(dir: &Path) -> Result<(), SocketError> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::symlink_metadata(dir).map_err(io("inspect the socket folder", dir))?;
+    let unsafe_because = |why: String| {
+        Err(SocketError::UnsafeFolder {
+            path: dir.to_path_buf(),
+            why,
+        })
+    };
+    if meta.file_type().is_symlink() {
+        return unsafe_because("is a symbolic link".into());
+    }
+    if !meta.is_dir() {
+        return unsafe_because("is not a folder".into());
+    }
+    let uid = crate::paths::current_uid();
+    if meta.uid() != uid && meta.uid() != 0 {
+        return unsafe_because(format!(
+            "belongs to uid {}, not to this user (uid {uid})",
+            meta.uid()
+        ));
+    }
+    let mode = meta.mode();
+    if mode & 0o022 != 0 && mode & 0o1000 == 0 {
+        return unsafe_because(format!(
+            "has mode {:o}: others may write in it",
+            mode & 0o7777
+        ));
+    }
+    Ok(())
 }
 
 fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> SocketError {
@@ -67,7 +109,7 @@ pub fn bind(path: &Path, group: Option<&str>) -> Result<(UnixListener, SocketGua
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    if !dir.exists() {
+    if std::fs::symlink_metadata(dir).is_err() {
         std::fs::create_dir_all(dir).map_err(io("create the socket folder", dir))?;
         let mode = if gid.is_some() { 0o750 } else { 0o700 };
         std::fs::set_permissions(dir, Permissions::from_mode(mode))
@@ -77,6 +119,7 @@ pub fn bind(path: &Path, group: Option<&str>) -> Result<(UnixListener, SocketGua
                 .map_err(io("change the group of", dir))?;
         }
     }
+    check_folder(dir)?;
     let mut lock_path = path.as_os_str().to_owned();
     lock_path.push(".lock");
     let lock_path = PathBuf::from(lock_path);
@@ -84,6 +127,9 @@ pub fn bind(path: &Path, group: Option<&str>) -> Result<(UnixListener, SocketGua
         .create(true)
         .truncate(false)
         .write(true)
+        .mode(0o600)
+        // A symbolic link (dangling or not) in its place is refused, never followed.
+        .custom_flags(libc::O_NOFOLLOW)
         .open(&lock_path)
         .map_err(io("open the lock file", &lock_path))?;
     match lock.try_lock() {
@@ -96,7 +142,18 @@ pub fn bind(path: &Path, group: Option<&str>) -> Result<(UnixListener, SocketGua
         }
         Err(std::fs::TryLockError::Error(e)) => return Err(io("lock", &lock_path)(e)),
     }
-    if path.exists() {
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        use std::os::unix::fs::FileTypeExt;
+        if !meta.file_type().is_socket() {
+            return Err(SocketError::NotASocket {
+                path: path.to_path_buf(),
+                why: if meta.file_type().is_symlink() {
+                    "is a symbolic link".into()
+                } else {
+                    "exists and is not a socket".into()
+                },
+            });
+        }
         // Only a socket nobody answers on is stale.
         if std::os::unix::net::UnixStream::connect(path).is_ok() {
             return Err(SocketError::InUse(path.to_path_buf()));
