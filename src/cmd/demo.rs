@@ -159,7 +159,7 @@ pub async fn run(args: DemoArgs) -> ExitCode {
         Some(d) => {
             tokio::time::sleep(d).await;
             match llmctl_client::connect(&socket).await {
-                Ok(mut c) => match c.status(pb::StatusRequest {}).await {
+                Ok(mut c) => match c.status(pb::StatusRequest::default()).await {
                     Ok(st) => {
                         println!(
                             "{}",
@@ -176,6 +176,7 @@ pub async fn run(args: DemoArgs) -> ExitCode {
             let options = llmctl_tui::Options {
                 socket: socket.clone(),
                 interval: Duration::from_secs(1),
+                key_prefix: String::new(),
             };
             match llmctl_tui::run(options).await {
                 Ok(()) => ExitCode::SUCCESS,

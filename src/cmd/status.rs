@@ -13,6 +13,9 @@ pub struct StatusArgs {
     /// Print the whole status as JSON
     #[arg(long)]
     json: bool,
+    /// Only keys starting with this
+    #[arg(long, value_name = "PREFIX", default_value = "")]
+    prefix: String,
 }
 
 pub fn key_json(k: &pb::KeyStatus) -> Value {
@@ -179,7 +182,10 @@ pub async fn run(args: StatusArgs, socket: PathBuf) -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let mut st = match client.status(pb::StatusRequest {}).await {
+    let request = pb::StatusRequest {
+        key_prefix: args.prefix.clone(),
+    };
+    let mut st = match client.status(request).await {
         Ok(r) => r.into_inner(),
         Err(s) => return exit::status(&s),
     };

@@ -17,11 +17,14 @@ pub struct TopArgs {
     /// Print one plain-text frame and exit (for scripts and bug reports)
     #[arg(long)]
     once: bool,
+    /// Only keys starting with this
+    #[arg(long, value_name = "PREFIX", default_value = "")]
+    prefix: String,
 }
 
 pub async fn run(args: TopArgs, socket: PathBuf) -> ExitCode {
     if args.once {
-        return once(socket).await;
+        return once(socket, args.prefix).await;
     }
     if !std::io::stdout().is_terminal() {
         return exit::fail(
@@ -32,6 +35,7 @@ pub async fn run(args: TopArgs, socket: PathBuf) -> ExitCode {
     let options = llmctl_tui::Options {
         socket,
         interval: args.interval,
+        key_prefix: args.prefix,
     };
     match llmctl_tui::run(options).await {
         Ok(()) => ExitCode::SUCCESS,
@@ -39,12 +43,12 @@ pub async fn run(args: TopArgs, socket: PathBuf) -> ExitCode {
     }
 }
 
-async fn once(socket: PathBuf) -> ExitCode {
+async fn once(socket: PathBuf, key_prefix: String) -> ExitCode {
     let mut client = match connect(&socket).await {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let mut status = match client.status(pb::StatusRequest {}).await {
+    let mut status = match client.status(pb::StatusRequest { key_prefix }).await {
         Ok(r) => r.into_inner(),
         Err(s) => return exit::status(&s),
     };

@@ -41,7 +41,7 @@ async fn every_string_and_the_kept_headers_are_bounded() {
         c.report(r).await.expect("report");
     }
     let st = c
-        .status(pb::StatusRequest {})
+        .status(pb::StatusRequest::default())
         .await
         .expect("status")
         .into_inner();
@@ -191,4 +191,225 @@ fn status_below_100_and_hidden_characters_in_keys_are_refused() {
             stderr(&o)
         );
     }
+}
+
+/// CPU seconds a process has used.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("stat");
+    let fields: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .expect("fields")
+        .split_whitespace()
+        .collect();
+    let ticks: f64 =
+        fields[11].parse::<f64>().expect("utime") + fields[12].parse::<f64>().expect("stime");
+    ticks / 100.0
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_connections_never_lock_out_a_well_behaved_client() {
+    let mut d = Daemon::new("");
+    d.restart_with_file_limit(1200);
+    let pid = d.child.as_ref().expect("running").id();
+    let mut before = d.client().await;
+    // 1,100 connections that never send a byte: more than the files the daemon may open.
+    let idle: Vec<std::os::unix::net::UnixStream> = (0..1100)
+        .filter_map(|_| std::os::unix::net::UnixStream::connect(&d.socket).ok())
+        .collect();
+    assert!(idle.len() > 1000, "{} connected", idle.len());
+    // A client connected before goes on at once.
+    before.ping(pb::PingRequest {}).await.expect("ping");
+    before.acquire(acquire_req("k")).await.expect("acquire");
+    // A new one gets in within the preface timeout, when the silent ones are closed.
+    let t = std::time::Instant::now();
+    loop {
+        let o = d.cli(&["acquire", "k"]);
+        if o.status.success() {
+            break;
+        }
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(20),
+            "a new client was locked out: {}",
+            stderr(&o)
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    // And the daemon does not spin while they sit there.
+    let cpu = cpu_seconds(pid);
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    let used = cpu_seconds(pid) - cpu;
+    assert!(
+        used < 1.0,
+        "the daemon used {used:.2} s of CPU in 2 s with idle connections"
+    );
+    drop(idle);
+    let log = d.stop_and_log();
+    assert!(log.contains("connections closed"), "nothing logged: {log}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_status_of_thousands_of_keys_reaches_every_reader_and_watchers_share_it() {
+    let d = Daemon::start("");
+    let c = d.client().await;
+    // As many rate-limit headers as a key keeps, each as long as kept: a status past the 4 MiB
+    // gRPC clients take by default.
+    let headers: std::collections::HashMap<String, String> = (0..32)
+        .map(|i| (format!("x-ratelimit-limit-extra-{i}"), "9".repeat(128)))
+        .collect();
+    let tasks: Vec<_> = (0..8)
+        .map(|t| {
+            let (mut c, headers) = (c.clone(), headers.clone());
+            tokio::spawn(async move {
+                for k in (t..1200).step_by(8) {
+                    let lease = c
+                        .acquire(acquire_req(&format!("fleet/model-{k}")))
+                        .await
+                        .expect("acquire")
+                        .into_inner()
+                        .lease_id;
+                    let mut r = report_req(&lease, 200);
+                    r.headers = headers.clone();
+                    c.report(r).await.expect("report");
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.expect("task");
+    }
+    let mut c = c;
+    let st = c
+        .status(pb::StatusRequest::default())
+        .await
+        .expect("status")
+        .into_inner();
+    assert!(st.keys.len() >= 1200);
+    assert!(
+        st.encoded_len() > 4 << 20,
+        "{} bytes: not past gRPC's default",
+        st.encoded_len()
+    );
+    let o = d.cli(&["status", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert!(v["keys"].as_array().expect("keys").len() >= 1200);
+    let o = d.cli(&["top", "--once"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = d.cli(&["status", "--prefix", "fleet/model-42", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert_eq!(
+        v["keys"].as_array().expect("keys").len(),
+        11,
+        "model-42 and model-420..429"
+    );
+    let o = d.cli(&["status", "--prefix", "fleet/model-42"]);
+    assert_eq!(stdout(&o).lines().count(), 11, "{}", stdout(&o));
+
+    // Watch asks for 50 ms: it gets the minimum interval instead.
+    let mut w = c
+        .watch(pb::WatchRequest {
+            interval_ms: 50,
+            key_prefix: "fleet/model-1".into(),
+        })
+        .await
+        .expect("watch")
+        .into_inner();
+    let t = std::time::Instant::now();
+    for _ in 0..3 {
+        let st = w.message().await.expect("stream").expect("a status");
+        assert!(st.keys.iter().all(|k| k.key.starts_with("fleet/model-1")));
+    }
+    assert!(
+        t.elapsed() >= std::time::Duration::from_millis(350),
+        "{:?}",
+        t.elapsed()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_filling_every_table_leaves_room_for_a_well_behaved_one() {
+    let mut d = Daemon::start(
+        "[daemon]\nmax_keys = 50\nmax_leases = 200\nmax_runs = 20\n\
+         [keys.\"cfg\"]\nrequests_per_minute = 100000000\nburst_requests = 1000000\n",
+    );
+    d.wait_full("cfg", "requests").await;
+    let mut c = d.client().await;
+    // Junk keys, each with a learned limit, until the key table is full.
+    for k in 0..60 {
+        let lease = c
+            .acquire(acquire_req(&format!("junk/{k}")))
+            .await
+            .expect("acquire")
+            .into_inner()
+            .lease_id;
+        let mut r = report_req(&lease, 200);
+        r.headers = [("x-ratelimit-limit-requests".to_string(), "600".to_string())].into();
+        c.report(r).await.expect("report");
+    }
+    // Leases never reported, as many as this process is let have.
+    let mut held = 0;
+    for _ in 0..200 {
+        match c.acquire(acquire_req("cfg")).await {
+            Ok(r) if r.get_ref().granted => held += 1,
+            Ok(_) => {}
+            Err(s) => {
+                assert_eq!(s.code(), tonic::Code::ResourceExhausted, "{s:?}");
+                break;
+            }
+        }
+    }
+    assert_eq!(held, 100, "one process holds half of max_leases");
+    // Finished runs, as many as the run table holds.
+    for r in 0..20 {
+        let mut req = acquire_req("junk/59");
+        req.run_id = format!("job-{r}");
+        if let Ok(resp) = c.acquire(req).await {
+            let lease = resp.into_inner().lease_id;
+            if !lease.is_empty() {
+                c.report(report_req(&lease, 200)).await.expect("report");
+            }
+        }
+    }
+    // The well-behaved client (another process) gets a new key, a lease and a new run.
+    for args in [
+        &["acquire", "new/key"][..],
+        &["acquire", "cfg"][..],
+        &["acquire", "cfg", "--run-id", "a-new-run"][..],
+    ] {
+        let o = d.cli(args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+    }
+    // Evicted keys are gone from the store too: a restart brings back exactly what was there.
+    let names = |d: &Daemon| -> std::collections::BTreeSet<String> {
+        let v: serde_json::Value =
+            serde_json::from_str(&stdout(&d.cli(&["status", "--json"]))).expect("json");
+        v["keys"]
+            .as_array()
+            .expect("keys")
+            .iter()
+            .filter(|k| k["buckets"].as_array().is_some_and(|b| !b.is_empty()))
+            .filter_map(|k| k["key"].as_str().map(String::from))
+            .collect()
+    };
+    // The first junk key, long evicted, comes back (and pushes out another, least recently used).
+    let lease = stdout(&d.cli(&["acquire", "junk/0"]));
+    let o = d.cli(&[
+        "report",
+        &lease,
+        "--status",
+        "200",
+        "--header",
+        "x-ratelimit-limit-requests: 600",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let before = names(&d);
+    assert!(
+        before.contains("new/key") && before.contains("junk/0"),
+        "{before:?}"
+    );
+    drop(c);
+    d.terminate();
+    d.restart();
+    assert_eq!(names(&d), before, "evicted keys came back from the store");
 }

@@ -78,7 +78,18 @@ impl Daemon {
 
     /// Starts (again) on the same socket, data and config.
     pub fn restart(&mut self) {
-        let child = Command::new(BIN)
+        self.restart_with(Command::new(BIN));
+    }
+
+    /// Starts with at most `n` open files (soft and hard), as a small system would allow.
+    pub fn restart_with_file_limit(&mut self, n: u32) {
+        let mut sh = Command::new("sh");
+        sh.args(["-c", &format!("ulimit -n {n} && exec \"$0\" \"$@\""), BIN]);
+        self.restart_with(sh);
+    }
+
+    fn restart_with(&mut self, mut command: Command) {
+        let child = command
             .arg("daemon")
             .arg("--socket")
             .arg(&self.socket)
@@ -129,7 +140,7 @@ impl Daemon {
         let st = self
             .client()
             .await
-            .status(pb::StatusRequest {})
+            .status(pb::StatusRequest::default())
             .await
             .expect("status")
             .into_inner();

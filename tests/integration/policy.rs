@@ -133,7 +133,7 @@ async fn a_failing_primary_falls_back_then_its_breaker_opens() {
     let st = d
         .client()
         .await
-        .status(pb::StatusRequest {})
+        .status(pb::StatusRequest::default())
         .await
         .expect("status")
         .into_inner();

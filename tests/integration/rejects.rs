@@ -168,7 +168,7 @@ async fn every_bad_input_gets_its_status() {
     assert!(e.message().contains("max_keys"), "{}", e.message());
 
     // Still serving.
-    c.status(pb::StatusRequest {})
+    c.status(pb::StatusRequest::default())
         .await
         .expect("status after bad input");
     let o = d.cli(&["acquire", "k", "--input-tokens", "-3"]);

@@ -141,7 +141,7 @@ fn a_damaged_store_never_stops_the_daemon_and_never_hands_out_old_jobs_silently(
         let st = crate::harness::block_on(async {
             copy.client()
                 .await
-                .status(pb::StatusRequest {})
+                .status(pb::StatusRequest::default())
                 .await
                 .expect("status")
                 .into_inner()

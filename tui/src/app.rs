@@ -34,6 +34,8 @@ pub struct Options {
     pub socket: PathBuf,
     /// How often the daemon sends its status.
     pub interval: Duration,
+    /// Only keys starting with this; empty: every key.
+    pub key_prefix: String,
 }
 
 /// Runs the dashboard until the operator quits or a signal asks it to stop.
@@ -42,7 +44,7 @@ pub async fn run(options: Options) -> Result<(), TopError> {
     let mut sigint = signal(SignalKind::interrupt()).map_err(TopError::Signals)?;
     let mut terminal = TerminalGuard::enter().map_err(TopError::Terminal)?;
     let mut dashboard = Dashboard::new(options.socket.display().to_string());
-    let (mut feed, feed_task) = feed::spawn(options.socket, options.interval);
+    let (mut feed, feed_task) = feed::spawn(options.socket, options.interval, options.key_prefix);
     let mut keys = EventStream::new();
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);

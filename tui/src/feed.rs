@@ -18,16 +18,20 @@ pub enum FeedEvent {
 }
 
 /// Starts the feed; it stops when the receiver is dropped (or the task is aborted).
-pub fn spawn(socket: PathBuf, interval: Duration) -> (mpsc::Receiver<FeedEvent>, JoinHandle<()>) {
+pub fn spawn(
+    socket: PathBuf,
+    interval: Duration,
+    key_prefix: String,
+) -> (mpsc::Receiver<FeedEvent>, JoinHandle<()>) {
     let (tx, rx) = mpsc::channel(4);
-    let task = tokio::spawn(run(socket, interval, tx));
+    let task = tokio::spawn(run(socket, interval, key_prefix, tx));
     (rx, task)
 }
 
-async fn run(socket: PathBuf, interval: Duration, tx: mpsc::Sender<FeedEvent>) {
+async fn run(socket: PathBuf, interval: Duration, key_prefix: String, tx: mpsc::Sender<FeedEvent>) {
     let mut retry_in = FIRST_RETRY;
     loop {
-        let reason = match watch(&socket, interval, &tx, &mut retry_in).await {
+        let reason = match watch(&socket, interval, &key_prefix, &tx, &mut retry_in).await {
             Ok(()) => return,
             Err(reason) => reason,
         };
@@ -44,6 +48,7 @@ async fn run(socket: PathBuf, interval: Duration, tx: mpsc::Sender<FeedEvent>) {
 async fn watch(
     socket: &std::path::Path,
     interval: Duration,
+    key_prefix: &str,
     tx: &mpsc::Sender<FeedEvent>,
     retry_in: &mut Duration,
 ) -> Result<(), String> {
@@ -52,6 +57,7 @@ async fn watch(
         .map_err(|e| e.to_string())?;
     let request = pb::WatchRequest {
         interval_ms: interval.as_millis().min(i64::MAX as u128) as i64,
+        key_prefix: key_prefix.to_string(),
     };
     let mut stream = client
         .watch(request)

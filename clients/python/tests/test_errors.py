@@ -138,8 +138,11 @@ def test_a_request_that_can_never_fit_is_refused_at_once(start_daemon: Any) -> N
 def test_the_daemons_full_bounds_are_reported_as_busy(start_daemon: Any) -> None:
     d: Daemon = start_daemon("[daemon]\nmax_keys = 2\n")
     with llmctl.Client(d.socket, fail_mode="closed") as c:
-        c.acquire("a").report(200)
-        c.acquire("b").report(200)
+        # Idle keys would make room for a new one; keys with a lease in flight cannot.
+        held = [c.acquire("a"), c.acquire("b")]
         with pytest.raises(llmctl.DaemonBusy) as e:
             c.acquire("c")
+        for lease in held:
+            lease.report(200)
+        c.acquire("c").report(200)
     assert e.value.code == "RESOURCE_EXHAUSTED" and "max_keys" in str(e.value)

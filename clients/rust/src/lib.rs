@@ -50,8 +50,14 @@ pub async fn connect(path: &Path) -> Result<LimiterClient<Channel>, ConnectError
             }
             not_running(reason)
         })?;
-    Ok(LimiterClient::new(channel))
+    // A status of many keys is large: take whatever the daemon sends.
+    Ok(LimiterClient::new(channel)
+        .max_decoding_message_size(MAX_MESSAGE_BYTES)
+        .max_encoding_message_size(MAX_MESSAGE_BYTES))
 }
+
+/// The largest message a client takes (a status of tens of thousands of keys).
+pub const MAX_MESSAGE_BYTES: usize = 512 << 20;
 
 /// A session held open in the background for as long as this value (or the process) lives.
 pub struct Session {

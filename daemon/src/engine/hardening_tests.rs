@@ -213,3 +213,102 @@ fn a_new_config_keeps_levels_leases_and_learned_limits() {
     assert!(fx.e.reconfigure(config, bad, fx.now(2)).is_err());
     assert_eq!(fx.key_status("k", 2).buckets[0].limit, 600.0);
 }
+
+fn small(max_keys: usize, max_leases: usize, max_waiters: usize, max_runs: usize) -> Fx {
+    let config = EngineConfig {
+        transit_allowance: Duration::ZERO,
+        max_keys,
+        max_leases,
+        max_waiters,
+        max_runs,
+        ..EngineConfig::default()
+    };
+    Fx::with_config(
+        config,
+        vec![("cfg", limits(vec![rate(Dimension::Requests, 1e9, 1e9)]))],
+    )
+    .filled()
+}
+
+#[test]
+fn junk_keys_make_room_for_a_new_one_least_recently_used_first() {
+    let mut fx = small(10, 1000, 1000, 100);
+    // Nine junk keys, each taught a limit by a header (so each has saved state); one of them
+    // with a lease in flight.
+    let held = lease(&fx.acquire("junk/0", 0, 0, 0, 0));
+    for i in 0..9 {
+        let key = format!("junk/{i}");
+        let id = lease(&fx.acquire(&key, 0, 0, 0, 0));
+        let h = [("x-ratelimit-limit-requests", "600")];
+        fx.e.report(&id, &with_headers(200, &h, T0_UNIX), fx.now(0))
+            .expect("report");
+    }
+    // One cooling down: neither it nor the one held may go.
+    fx.e.cooldown("junk/1", Duration::from_secs(60), "x", fx.now(0))
+        .expect("cooldown");
+    lease(&fx.acquire("new/a", 0, 0, 0, 1));
+    assert_eq!(fx.e.take_evicted(), vec!["junk/2".to_string()]);
+    lease(&fx.acquire("new/b", 0, 0, 0, 1));
+    assert_eq!(fx.e.take_evicted(), vec!["junk/3".to_string()]);
+    let names: Vec<String> = fx.e.status(fx.now(1)).into_iter().map(|k| k.key).collect();
+    for kept in ["cfg", "junk/0", "junk/1", "new/a", "new/b"] {
+        assert!(names.contains(&kept.to_string()), "{kept} in {names:?}");
+    }
+    fx.e.report(&held, &ok(200), fx.now(2))
+        .expect("the held key's lease");
+}
+
+#[test]
+fn one_process_holds_at_most_half_the_leases_and_waiters() {
+    let mut fx = small(100, 100, 100, 100);
+    let from = |pid: u32, key: &str| AcquireRequest {
+        key: key.into(),
+        pid: Some(pid),
+        ..AcquireRequest::default()
+    };
+    for _ in 0..50 {
+        lease(&fx.acquire_req(from(66, "cfg"), 0));
+    }
+    assert!(matches!(
+        fx.e.acquire(&from(66, "cfg"), fx.now(0)),
+        Err(EngineError::Exhausted { .. })
+    ));
+    // Another process goes on.
+    for _ in 0..40 {
+        lease(&fx.acquire_req(from(77, "cfg"), 0));
+    }
+}
+
+#[test]
+fn finished_runs_make_room_for_new_ones() {
+    let mut fx = small(100, 1000, 1000, 10);
+    let in_run = |run: &str| AcquireRequest {
+        key: "cfg".into(),
+        run_id: run.into(),
+        ..AcquireRequest::default()
+    };
+    let mut open = Vec::new();
+    for i in 0..10 {
+        let id = lease(&fx.acquire_req(in_run(&format!("run-{i}")), i));
+        if i == 0 {
+            open.push(id);
+        } else {
+            fx.e.report(&id, &ok(200), fx.now(i)).expect("report");
+        }
+    }
+    // The table is full of runs, one still holding a lease: a new run replaces a finished one.
+    lease(&fx.acquire_req(in_run("run-new"), 20));
+    let runs: Vec<String> =
+        fx.e.runs_status(fx.now(20))
+            .into_iter()
+            .map(|r| r.run_id)
+            .collect();
+    assert!(
+        runs.contains(&"run-0".to_string()),
+        "the busy run stays: {runs:?}"
+    );
+    assert!(
+        !runs.contains(&"run-1".to_string()),
+        "the oldest finished run goes: {runs:?}"
+    );
+}

@@ -28,6 +28,7 @@ pub mod routes;
 pub mod runs;
 mod stats;
 mod status;
+mod tables;
 #[cfg(test)]
 mod tests;
 pub use llmctl_proto::text;
@@ -148,6 +149,8 @@ pub struct AcquireRequest {
     /// The user id of the calling process, when the socket says: only that user may report
     /// the lease.
     pub uid: Option<u32>,
+    /// The calling process, when the socket says.
+    pub pid: Option<u32>,
 }
 
 /// A granted lease, as the caller sees it.
@@ -307,6 +310,9 @@ struct KeyState {
     breaker_config: BreakerConfig,
     stats: KeyStats,
     last_headers: BTreeMap<String, String>,
+    /// When it was last asked for, in the engine's use counter (the least recent is evicted
+    /// first when the key table is full).
+    last_used: u64,
 }
 
 impl KeyState {
@@ -375,6 +381,9 @@ struct CooldownEntry {
 struct LeaseCtx {
     client_id: String,
     uid: Option<u32>,
+    /// The calling process, when the socket says: it may hold at most half of the leases or
+    /// waiters once they are half full.
+    pid: Option<u32>,
     run_id: String,
     /// Index into the engine's profiles.
     profile: usize,
@@ -457,6 +466,10 @@ pub struct Engine {
     /// Keys the tag that makes a lease id unguessable (random in the daemon, from the epoch in
     /// tests).
     lease_secret: [u64; 2],
+    /// Counts uses of keys, for eviction.
+    use_tick: u64,
+    /// Keys evicted since the last `take_evicted`, for the store to forget.
+    evicted: Vec<String>,
     cooldowns: HashMap<String, CooldownEntry>,
     cooldowns_dirty: bool,
     dirty_keys: Vec<usize>,
@@ -541,6 +554,8 @@ impl Engine {
             lease_epoch: epoch & 0xffff_ffff,
             next_lease: 1,
             lease_secret: [epoch, !epoch],
+            use_tick: 0,
+            evicted: Vec::new(),
             cooldowns: HashMap::new(),
             cooldowns_dirty: false,
             dirty_keys: Vec::new(),
@@ -577,17 +592,9 @@ impl Engine {
     }
 
     fn insert_key(&mut self, name: &str) -> Result<usize, EngineError> {
-        if self.keys.len() >= self.config.max_keys {
-            return Err(EngineError::Exhausted {
-                what: "keys",
-                limit: self.config.max_keys,
-                setting: "max_keys",
-            });
-        }
-        let id = self.keys.len();
-        self.keys.push(KeyState {
+        let fresh = KeyState {
             name: name.to_string(),
-            scope: vec![id],
+            scope: Vec::new(),
             buckets: Vec::new(),
             max_concurrency: None,
             in_flight: 0,
@@ -607,17 +614,41 @@ impl Engine {
             breaker_config: self.config.breaker.clone(),
             stats: KeyStats::default(),
             last_headers: BTreeMap::new(),
-        });
+            last_used: 0,
+        };
+        let id = if self.keys.len() < self.config.max_keys {
+            self.keys.push(fresh);
+            self.keys.len() - 1
+        } else {
+            // Full: the key used longest ago that nothing configures or holds makes room.
+            let Some(victim) = self.eviction_victim() else {
+                return Err(EngineError::Exhausted {
+                    what: "keys",
+                    limit: self.config.max_keys,
+                    setting: "max_keys",
+                });
+            };
+            let old = std::mem::replace(&mut self.keys[victim], fresh);
+            self.index.remove(&old.name);
+            self.evicted.push(old.name);
+            self.keys[victim].dirty = old.dirty;
+            self.rescope();
+            victim
+        };
+        self.keys[id].scope = vec![id];
         self.index.insert(name.to_string(), id);
         Ok(id)
     }
 
     fn resolve(&mut self, name: &str) -> Result<usize, EngineError> {
+        self.use_tick += 1;
         if let Some(&id) = self.index.get(name) {
+            self.keys[id].last_used = self.use_tick;
             return Ok(id);
         }
         let id = self.insert_key(name)?;
         self.keys[id].scope = self.scope_of(id);
+        self.keys[id].last_used = self.use_tick;
         Ok(id)
     }
 
@@ -686,6 +717,7 @@ impl Engine {
         let ctx = LeaseCtx {
             client_id: req.client_id.clone(),
             uid: req.uid,
+            pid: req.pid,
             run_id: req.run_id.clone(),
             profile: profile.unwrap_or(0),
             route: None,
@@ -722,6 +754,7 @@ impl Engine {
         ctx: LeaseCtx,
         now: Now,
     ) -> Result<KeyAttempt, EngineError> {
+        self.check_share(&ctx)?;
         self.first_contact(id, now.mono);
         if self.queue.is_empty() {
             if let Gate::Open(probes) = self.gate(id, now.mono) {

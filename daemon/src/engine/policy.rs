@@ -146,6 +146,11 @@ impl Engine {
             self.runs
                 .retain(|_, r| now.mono.saturating_duration_since(r.last_seen) < RUN_IDLE);
             if self.runs.len() >= self.config.max_runs {
+                if let Some(done) = self.finished_run() {
+                    self.runs.remove(&done);
+                }
+            }
+            if self.runs.len() >= self.config.max_runs {
                 return Err(EngineError::Exhausted {
                     what: "runs",
                     limit: self.config.max_runs,

@@ -2,6 +2,7 @@
 //! the queue on time, snapshots state, and stops cleanly.
 
 mod claims;
+mod conn;
 mod service;
 pub mod socket;
 mod storage;
@@ -115,6 +116,8 @@ pub(crate) struct Shared {
     pub duplicates_suppressed: std::sync::atomic::AtomicU64,
     /// The same as the core's, reachable without its lock.
     pub metrics: Option<Arc<crate::metrics::Metrics>>,
+    /// The last status built, shared by every Watch stream and Status call close in time.
+    pub status_cache: tokio::sync::Mutex<Option<(Instant, Arc<llmctl_proto::v1::StatusResponse>)>>,
 }
 
 impl Shared {
@@ -383,6 +386,7 @@ pub async fn run(
         claims_lost_at: std::sync::atomic::AtomicI64::new(opened.lost_at_unix_ms.unwrap_or(0)),
         claim_retention: opts.config.daemon.claim_retention(),
         max_claim_result: opts.config.daemon.max_claim_result(),
+        status_cache: tokio::sync::Mutex::new(None),
         duplicates_suppressed: std::sync::atomic::AtomicU64::new(0),
         metrics,
     });
@@ -424,10 +428,18 @@ pub async fn run(
         let _ = stop_tx.send(true);
     };
     let service = LimiterService::new(shared.clone());
-    let incoming = tokio_stream::wrappers::UnixListenerStream::new(listener);
+    let max_connections = conn::raise_file_limit();
+    let incoming = tokio_stream::wrappers::ReceiverStream::new(conn::accept(
+        listener,
+        max_connections,
+        stop_rx.clone(),
+    ));
     let (stopped_tx, stopped_rx) = oneshot::channel::<()>();
     let mut server = tokio::spawn(
         tonic::transport::Server::builder()
+            // A peer that stops answering pings is gone: its connection is closed.
+            .http2_keepalive_interval(Some(Duration::from_secs(30)))
+            .http2_keepalive_timeout(Some(Duration::from_secs(10)))
             .add_service(llmctl_proto::LimiterServer::new(service))
             .serve_with_incoming_shutdown(incoming, async move {
                 signal.await;
@@ -547,6 +559,8 @@ async fn drive_queue(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
 struct Unwritten {
     keys: HashMap<String, crate::engine::KeySnapshot>,
     cooldowns: Option<Vec<crate::engine::CooldownSnapshot>>,
+    /// Keys evicted from a full table: their saved state goes too.
+    evicted: Vec<String>,
 }
 
 impl Unwritten {
@@ -557,10 +571,22 @@ impl Unwritten {
         if let Some(c) = core.engine.take_cooldowns(t) {
             self.cooldowns = Some(c);
         }
+        let evicted = core.engine.take_evicted();
+        if !evicted.is_empty() {
+            tracing::info!(
+                "the key table is full (max_keys): forgot {} idle key(s) nothing configures, \
+                 least recently used first",
+                evicted.len()
+            );
+        }
+        for name in evicted {
+            self.keys.remove(&name);
+            self.evicted.push(name);
+        }
     }
 
     fn is_empty(&self) -> bool {
-        self.keys.is_empty() && self.cooldowns.is_none()
+        self.keys.is_empty() && self.cooldowns.is_none() && self.evicted.is_empty()
     }
 
     /// Writes it all, waiting at most `bound`; kept for the next try when that fails.
@@ -572,8 +598,10 @@ impl Unwritten {
     ) -> bool {
         let keys: Vec<_> = self.keys.values().cloned().collect();
         let cooldowns = self.cooldowns.clone();
+        let evicted = self.evicted.clone();
         let res = storage
             .run(what, bound, move |store| {
+                store.remove_keys(&evicted)?;
                 store.save_keys(&keys)?;
                 if let Some(c) = &cooldowns {
                     store.save_cooldowns(c)?;
@@ -625,6 +653,7 @@ async fn write_snapshots(
     let t = now();
     {
         let mut core = shared.core();
+        unwritten.take_from(&mut core, t);
         for k in core.engine.snapshot_all(t) {
             unwritten.keys.insert(k.key.clone(), k);
         }

@@ -73,6 +73,34 @@ fn truncated(mut s: String, max: usize) -> String {
     s
 }
 
+/// The shortest Watch interval.
+pub const MIN_WATCH_INTERVAL_MS: i64 = 200;
+
+/// The part of a status about keys starting with `prefix`.
+fn filtered(st: &pb::StatusResponse, prefix: &str) -> pb::StatusResponse {
+    if prefix.is_empty() {
+        return st.clone();
+    }
+    pb::StatusResponse {
+        keys: st
+            .keys
+            .iter()
+            .filter(|k| k.key.starts_with(prefix))
+            .cloned()
+            .collect(),
+        events: st
+            .events
+            .iter()
+            .filter(|e| e.key.starts_with(prefix))
+            .cloned()
+            .collect(),
+        runs: st.runs.clone(),
+        socket: st.socket.clone(),
+        store_error: st.store_error.clone(),
+        ..*st
+    }
+}
+
 fn stopping() -> Status {
     Status::unavailable("the llmctl daemon is stopping; try again when it is back")
 }
@@ -240,6 +268,20 @@ fn key_status(k: KeyStatus) -> pb::KeyStatus {
 }
 
 impl Shared {
+    /// The status, built at most once per `max_age` however many callers ask: the others get
+    /// the same one.
+    pub(crate) async fn status_shared(&self, max_age: Duration) -> Arc<pb::StatusResponse> {
+        let mut cache = self.status_cache.lock().await;
+        if let Some((at, st)) = cache.as_ref() {
+            if at.elapsed() < max_age {
+                return st.clone();
+            }
+        }
+        let st = Arc::new(self.status());
+        *cache = Some((std::time::Instant::now(), st.clone()));
+        st
+    }
+
     pub(crate) fn status(&self) -> pb::StatusResponse {
         let t = now();
         let (keys, sessions, events, runs) = {
@@ -339,6 +381,7 @@ impl pb::limiter_server::Limiter for LimiterService {
         request: Request<pb::AcquireRequest>,
     ) -> Result<Response<pb::AcquireResponse>, Status> {
         let uid = super::claims::peer_uid(&request);
+        let pid = super::claims::peer_pid(&request);
         let r = request.into_inner();
         check_name("client_id", &r.client_id, "host-pid-random")?;
         check_name("route_group", &r.route_group, "chat")?;
@@ -362,6 +405,7 @@ impl pb::limiter_server::Limiter for LimiterService {
             route_group: r.route_group,
             profile: r.profile,
             uid,
+            pid,
         };
         let (tx, rx) = oneshot::channel();
         let t = now();
@@ -540,9 +584,11 @@ impl pb::limiter_server::Limiter for LimiterService {
 
     async fn status(
         &self,
-        _request: Request<pb::StatusRequest>,
+        request: Request<pb::StatusRequest>,
     ) -> Result<Response<pb::StatusResponse>, Status> {
-        Ok(Response::new(self.shared.status()))
+        // Always fresh: a caller reads what it just did.
+        let prefix = request.into_inner().key_prefix;
+        Ok(Response::new(filtered(&self.shared.status(), &prefix)))
     }
 
     type WatchStream = ReceiverStream<Result<pb::StatusResponse, Status>>;
@@ -551,7 +597,8 @@ impl pb::limiter_server::Limiter for LimiterService {
         &self,
         request: Request<pb::WatchRequest>,
     ) -> Result<Response<Self::WatchStream>, Status> {
-        let interval_ms = request.into_inner().interval_ms;
+        let r = request.into_inner();
+        let interval_ms = r.interval_ms;
         if interval_ms < 0 {
             return Err(Status::invalid_argument(format!(
                 "interval_ms = {interval_ms} is negative"
@@ -560,14 +607,18 @@ impl pb::limiter_server::Limiter for LimiterService {
         let interval = Duration::from_millis(if interval_ms == 0 {
             1000
         } else {
-            interval_ms.clamp(50, 60_000) as u64
+            interval_ms.clamp(MIN_WATCH_INTERVAL_MS, 60_000) as u64
         });
+        let prefix = r.key_prefix;
         let (tx, rx) = mpsc::channel(2);
         let shared = self.shared.clone();
         let mut stop = shared.stopping.clone();
         tokio::spawn(async move {
             loop {
-                if tx.send(Ok(shared.status())).await.is_err() {
+                // Every watcher shares one status per interval: more watchers cost no more
+                // time under the engine's lock.
+                let st = shared.status_shared(interval).await;
+                if tx.send(Ok(filtered(&st, &prefix))).await.is_err() {
                     return;
                 }
                 tokio::select! {

@@ -391,6 +391,20 @@ impl Store {
         Ok(())
     }
 
+    /// Forgets the saved state of keys the engine evicted.
+    pub fn remove_keys(&self, names: &[String]) -> Result<(), StoreError> {
+        if names.is_empty() {
+            return Ok(());
+        }
+        let mut batch = sled::Batch::default();
+        for n in names {
+            batch.remove(n.as_bytes());
+        }
+        self.keys.apply_batch(batch.clone())?;
+        self.keys_v1.apply_batch(batch)?;
+        Ok(())
+    }
+
     /// Replaces the saved cooldowns with `all`.
     pub fn save_cooldowns(&self, all: &[CooldownSnapshot]) -> Result<(), StoreError> {
         let mut batch = sled::Batch::default();

@@ -474,7 +474,7 @@ async fn start_daemon(exe: &Path, config: &str, tag: &str) -> Result<LocalDaemon
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         if let Ok(mut c) = llmctl_client::connect(&d.socket).await {
-            if let Ok(st) = c.status(llmctl_client::pb::StatusRequest {}).await {
+            if let Ok(st) = c.status(llmctl_client::pb::StatusRequest::default()).await {
                 let full = st
                     .into_inner()
                     .keys

@@ -418,10 +418,11 @@ class AsyncClient:
         await self.complete(key, data)
         return data
 
-    async def status(self) -> pb.StatusResponse:
+    async def status(self, key_prefix: str = "") -> pb.StatusResponse:
+        """`Client.status` for asyncio."""
         stub = self._ensure()
         try:
-            resp = await stub.Status(pb.StatusRequest(), timeout=CALL_TIMEOUT)
+            resp = await stub.Status(pb.StatusRequest(key_prefix=key_prefix), timeout=CALL_TIMEOUT)
         except grpc.RpcError as e:
             raise rpc_error(e, self.socket, "status") from None
         self._health.ok()

@@ -438,12 +438,13 @@ class Client:
         self.complete(key, data)
         return data
 
-    def status(self) -> pb.StatusResponse:
-        """Every key's limits, levels, queue, cooldown and counters (`StatusResponse`).
-        Raises `llmctl.Unavailable` when the daemon does not answer, whatever the fail_mode."""
+    def status(self, key_prefix: str = "") -> pb.StatusResponse:
+        """Every key's limits, levels, queue, cooldown and counters (`StatusResponse`), or only
+        those of keys starting with ``key_prefix``. Raises `llmctl.Unavailable` when the daemon
+        does not answer, whatever the fail_mode."""
         self._check_open()
         try:
-            resp = self._stub.Status(pb.StatusRequest(), timeout=CALL_TIMEOUT)
+            resp = self._stub.Status(pb.StatusRequest(key_prefix=key_prefix), timeout=CALL_TIMEOUT)
         except grpc.RpcError as e:
             raise rpc_error(e, self.socket, "status") from None
         self._health.ok()

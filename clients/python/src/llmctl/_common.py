@@ -46,6 +46,8 @@ CHANNEL_OPTIONS = [
     # Subchannels are otherwise shared process-wide: a new client would inherit another's
     # backoff after a failure and fail at once although the daemon is back.
     ("grpc.use_local_subchannel_pool", 1),
+    # A status of many keys is larger than gRPC's 4 MiB default: take whatever the daemon sends.
+    ("grpc.max_receive_message_length", -1),
 ]
 
 Seconds = Union[int, float, _dt.timedelta]

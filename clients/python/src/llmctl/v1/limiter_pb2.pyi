@@ -144,14 +144,18 @@ class CooldownResponse(_message.Message):
     def __init__(self, until_unix_ms: _Optional[int] = ...) -> None: ...
 
 class StatusRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("key_prefix",)
+    KEY_PREFIX_FIELD_NUMBER: _ClassVar[int]
+    key_prefix: str
+    def __init__(self, key_prefix: _Optional[str] = ...) -> None: ...
 
 class WatchRequest(_message.Message):
-    __slots__ = ("interval_ms",)
+    __slots__ = ("interval_ms", "key_prefix")
     INTERVAL_MS_FIELD_NUMBER: _ClassVar[int]
+    KEY_PREFIX_FIELD_NUMBER: _ClassVar[int]
     interval_ms: int
-    def __init__(self, interval_ms: _Optional[int] = ...) -> None: ...
+    key_prefix: str
+    def __init__(self, interval_ms: _Optional[int] = ..., key_prefix: _Optional[str] = ...) -> None: ...
 
 class StatusResponse(_message.Message):
     __slots__ = ("keys", "now_unix_ms", "started_unix_ms", "sessions", "socket", "events", "duplicates_suppressed", "runs", "claims_lost_at_unix_ms", "store_failing_since_unix_ms", "store_error")
