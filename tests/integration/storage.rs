@@ -386,3 +386,40 @@ fn a_full_disk_keeps_limits_working_fails_claims_at_once_and_loses_no_cooldown()
     );
     drop(filler);
 }
+
+#[test]
+fn a_daemon_started_on_a_full_disk_keeps_the_store_and_serves_limits() {
+    let Some(fs) = Tmpfs::mount("2m") else {
+        eprintln!("skipped: this machine does not let the test mount a tmpfs");
+        return;
+    };
+    let mut d = Daemon::new("[keys.\"k\"]\nrequests_per_minute = 600\n");
+    d.data = fs.dir.path().join("state");
+    d.restart();
+    assert_eq!(claim_exit(&d.socket, "done-before", &[]), Some(0));
+    assert!(d
+        .cli(&["complete", "done-before", "--result", "kept"])
+        .status
+        .success());
+    d.cli(&["cooldown", "cool", "10m", "--reason", "saved before"]);
+    d.terminate();
+    let filler = fs.fill();
+    d.restart();
+    // Limits are served; claims cannot be recorded; nothing was moved aside.
+    let o = d.cli(&["acquire", "k", "--max-wait", "10s"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(claim_exit(&d.socket, "new-job", &[]), Some(69));
+    let moved = std::fs::read_dir(&d.data)
+        .expect("data")
+        .filter_map(|e| e.ok())
+        .any(|e| e.file_name().to_string_lossy().starts_with("unreadable"));
+    assert!(!moved, "a store on a full disk was taken for damaged");
+    std::fs::remove_file(filler).expect("free the disk");
+    wait_until(Duration::from_secs(20), "the store to open", || {
+        claim_exit(&d.socket, "done-before", &[]) == Some(3)
+    });
+    // What the store held comes back: the cooldown saved before.
+    wait_until(Duration::from_secs(5), "the saved cooldown", || {
+        stdout(&d.cli(&["status"])).contains("saved before")
+    });
+}

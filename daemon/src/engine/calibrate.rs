@@ -118,7 +118,7 @@ impl Engine {
             }
         }
         if !outcome.headers.is_empty() {
-            key.last_headers = bounded_headers(outcome.headers.iter().cloned());
+            key.last_headers = Arc::new(bounded_headers(outcome.headers.iter().cloned()));
             changed = true;
         }
         if changed || created {
@@ -248,7 +248,7 @@ impl Engine {
 /// The most last headers kept per key, and the longest name and value kept.
 pub const KEPT_HEADERS: usize = 32;
 pub const KEPT_HEADER_NAME: usize = 64;
-pub const KEPT_HEADER_VALUE: usize = 128;
+pub const KEPT_HEADER_VALUE: usize = 64;
 
 /// The rate-limit headers worth keeping of a response, within a small size: a client cannot
 /// make the daemon hold more than `KEPT_HEADERS` short entries per key.
@@ -257,7 +257,7 @@ pub fn bounded_headers(
 ) -> BTreeMap<String, String> {
     headers
         .into_iter()
-        .filter(|(n, _)| n.len() <= KEPT_HEADER_NAME && is_limit_header(n))
+        .filter(|(n, _)| n.len() <= KEPT_HEADER_NAME && super::headers::is_limit_header(n))
         .map(|(n, v)| {
             let cut = v
                 .char_indices()
@@ -269,28 +269,24 @@ pub fn bounded_headers(
         .collect()
 }
 
-/// Whether a header says something about limits or retrying.
-pub fn is_limit_header(name: &str) -> bool {
-    name.starts_with("x-ratelimit-")
-        || name.starts_with("anthropic-ratelimit-")
-        || matches!(
-            name,
-            "retry-after" | "retry-after-ms" | "x-ms-retry-after-ms" | "x-should-retry"
-        )
-}
-
 #[cfg(test)]
 mod bounded_tests {
     use super::*;
 
     #[test]
-    fn only_a_few_short_limit_headers_are_kept() {
-        let many = (0..200).map(|i| (format!("x-ratelimit-junk-{i}"), "v".repeat(4000)));
-        let kept = bounded_headers(many.chain([("content-type".to_string(), "x".to_string())]));
-        assert_eq!(kept.len(), KEPT_HEADERS);
+    fn only_the_limit_headers_the_parser_reads_are_kept_and_short() {
+        let junk = (0..200).map(|i| (format!("x-ratelimit-junk-{i}"), "v".repeat(4000)));
+        let known = ["requests", "tokens"].into_iter().flat_map(|d| {
+            ["limit", "remaining", "reset"]
+                .into_iter()
+                .map(move |f| (format!("x-ratelimit-{f}-{d}"), "9".repeat(4000)))
+        });
+        let other = [("content-type".to_string(), "x".to_string())];
+        let kept = bounded_headers(junk.chain(known).chain(other));
+        assert_eq!(kept.len(), 6, "{kept:?}");
         assert!(kept.values().all(|v| v.len() == KEPT_HEADER_VALUE));
         assert!(!kept.contains_key("content-type"));
         let total: usize = kept.iter().map(|(n, v)| n.len() + v.len()).sum();
-        assert!(total < 8 * 1024, "{total}");
+        assert!(total < 1024, "{total}");
     }
 }

@@ -174,6 +174,17 @@ fn field(s: &str) -> Option<Field> {
     }
 }
 
+/// Whether the parser reads a header: a limit header of a known family, or a retry header. Only
+/// these are kept as a key's last headers.
+pub fn is_limit_header(name: &str) -> bool {
+    openai_limit_header(name).is_some()
+        || anthropic_limit_header(name).is_some()
+        || matches!(
+            name,
+            "retry-after" | "retry-after-ms" | "x-ms-retry-after-ms" | "x-should-retry"
+        )
+}
+
 /// `x-ratelimit-{limit,remaining,reset}-{requests,tokens}`.
 fn openai_limit_header(name: &str) -> Option<(Dimension, Field)> {
     let rest = name.strip_prefix("x-ratelimit-")?;

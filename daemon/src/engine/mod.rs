@@ -35,8 +35,8 @@ pub use llmctl_proto::text;
 
 pub use advice::{Action, Advice, Class};
 pub use breaker::BreakerConfig;
-pub use calibrate::is_limit_header;
 pub use error::EngineError;
+pub use headers::is_limit_header;
 pub use headers::ProviderSignals;
 pub use limits::{
     AccountingSource, Dimension, KeyLimits, LimitSource, OutputCounting, Period, Provider, Rate,
@@ -54,6 +54,7 @@ use serde::{Deserialize, Serialize};
 use stats::{MinuteWindow, RecentWaits};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Sizes above this are refused as absurd.
@@ -309,7 +310,8 @@ struct KeyState {
     breaker: breaker::Breaker,
     breaker_config: BreakerConfig,
     stats: KeyStats,
-    last_headers: BTreeMap<String, String>,
+    /// Shared with the statuses built from it (cheap to hand out under the engine's lock).
+    last_headers: Arc<BTreeMap<String, String>>,
     /// When it was last asked for, in the engine's use counter (the least recent is evicted
     /// first when the key table is full).
     last_used: u64,
@@ -613,7 +615,7 @@ impl Engine {
             breaker: breaker::Breaker::default(),
             breaker_config: self.config.breaker.clone(),
             stats: KeyStats::default(),
-            last_headers: BTreeMap::new(),
+            last_headers: Arc::default(),
             last_used: 0,
         };
         let id = if self.keys.len() < self.config.max_keys {

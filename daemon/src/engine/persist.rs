@@ -106,7 +106,7 @@ impl Engine {
                     }
                 })
                 .collect(),
-            last_headers: key.last_headers.clone(),
+            last_headers: (*key.last_headers).clone(),
             family: key.family,
             contacted: key.contacted,
             usage_counting: key.evidence.verdict(),
@@ -195,7 +195,8 @@ impl Engine {
                 restored[id] = true;
             }
             let key = &mut self.keys[id];
-            key.last_headers = super::calibrate::bounded_headers(snap.last_headers.clone());
+            key.last_headers =
+                Arc::new(super::calibrate::bounded_headers(snap.last_headers.clone()));
             key.contacted |= snap.contacted;
             if let Some(c) = snap.usage_counting {
                 key.evidence.restore(c);
@@ -216,6 +217,16 @@ impl Engine {
             {
                 let left =
                     Duration::from_millis((c.until_unix_ms - now.unix_ms) as u64).min(MAX_COOLDOWN);
+                // A cooldown never shortens, also when saved ones are merged into a running
+                // engine.
+                if self
+                    .cooldowns
+                    .get(&c.key)
+                    .is_some_and(|e| e.until >= now.mono + left)
+                {
+                    continue;
+                }
+                self.cooldowns_dirty = true;
                 self.cooldowns.insert(
                     c.key.clone(),
                     CooldownEntry {

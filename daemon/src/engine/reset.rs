@@ -43,7 +43,7 @@ impl Engine {
             }
         }
         k.contacted = false;
-        k.last_headers.clear();
+        k.last_headers = Arc::default();
         if k.breaker.open_until().is_some() {
             summary.breaker = true;
         }

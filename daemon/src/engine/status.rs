@@ -80,7 +80,7 @@ pub struct KeyStatus {
     pub granted_total: u64,
     pub rejected_total: u64,
     pub requests_per_second: f64,
-    pub last_headers: BTreeMap<String, String>,
+    pub last_headers: std::sync::Arc<BTreeMap<String, String>>,
     pub provider: Option<Provider>,
     pub output_counted_as: OutputCounting,
     pub output_counted_as_source: AccountingSource,
@@ -101,13 +101,29 @@ impl Engine {
 
     /// Status of every key, sorted by name.
     pub fn status(&mut self, now: Now) -> Vec<KeyStatus> {
-        let mut depth = vec![0u64; self.keys.len()];
+        let mut out = self.status_of(0..self.keys.len(), now);
+        out.sort_by(|a, b| a.key.cmp(&b.key));
+        out
+    }
+
+    /// How many keys there are (a status may be built a range of them at a time).
+    pub fn key_count(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Status of the keys in `ids` (in table order), so that a status of many keys can be built
+    /// a part at a time without holding up everything else.
+    pub fn status_of(&mut self, ids: std::ops::Range<usize>, now: Now) -> Vec<KeyStatus> {
+        let ids = ids.start.min(self.keys.len())..ids.end.min(self.keys.len());
+        let mut depth = vec![0u64; ids.len()];
         for w in self.queue.values() {
-            depth[w.key] += 1;
+            if ids.contains(&w.key) {
+                depth[w.key - ids.start] += 1;
+            }
         }
         let base = self.base;
-        let mut out = Vec::with_capacity(self.keys.len());
-        for (id, &queue_depth) in depth.iter().enumerate() {
+        let mut out = Vec::with_capacity(ids.len());
+        for (id, &queue_depth) in ids.zip(depth.iter()) {
             let (cooldown_until, cooldown_reason) = {
                 self.cooldowns_on(&self.keys[id].name)
                     .filter(|(_, c)| now.mono < c.until)
@@ -167,7 +183,6 @@ impl Engine {
                 headers_ignored_total: key.stats.headers_ignored_total,
             });
         }
-        out.sort_by(|a, b| a.key.cmp(&b.key));
         out
     }
 }

@@ -118,6 +118,8 @@ pub(crate) struct Shared {
     pub metrics: Option<Arc<crate::metrics::Metrics>>,
     /// The last status built, shared by every Watch stream and Status call close in time.
     pub status_cache: tokio::sync::Mutex<Option<(Instant, Arc<llmctl_proto::v1::StatusResponse>)>>,
+    /// Open Watch streams by process id (0: unknown).
+    pub watches: Mutex<HashMap<u32, usize>>,
 }
 
 impl Shared {
@@ -253,7 +255,7 @@ struct OpenedStore {
 /// Opens the store in the (locked) data dir and reads it. A store that cannot be read (an error,
 /// or sled panicking on a damaged file) is moved aside inside the data dir and a fresh one
 /// started; a store another process holds is in use, not unreadable, and is never moved.
-fn open_store(dir: &std::path::Path, now_unix_ms: i64) -> Result<OpenedStore, DaemonError> {
+fn open_store(dir: &std::path::Path, now_unix_ms: i64) -> Result<Option<OpenedStore>, DaemonError> {
     let attempt = || {
         let (store, opened) = Store::open(dir, now_unix_ms)?;
         let loaded = store.load()?;
@@ -264,8 +266,18 @@ fn open_store(dir: &std::path::Path, now_unix_ms: i64) -> Result<OpenedStore, Da
         })
     };
     let problem = match attempt() {
-        Ok(s) => return Ok(s),
+        Ok(s) => return Ok(Some(s)),
         Err(e) if e.is_locked() || matches!(e, StoreError::DataDir(_)) => return Err(e.into()),
+        Err(e) if e.is_environmental() => {
+            // The disk is the trouble, not the store: keep it, serve limits without it, and
+            // open it once the disk lets us.
+            tracing::error!(
+                "{e}; starting without the state store (nothing is moved): buckets start empty, \
+                 claims answer UNAVAILABLE, and the store is opened again every snapshot \
+                 interval"
+            );
+            return Ok(None);
+        }
         Err(e) => e,
     };
     let aside = crate::store::move_aside(dir, now_unix_ms)?;
@@ -274,7 +286,7 @@ fn open_store(dir: &std::path::Path, now_unix_ms: i64) -> Result<OpenedStore, Da
          not found answer DATA_LOSS until claim_retention has passed (see llmctl status)",
         aside.display()
     );
-    Ok(attempt()?)
+    Ok(Some(attempt()?))
 }
 
 /// Logs what the start found about the run before, and after an unclean stop takes every grant
@@ -341,13 +353,13 @@ pub async fn run(
     let data_lock = crate::store::datadir::lock(&opts.data_dir).map_err(StoreError::from)?;
     let start = now();
     let interval = opts.config.daemon.snapshot_interval();
-    let mut found = open_store(&opts.data_dir, start.unix_ms)?;
-    recover(&mut found, start, interval, &opts.data_dir);
-    let OpenedStore {
-        store,
-        opened,
-        loaded,
-    } = found;
+    let (store, opened, loaded) = match open_store(&opts.data_dir, start.unix_ms)? {
+        Some(mut found) => {
+            recover(&mut found, start, interval, &opts.data_dir);
+            (Some(found.store), found.opened, found.loaded)
+        }
+        None => (None, Opened::default(), Loaded::default()),
+    };
     let epoch = (start.unix_ms as u64 / 1000) ^ u64::from(std::process::id()) << 16;
     let mut engine = Engine::new(
         opts.config.engine_config(),
@@ -381,12 +393,13 @@ pub async fn run(
         started_unix_ms: start.unix_ms,
         socket: bound.path.display().to_string(),
         stopping: stop_rx.clone(),
-        storage: storage::Storage::new(store, metrics.clone()),
+        storage: storage::Storage::new(store, &opts.data_dir, metrics.clone()),
         claims: tokio::sync::Mutex::new(()),
         claims_lost_at: std::sync::atomic::AtomicI64::new(opened.lost_at_unix_ms.unwrap_or(0)),
         claim_retention: opts.config.daemon.claim_retention(),
         max_claim_result: opts.config.daemon.max_claim_result(),
         status_cache: tokio::sync::Mutex::new(None),
+        watches: Mutex::new(HashMap::new()),
         duplicates_suppressed: std::sync::atomic::AtomicU64::new(0),
         metrics,
     });
@@ -645,6 +658,9 @@ async fn write_snapshots(
                 .write(&shared.storage, "snapshot", storage::WRITE_BOUND)
                 .await;
         }
+        if shared.storage.take_opened() {
+            merge_reopened(&shared).await;
+        }
         if last_sweep.elapsed() >= CLAIM_SWEEP_EVERY {
             last_sweep = Instant::now();
             sweep_claims(&shared, t.unix_ms).await;
@@ -660,6 +676,31 @@ async fn write_snapshots(
         unwritten.cooldowns = Some(core.engine.cooldowns_snapshot(t));
     }
     unwritten.write(&shared.storage, "final flush", grace).await
+}
+
+/// The store was opened after the daemon started without it (or again after a failure): what it
+/// holds that may only add to the running state comes in. Cooldowns never shorten, so saved ones
+/// are merged; a loss of claims it remembers is taken. Levels are not: the running buckets,
+/// which started empty, are the safer ones.
+async fn merge_reopened(shared: &Shared) {
+    let res = shared
+        .storage
+        .run(
+            "reading the reopened store",
+            storage::WRITE_BOUND,
+            |store| Ok((store.load()?, store.claims_lost_at()?)),
+        )
+        .await;
+    if let Ok((loaded, lost)) = res {
+        let t = now();
+        shared.core().engine.restore(&[], &loaded.cooldowns, t);
+        if let Some(at) = lost {
+            shared
+                .claims_lost_at
+                .fetch_max(at, std::sync::atomic::Ordering::Relaxed);
+        }
+        shared.driver.notify_one();
+    }
 }
 
 /// Removes claims past their retention, and forgets a loss every claim from before has outlived.

@@ -73,6 +73,59 @@ fn truncated(mut s: String, max: usize) -> String {
     s
 }
 
+/// Keys whose status is built under one hold of the engine's lock.
+const STATUS_CHUNK: usize = 64;
+
+/// Watch streams one process may hold at once, and all processes together.
+pub const MAX_WATCHES_PER_PROCESS: usize = 2;
+pub const MAX_WATCHES: usize = 64;
+/// The most status bytes a Watch stream is sent per second.
+const WATCH_BYTES_PER_SECOND: f64 = 2.0 * 1024.0 * 1024.0;
+
+/// A Watch stream's place in the bounds, given back when it ends.
+struct WatchSlot {
+    shared: Arc<Shared>,
+    pid: Option<u32>,
+}
+
+impl WatchSlot {
+    fn take(shared: &Arc<Shared>, pid: Option<u32>) -> Result<WatchSlot, Status> {
+        let mut w = shared.watches.lock().unwrap_or_else(|p| p.into_inner());
+        let total: usize = w.values().sum();
+        let mine = pid.map_or(0, |p| w.get(&p).copied().unwrap_or(0));
+        if total >= MAX_WATCHES || mine >= MAX_WATCHES_PER_PROCESS {
+            return Err(Status::resource_exhausted(format!(
+                "{} Watch streams are open ({mine} from this process); a process may hold \
+                 {MAX_WATCHES_PER_PROCESS} and all together {MAX_WATCHES}: close one, or read \
+                 Status now and then instead",
+                total
+            )));
+        }
+        *w.entry(pid.unwrap_or(0)).or_insert(0) += 1;
+        Ok(WatchSlot {
+            shared: shared.clone(),
+            pid,
+        })
+    }
+}
+
+impl Drop for WatchSlot {
+    fn drop(&mut self) {
+        let mut w = self
+            .shared
+            .watches
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let k = self.pid.unwrap_or(0);
+        if let Some(n) = w.get_mut(&k) {
+            *n -= 1;
+            if *n == 0 {
+                w.remove(&k);
+            }
+        }
+    }
+}
+
 /// The shortest Watch interval.
 pub const MIN_WATCH_INTERVAL_MS: i64 = 200;
 
@@ -254,7 +307,11 @@ fn key_status(k: KeyStatus) -> pb::KeyStatus {
         cooldown_reason: k.cooldown_reason,
         tokens_outstanding: k.tokens_outstanding as i64,
         ancestors: k.ancestors,
-        last_headers: k.last_headers.into_iter().collect(),
+        last_headers: k
+            .last_headers
+            .iter()
+            .map(|(n, v)| (n.clone(), v.clone()))
+            .collect(),
         requests_per_second: k.requests_per_second,
         rejected_total: k.rejected_total as i64,
         fallbacks_per_minute: k.fallbacks_per_minute,
@@ -277,17 +334,33 @@ impl Shared {
                 return st.clone();
             }
         }
-        let st = Arc::new(self.status());
+        let st = Arc::new(self.status().await);
         *cache = Some((std::time::Instant::now(), st.clone()));
         st
     }
 
-    pub(crate) fn status(&self) -> pb::StatusResponse {
+    /// The status, built `STATUS_CHUNK` keys at a time under the engine's lock, letting other
+    /// calls in between: thousands of keys never hold up an Acquire for long.
+    pub(crate) async fn status(&self) -> pb::StatusResponse {
+        let mut keys = Vec::new();
+        let mut from = 0;
+        loop {
+            let part = {
+                let mut core = self.core();
+                if from >= core.engine.key_count() {
+                    break;
+                }
+                core.engine.status_of(from..from + STATUS_CHUNK, now())
+            };
+            from += STATUS_CHUNK;
+            keys.extend(part);
+            tokio::task::yield_now().await;
+        }
+        keys.sort_by(|a, b| a.key.cmp(&b.key));
         let t = now();
-        let (keys, sessions, events, runs) = {
-            let mut core = self.core();
+        let (sessions, events, runs) = {
+            let core = self.core();
             (
-                core.engine.status(t),
                 core.sessions.values().sum::<usize>(),
                 core.engine.recent_events(50),
                 core.engine.runs_status(t),
@@ -588,7 +661,10 @@ impl pb::limiter_server::Limiter for LimiterService {
     ) -> Result<Response<pb::StatusResponse>, Status> {
         // Always fresh: a caller reads what it just did.
         let prefix = request.into_inner().key_prefix;
-        Ok(Response::new(filtered(&self.shared.status(), &prefix)))
+        Ok(Response::new(filtered(
+            &self.shared.status().await,
+            &prefix,
+        )))
     }
 
     type WatchStream = ReceiverStream<Result<pb::StatusResponse, Status>>;
@@ -597,6 +673,7 @@ impl pb::limiter_server::Limiter for LimiterService {
         &self,
         request: Request<pb::WatchRequest>,
     ) -> Result<Response<Self::WatchStream>, Status> {
+        let pid = super::claims::peer_pid(&request);
         let r = request.into_inner();
         let interval_ms = r.interval_ms;
         if interval_ms < 0 {
@@ -610,19 +687,26 @@ impl pb::limiter_server::Limiter for LimiterService {
             interval_ms.clamp(MIN_WATCH_INTERVAL_MS, 60_000) as u64
         });
         let prefix = r.key_prefix;
+        let watching = WatchSlot::take(&self.shared, pid)?;
         let (tx, rx) = mpsc::channel(2);
         let shared = self.shared.clone();
         let mut stop = shared.stopping.clone();
         tokio::spawn(async move {
+            let _watching = watching;
             loop {
                 // Every watcher shares one status per interval: more watchers cost no more
                 // time under the engine's lock.
                 let st = shared.status_shared(interval).await;
-                if tx.send(Ok(filtered(&st, &prefix))).await.is_err() {
+                let msg = filtered(&st, &prefix);
+                // A large status comes no faster than WATCH_BYTES_PER_SECOND allows.
+                let paced = Duration::from_secs_f64(
+                    prost::Message::encoded_len(&msg) as f64 / WATCH_BYTES_PER_SECOND,
+                );
+                if tx.send(Ok(msg)).await.is_err() {
                     return;
                 }
                 tokio::select! {
-                    _ = tokio::time::sleep(interval) => {}
+                    _ = tokio::time::sleep(interval.max(paced)) => {}
                     _ = stop.wait_for(|s| *s) => return,
                     _ = tx.closed() => return,
                 }

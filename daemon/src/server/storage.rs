@@ -59,6 +59,8 @@ pub struct Storage {
     slot: Slot,
     /// The last operation failed: open the store again before the next.
     broken: AtomicBool,
+    /// It was opened after the daemon started without it: what it holds is not restored yet.
+    opened_late: AtomicBool,
     stalled: Arc<AtomicBool>,
     failing_since: AtomicI64,
     error: Mutex<String>,
@@ -67,11 +69,15 @@ pub struct Storage {
 }
 
 impl Storage {
-    pub fn new(store: Store, metrics: Option<Arc<Metrics>>) -> Storage {
+    /// The store, or none when it could not be opened at start (it is then opened before the
+    /// first operation that finds the disk willing).
+    pub fn new(store: Option<Store>, dir: &Path, metrics: Option<Arc<Metrics>>) -> Storage {
+        let missing = store.is_none();
         Storage {
-            dir: store.path().to_path_buf(),
-            slot: Arc::new(RwLock::new(Some(Arc::new(store)))),
-            broken: AtomicBool::new(false),
+            dir: dir.to_path_buf(),
+            slot: Arc::new(RwLock::new(store.map(Arc::new))),
+            broken: AtomicBool::new(missing),
+            opened_late: AtomicBool::new(false),
             stalled: Arc::new(AtomicBool::new(false)),
             failing_since: AtomicI64::new(0),
             error: Mutex::new(String::new()),
@@ -104,6 +110,11 @@ impl Storage {
             Some(s) => s.mark_clean(now_unix_ms),
             None => Err(std::io::Error::other("the store is closed")),
         }
+    }
+
+    /// Whether the store was (re)opened since the last call.
+    pub fn take_opened(&self) -> bool {
+        self.opened_late.swap(false, Ordering::SeqCst)
     }
 
     pub fn health(&self) -> Health {
@@ -169,6 +180,7 @@ impl Storage {
             Ok(_) => {
                 if reopen {
                     tracing::info!("opened the state store in {} again", self.dir.display());
+                    self.opened_late.store(true, Ordering::SeqCst);
                 }
                 self.broken.store(false, Ordering::SeqCst);
                 self.succeeded();

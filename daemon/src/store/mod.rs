@@ -39,6 +39,25 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// The disk, not the store, is the trouble (full, read-only, not permitted): the store may be
+    /// fine and must not be moved aside.
+    pub fn is_environmental(&self) -> bool {
+        use std::io::ErrorKind::*;
+        let kind = match self {
+            StoreError::Open {
+                source: sled::Error::Io(e),
+                ..
+            }
+            | StoreError::Write(sled::Error::Io(e)) => e.kind(),
+            StoreError::DataDir(DataDirError::Io { source, .. }) => source.kind(),
+            _ => return false,
+        };
+        matches!(
+            kind,
+            StorageFull | QuotaExceeded | ReadOnlyFilesystem | PermissionDenied | ResourceBusy
+        )
+    }
+
     /// Another process holds the store: it is in use, not unreadable, and must never be moved.
     pub fn is_locked(&self) -> bool {
         match self {
@@ -53,7 +72,7 @@ impl StoreError {
 }
 
 /// What opening the store found about the run before.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Opened {
     /// What the marker said (None: no marker, a data dir from before markers or a new one).
     pub marker: Option<MarkerState>,
