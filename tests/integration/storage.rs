@@ -293,9 +293,28 @@ fn a_full_disk_keeps_limits_working_fails_claims_at_once_and_loses_no_cooldown()
         eprintln!("skipped: this machine does not let the test mount a tmpfs");
         return;
     };
-    let mut d = Daemon::new("[keys.\"k\"]\nrequests_per_minute = 600\n");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port");
+    let mut d = Daemon::new(&format!(
+        "[daemon]\nmetrics_addr = \"127.0.0.1:{port}\"\n[keys.\"k\"]\nrequests_per_minute = 600\n"
+    ));
     d.data = fs.dir.path().join("state");
     d.restart();
+    let metrics = || {
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).expect("metrics port");
+        use std::io::{Read, Write};
+        s.write_all(b"GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n")
+            .expect("ask");
+        let mut text = String::new();
+        s.read_to_string(&mut text).expect("read");
+        text
+    };
+    wait_until(Duration::from_secs(10), "the metrics port", || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+    assert!(metrics().contains("llm_store_healthy 1"));
     assert_eq!(claim_exit(&d.socket, "before", &[]), Some(0));
     let filler = fs.fill();
     // sled writes into space it already holds until that runs out too: claim until it does.
@@ -352,6 +371,12 @@ fn a_full_disk_keeps_limits_working_fails_claims_at_once_and_loses_no_cooldown()
         || status_json(&d)["store_failing_since_unix_ms"].as_i64() > Some(0),
     );
     assert!(stdout(&d.cli(&["status"])).contains("STORE FAILING"));
+    let m = metrics();
+    assert!(
+        m.contains("llm_store_healthy 0")
+            && m.contains("llm_store_write_failures_total{operation=\"claim\"}"),
+        "{m}"
+    );
 
     std::fs::remove_file(&filler).expect("free the disk");
     wait_until(Duration::from_secs(30), "the store to write again", || {

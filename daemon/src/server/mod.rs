@@ -3,13 +3,17 @@
 
 mod claims;
 mod conn;
+mod reload;
 mod service;
 pub mod socket;
+mod startup;
+mod status;
 mod storage;
+mod writer;
 
 use crate::config::Config;
 use crate::engine::{Engine, Now, WaiterAnswer, WaiterId};
-use crate::store::{Loaded, Opened, Store, StoreError};
+use crate::store::{Loaded, Opened, StoreError};
 use std::collections::HashMap;
 use std::future::Future;
 use std::path::PathBuf;
@@ -161,187 +165,6 @@ pub struct DaemonOptions {
     pub reload: Option<Reload>,
 }
 
-/// Settings the running daemon keeps until it restarts.
-fn fixed_settings(c: &Config) -> Vec<(&'static str, String)> {
-    let d = &c.daemon;
-    vec![
-        ("data_dir", format!("{:?}", d.data_dir)),
-        ("socket_group", format!("{:?}", d.socket_group)),
-        ("metrics_addr", format!("{:?}", d.metrics_addr)),
-        ("snapshot_interval", format!("{:?}", d.snapshot_interval)),
-        ("claim_retention", format!("{:?}", d.claim_retention)),
-        ("max_claim_result", format!("{:?}", d.max_claim_result)),
-    ]
-}
-
-/// Reloads the config on every SIGHUP until the daemon stops: a valid one replaces limits,
-/// profiles, route groups, run budgets and bounds at once; an invalid one is logged and the
-/// running config kept.
-async fn reload_on_hangup(
-    shared: Arc<Shared>,
-    reload: Option<Reload>,
-    running: Config,
-    mut stop: watch::Receiver<bool>,
-) {
-    use tokio::signal::unix::{signal, SignalKind};
-    let Ok(mut hangups) = signal(SignalKind::hangup()) else {
-        return;
-    };
-    loop {
-        tokio::select! {
-            got = hangups.recv() => if got.is_none() { return },
-            _ = stop.changed() => return,
-        }
-        let Some(reload) = &reload else {
-            tracing::warn!(
-                "SIGHUP: this daemon runs on embedded defaults and has no config to reload"
-            );
-            continue;
-        };
-        let config = match (reload.0)() {
-            Ok(c) => c,
-            Err(e) => {
-                tracing::error!("SIGHUP: config not reloaded, the running one is kept: {e}");
-                continue;
-            }
-        };
-        let t = now();
-        let res = {
-            let mut core = shared.core();
-            let res = core
-                .engine
-                .reconfigure(config.engine_config(), config.keys.clone(), t);
-            core.deliver(t);
-            res
-        };
-        match res {
-            Ok(()) => {
-                for ((name, was), (_, is)) in fixed_settings(&running)
-                    .into_iter()
-                    .zip(fixed_settings(&config))
-                {
-                    if was != is {
-                        tracing::warn!("SIGHUP: {name} changes only when the daemon restarts");
-                    }
-                }
-                tracing::info!(
-                    "SIGHUP: config reloaded ({} configured key(s))",
-                    config.keys.len()
-                );
-                shared.driver.notify_one();
-                shared.persist.notify_one();
-            }
-            Err(e) => {
-                tracing::error!("SIGHUP: config not reloaded, the running one is kept: {e}")
-            }
-        }
-    }
-}
-
-/// A secret for lease ids, from the operating system's randomness (through std's hasher keys).
-fn lease_secret() -> [u64; 2] {
-    use std::hash::BuildHasher;
-    let r = std::hash::RandomState::new();
-    [r.hash_one(1u64), r.hash_one(2u64)]
-}
-
-/// The store as found at start.
-struct OpenedStore {
-    store: Store,
-    opened: Opened,
-    loaded: Loaded,
-}
-
-/// Opens the store in the (locked) data dir and reads it. A store that cannot be read (an error,
-/// or sled panicking on a damaged file) is moved aside inside the data dir and a fresh one
-/// started; a store another process holds is in use, not unreadable, and is never moved.
-fn open_store(dir: &std::path::Path, now_unix_ms: i64) -> Result<Option<OpenedStore>, DaemonError> {
-    let attempt = || {
-        let (store, opened) = Store::open(dir, now_unix_ms)?;
-        let loaded = store.load()?;
-        Ok::<_, StoreError>(OpenedStore {
-            store,
-            opened,
-            loaded,
-        })
-    };
-    let problem = match attempt() {
-        Ok(s) => return Ok(Some(s)),
-        Err(e) if e.is_locked() || matches!(e, StoreError::DataDir(_)) => return Err(e.into()),
-        Err(e) if e.is_environmental() => {
-            // The disk is the trouble, not the store: keep it, serve limits without it, and
-            // open it once the disk lets us.
-            tracing::error!(
-                "{e}; starting without the state store (nothing is moved): buckets start empty, \
-                 claims answer UNAVAILABLE, and the store is opened again every snapshot \
-                 interval"
-            );
-            return Ok(None);
-        }
-        Err(e) => e,
-    };
-    let aside = crate::store::move_aside(dir, now_unix_ms)?;
-    tracing::error!(
-        "{problem}; moved it to {} and started a fresh store: buckets start empty, and claims \
-         not found answer DATA_LOSS until claim_retention has passed (see llmctl status)",
-        aside.display()
-    );
-    Ok(Some(attempt()?))
-}
-
-/// Logs what the start found about the run before, and after an unclean stop takes every grant
-/// it may have made since its last snapshot as made.
-fn recover(found: &mut OpenedStore, start: Now, interval: Duration, dir: &std::path::Path) {
-    let opened = &found.opened;
-    for problem in &found.loaded.unreadable {
-        tracing::warn!("unreadable saved state, that key starts empty: {problem}");
-    }
-    if let (Some(m), Some(at)) = (opened.marker, opened.lost_at_unix_ms) {
-        if m.generation > opened.generation {
-            tracing::error!(
-                "the state store in {} lost records (it is at generation {}, its marker saw {} \
-                 flushed): buckets start empty, and claims not found answer DATA_LOSS until \
-                 claim_retention has passed (found at {at})",
-                dir.display(),
-                opened.generation,
-                m.generation
-            );
-        }
-    }
-    let had = !found.loaded.keys.is_empty() || !found.loaded.cooldowns.is_empty();
-    if !opened.unclean(had) {
-        return;
-    }
-    // The marker is rewritten every snapshot interval while the daemon lives: it died within
-    // two of them after it was last seen, unless records were lost (then nothing is known).
-    let crash = match opened.marker {
-        Some(m) if m.generation <= opened.generation && m.alive_unix_ms > 0 => {
-            (m.alive_unix_ms + 2 * interval.as_millis() as i64).min(start.unix_ms)
-        }
-        _ => start.unix_ms,
-    };
-    for k in &mut found.loaded.keys {
-        k.assume_spent_until(crash);
-    }
-    let lost_now = opened
-        .marker
-        .is_some_and(|m| m.generation > opened.generation);
-    if !lost_now {
-        tracing::warn!(
-            "the last run stopped without flushing (killed or crashed{}): every grant it may \
-             have made since its last snapshot is taken as made, so buckets refill from empty \
-             (learned limits, debt and cooldowns are kept)",
-            opened
-                .marker
-                .map(|m| format!(
-                    ", last seen alive {} ms before this start",
-                    start.unix_ms - m.alive_unix_ms
-                ))
-                .unwrap_or_default()
-        );
-    }
-}
-
 /// Runs the daemon until `shutdown` resolves, then answers waiters, drains, flushes and returns.
 pub async fn run(
     opts: DaemonOptions,
@@ -353,9 +176,9 @@ pub async fn run(
     let data_lock = crate::store::datadir::lock(&opts.data_dir).map_err(StoreError::from)?;
     let start = now();
     let interval = opts.config.daemon.snapshot_interval();
-    let (store, opened, loaded) = match open_store(&opts.data_dir, start.unix_ms)? {
+    let (store, opened, loaded) = match startup::open_store(&opts.data_dir, start.unix_ms)? {
         Some(mut found) => {
-            recover(&mut found, start, interval, &opts.data_dir);
+            startup::recover(&mut found, start, interval, &opts.data_dir);
             (Some(found.store), found.opened, found.loaded)
         }
         None => (None, Opened::default(), Loaded::default()),
@@ -367,7 +190,7 @@ pub async fn run(
         start,
         epoch,
     )?;
-    engine.set_lease_secret(lease_secret());
+    engine.set_lease_secret(startup::lease_secret());
     let empty = engine.restore(&loaded.keys, &loaded.cooldowns, start);
     if !empty.is_empty() {
         tracing::info!(
@@ -408,13 +231,13 @@ pub async fn run(
         Some(addr) => Some(serve_metrics(shared.clone(), addr, stop_rx.clone()).await?),
         None => None,
     };
-    let hangups = tokio::spawn(reload_on_hangup(
+    let hangups = tokio::spawn(reload::reload_on_hangup(
         shared.clone(),
         opts.reload.clone(),
         opts.config.clone(),
         stop_rx.clone(),
     ));
-    let writer = tokio::spawn(write_snapshots(
+    let writer = tokio::spawn(writer::write_snapshots(
         shared.clone(),
         interval,
         SHUTDOWN_GRACE,
@@ -563,178 +386,6 @@ async fn drive_queue(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
             _ = tokio::time::sleep_until(at.into()) => {}
             _ = shared.driver.notified() => {}
             _ = stop.changed() => return,
-        }
-    }
-}
-
-/// What the snapshot writer has taken from the engine and not yet got onto the disk.
-#[derive(Default)]
-struct Unwritten {
-    keys: HashMap<String, crate::engine::KeySnapshot>,
-    cooldowns: Option<Vec<crate::engine::CooldownSnapshot>>,
-    /// Keys evicted from a full table: their saved state goes too.
-    evicted: Vec<String>,
-}
-
-impl Unwritten {
-    fn take_from(&mut self, core: &mut Core, t: Now) {
-        for k in core.engine.take_dirty(t) {
-            self.keys.insert(k.key.clone(), k);
-        }
-        if let Some(c) = core.engine.take_cooldowns(t) {
-            self.cooldowns = Some(c);
-        }
-        let evicted = core.engine.take_evicted();
-        if !evicted.is_empty() {
-            tracing::info!(
-                "the key table is full (max_keys): forgot {} idle key(s) nothing configures, \
-                 least recently used first",
-                evicted.len()
-            );
-        }
-        for name in evicted {
-            self.keys.remove(&name);
-            self.evicted.push(name);
-        }
-    }
-
-    fn is_empty(&self) -> bool {
-        self.keys.is_empty() && self.cooldowns.is_none() && self.evicted.is_empty()
-    }
-
-    /// Writes it all, waiting at most `bound`; kept for the next try when that fails.
-    async fn write(
-        &mut self,
-        storage: &storage::Storage,
-        what: &'static str,
-        bound: Duration,
-    ) -> bool {
-        let keys: Vec<_> = self.keys.values().cloned().collect();
-        let cooldowns = self.cooldowns.clone();
-        let evicted = self.evicted.clone();
-        let res = storage
-            .run(what, bound, move |store| {
-                store.remove_keys(&evicted)?;
-                store.save_keys(&keys)?;
-                if let Some(c) = &cooldowns {
-                    store.save_cooldowns(c)?;
-                }
-                store.flush()
-            })
-            .await;
-        if res.is_ok() {
-            *self = Unwritten::default();
-        }
-        res.is_ok()
-    }
-}
-
-/// How often done and lapsed claims past their retention are swept from the store.
-const CLAIM_SWEEP_EVERY: Duration = Duration::from_secs(60);
-
-/// Writes changed levels every `interval` while they change, and cooldowns as soon as they do;
-/// marks the daemon alive each time; sweeps expired claims now and then. Never on the Acquire
-/// path: the engine only hands over what changed. What fails to be written is kept and tried
-/// again. When the daemon stops, writes everything within `grace` and says whether it did.
-async fn write_snapshots(
-    shared: Arc<Shared>,
-    interval: Duration,
-    grace: Duration,
-    mut stop: watch::Receiver<bool>,
-) -> bool {
-    let mut unwritten = Unwritten::default();
-    let mut last_sweep = Instant::now();
-    loop {
-        tokio::select! {
-            _ = tokio::time::sleep(interval) => {}
-            _ = shared.persist.notified() => {}
-            _ = stop.changed() => break,
-        }
-        let t = now();
-        shared.storage.mark_alive(t.unix_ms);
-        unwritten.take_from(&mut shared.core(), t);
-        if !unwritten.is_empty() {
-            unwritten
-                .write(&shared.storage, "snapshot", storage::WRITE_BOUND)
-                .await;
-        }
-        if shared.storage.take_opened() {
-            merge_reopened(&shared).await;
-        }
-        if last_sweep.elapsed() >= CLAIM_SWEEP_EVERY {
-            last_sweep = Instant::now();
-            sweep_claims(&shared, t.unix_ms).await;
-        }
-    }
-    let t = now();
-    {
-        let mut core = shared.core();
-        unwritten.take_from(&mut core, t);
-        for k in core.engine.snapshot_all(t) {
-            unwritten.keys.insert(k.key.clone(), k);
-        }
-        unwritten.cooldowns = Some(core.engine.cooldowns_snapshot(t));
-    }
-    unwritten.write(&shared.storage, "final flush", grace).await
-}
-
-/// The store was opened after the daemon started without it (or again after a failure): what it
-/// holds that may only add to the running state comes in. Cooldowns never shorten, so saved ones
-/// are merged; a loss of claims it remembers is taken. Levels are not: the running buckets,
-/// which started empty, are the safer ones.
-async fn merge_reopened(shared: &Shared) {
-    let res = shared
-        .storage
-        .run(
-            "reading the reopened store",
-            storage::WRITE_BOUND,
-            |store| Ok((store.load()?, store.claims_lost_at()?)),
-        )
-        .await;
-    if let Ok((loaded, lost)) = res {
-        let t = now();
-        shared.core().engine.restore(&[], &loaded.cooldowns, t);
-        if let Some(at) = lost {
-            shared
-                .claims_lost_at
-                .fetch_max(at, std::sync::atomic::Ordering::Relaxed);
-        }
-        shared.driver.notify_one();
-    }
-}
-
-/// Removes claims past their retention, and forgets a loss every claim from before has outlived.
-async fn sweep_claims(shared: &Shared, now_unix_ms: i64) {
-    let cx = crate::engine::claims::ClaimContext {
-        now_unix_ms,
-        retention_ms: shared.claim_retention.as_millis() as i64,
-        lost_at_unix_ms: None,
-        accept_lost_history: false,
-        uid: None,
-    };
-    let forget = shared
-        .claims_lost_at
-        .load(std::sync::atomic::Ordering::Relaxed)
-        > 0
-        && shared.claims_lost_at_in_force(now_unix_ms).is_none();
-    let res = shared
-        .storage
-        .run("claim expiry", storage::WRITE_BOUND, move |store| {
-            let n = store.expire_claims(|r| cx.expired(r))?;
-            if forget {
-                store.forget_loss()?;
-            }
-            Ok(n)
-        })
-        .await;
-    if let Ok(n) = res {
-        if forget {
-            shared
-                .claims_lost_at
-                .store(0, std::sync::atomic::Ordering::Relaxed);
-        }
-        if n > 0 {
-            tracing::info!("removed {n} claim record(s) past claim_retention");
         }
     }
 }

@@ -544,6 +544,19 @@ mod tests {
     }
 
     #[test]
+    fn a_panic_inside_sled_is_a_damaged_store_not_a_crash() {
+        let err = guarded(Path::new("/d"), || -> () {
+            panic!("corrupt page at lsn 7")
+        })
+        .expect_err("a panic");
+        assert!(
+            matches!(&err, StoreError::Damaged { what, .. } if what.contains("lsn 7")),
+            "{err}"
+        );
+        assert!(!err.is_locked() && !err.is_environmental());
+    }
+
+    #[test]
     fn records_of_the_first_layout_are_read_and_replaced() {
         let dir = std::env::temp_dir().join(format!("llmctl-store-v1-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
