@@ -4,10 +4,12 @@
 
 use crate::harness::*;
 use llmctl_client::pb;
+use llmctl_client::pb::limiter_client::LimiterClient;
 use prost::Message;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
+use tonic::transport::Channel;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_string_and_the_kept_headers_are_bounded() {
@@ -30,15 +32,7 @@ async fn every_string_and_the_kept_headers_are_bounded() {
         .map(|i| (format!("x-ratelimit-junk-{i}"), "v".repeat(4000)))
         .collect();
     for k in 0..100 {
-        let lease = c
-            .acquire(acquire_req(&format!("junk/{k}")))
-            .await
-            .expect("acquire")
-            .into_inner()
-            .lease_id;
-        let mut r = report_req(&lease, 200);
-        r.headers = junk.clone();
-        c.report(r).await.expect("report");
+        answer_with(&mut c, &format!("junk/{k}"), &junk).await;
     }
     let st = c
         .status(pb::StatusRequest::default())
@@ -251,6 +245,23 @@ async fn idle_connections_never_lock_out_a_well_behaved_client() {
     assert!(log.contains("connections closed"), "nothing logged: {log}");
 }
 
+/// One request on `key` whose answer carried `headers`.
+pub async fn answer_with(
+    c: &mut LimiterClient<Channel>,
+    key: &str,
+    headers: &std::collections::HashMap<String, String>,
+) {
+    let lease = c
+        .acquire(acquire_req(key))
+        .await
+        .expect("acquire")
+        .into_inner()
+        .lease_id;
+    let mut r = report_req(&lease, 200);
+    r.headers = headers.clone();
+    c.report(r).await.expect("report");
+}
+
 /// Every header name a key keeps, each with a value as long as is kept.
 pub fn every_kept_header() -> std::collections::HashMap<String, String> {
     let openai = ["requests", "tokens"].into_iter().flat_map(|d| {
@@ -284,15 +295,7 @@ async fn a_status_of_thousands_of_keys_reaches_every_reader_and_watchers_share_i
             let (mut c, headers) = (c.clone(), headers.clone());
             tokio::spawn(async move {
                 for k in (t..2000).step_by(8) {
-                    let lease = c
-                        .acquire(acquire_req(&format!("fleet/model-{k}")))
-                        .await
-                        .expect("acquire")
-                        .into_inner()
-                        .lease_id;
-                    let mut r = report_req(&lease, 200);
-                    r.headers = headers.clone();
-                    c.report(r).await.expect("report");
+                    answer_with(&mut c, &format!("fleet/model-{k}"), &headers).await;
                 }
             })
         })
@@ -358,16 +361,9 @@ async fn a_client_filling_every_table_leaves_room_for_a_well_behaved_one() {
     d.wait_full("cfg", "requests").await;
     let mut c = d.client().await;
     // Junk keys, each with a learned limit, until the key table is full.
+    let limit = [("x-ratelimit-limit-requests".to_string(), "600".to_string())].into();
     for k in 0..60 {
-        let lease = c
-            .acquire(acquire_req(&format!("junk/{k}")))
-            .await
-            .expect("acquire")
-            .into_inner()
-            .lease_id;
-        let mut r = report_req(&lease, 200);
-        r.headers = [("x-ratelimit-limit-requests".to_string(), "600".to_string())].into();
-        c.report(r).await.expect("report");
+        answer_with(&mut c, &format!("junk/{k}"), &limit).await;
     }
     // Leases never reported, as many as this process is let have.
     let mut held = 0;

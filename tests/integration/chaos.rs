@@ -29,34 +29,15 @@ fn claim(socket: &Path, job: &str) -> Option<i32> {
         .code()
 }
 
-fn mount_tmpfs(dir: &Path, size: &str) -> bool {
-    Command::new("mount")
-        .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-        .arg(dir)
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-fn fill(dir: &Path) -> std::path::PathBuf {
-    use std::io::Write;
-    let path = dir.join("filler");
-    let mut f = std::fs::File::create(&path).expect("filler");
-    let block = vec![0u8; 4096];
-    while f.write_all(&block).is_ok() {}
-    path
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_9_full_disk_and_damage_never_burst_and_never_hand_a_done_job_out_again() {
     let mut d = Daemon::new("[keys.\"k\"]\nrequests_per_minute = 600\nburst_requests = 10\n");
-    let disk = tempfile::tempdir().expect("tmp");
-    let tmpfs = mount_tmpfs(disk.path(), "4m");
-    if tmpfs {
-        d.data = disk.path().join("state");
-    } else {
-        eprintln!("no tmpfs: the full-disk rounds are skipped");
+    let disk = Tmpfs::mount("4m");
+    match &disk {
+        Some(fs) => d.data = fs.dir.path().join("state"),
+        None => eprintln!("no tmpfs: the full-disk rounds are skipped"),
     }
+    let tmpfs = disk.is_some();
     let mut rng = Lcg(20261130);
     let first = Instant::now();
     let mut granted = 0u64;
@@ -67,7 +48,7 @@ async fn kill_9_full_disk_and_damage_never_burst_and_never_hand_a_done_job_out_a
         d.restart();
         let run_for = Duration::from_millis(200 + rng.next(1300));
         let full_disk = tmpfs && round % 4 == 2;
-        let filler = full_disk.then(|| fill(disk.path()));
+        let filler = disk.as_ref().filter(|_| full_disk).map(Tmpfs::fill);
         let started = Instant::now();
         let mut c = d.client().await;
         let mut n = 0;
@@ -127,9 +108,7 @@ async fn kill_9_full_disk_and_damage_never_burst_and_never_hand_a_done_job_out_a
     let log = d.stop_and_log();
     assert!(!log.contains("panicked"), "{log}");
     drop(d);
-    if tmpfs {
-        let _ = Command::new("umount").arg("-l").arg(disk.path()).status();
-    }
+    drop(disk);
 }
 
 fn p99(mut v: Vec<Duration>) -> Duration {
@@ -286,13 +265,7 @@ async fn a_client_filling_every_table_keeps_the_well_behaved_p99_within_5x() {
         matches!(filled, Ok(Ok(true))),
         "the misbehaving client never filled the tables"
     );
-    let st = d
-        .client()
-        .await
-        .status(pb::StatusRequest::default())
-        .await
-        .expect("status")
-        .into_inner();
+    let st = d.status().await;
     assert!(
         st.keys.len() >= 1990,
         "the key table is not full: {}",

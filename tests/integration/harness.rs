@@ -44,19 +44,9 @@ impl Daemon {
     /// Runs `llmctl daemon` on this daemon's data and config with another socket and `extra`
     /// flags until it exits (it is expected to refuse to start), with a time bound.
     pub fn run_other(&self, socket: &Path, extra: &[&str]) -> Output {
-        let mut child = Command::new(BIN)
-            .arg("daemon")
-            .arg("--socket")
-            .arg(socket)
-            .arg("--data-dir")
-            .arg(&self.data)
-            .arg("--config")
-            .arg(&self.config)
+        let mut child = self
+            .daemon_command(Command::new(BIN), socket)
             .args(extra)
-            .env("RUST_LOG", "warn")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
             .spawn()
             .expect("spawn daemon");
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -88,11 +78,12 @@ impl Daemon {
         self.restart_with(sh);
     }
 
-    fn restart_with(&mut self, mut command: Command) {
-        let child = command
+    /// `llmctl daemon` on `socket` with this daemon's data and config, stderr kept.
+    fn daemon_command(&self, mut command: Command, socket: &Path) -> Command {
+        command
             .arg("daemon")
             .arg("--socket")
-            .arg(&self.socket)
+            .arg(socket)
             .arg("--data-dir")
             .arg(&self.data)
             .arg("--config")
@@ -100,7 +91,32 @@ impl Daemon {
             .env("RUST_LOG", "warn")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::piped())
+            .stderr(Stdio::piped());
+        command
+    }
+
+    /// Acquires (and reports) one request on `key` after another for `run_for`, answering at
+    /// once; returns how many were granted.
+    pub async fn grant_for(&self, key: &str, run_for: Duration) -> u64 {
+        let started = Instant::now();
+        let mut c = self.client().await;
+        let mut n = 0;
+        while started.elapsed() < run_for {
+            let r = c.acquire(acquire_req(key)).await;
+            if let Ok(r) = r.map(|r| r.into_inner()) {
+                if r.granted {
+                    n += 1;
+                    let _ = c.report(report_req(&r.lease_id, 200)).await;
+                }
+            }
+        }
+        n
+    }
+
+    fn restart_with(&mut self, command: Command) {
+        let socket = self.socket.clone();
+        let child = self
+            .daemon_command(command, &socket)
             .spawn()
             .expect("spawn daemon");
         self.child = Some(child);
@@ -136,14 +152,17 @@ impl Daemon {
         llmctl_client::connect(&self.socket).await.expect("connect")
     }
 
-    pub async fn key(&self, key: &str) -> pb::KeyStatus {
-        let st = self
-            .client()
+    pub async fn status(&self) -> pb::StatusResponse {
+        self.client()
             .await
             .status(pb::StatusRequest::default())
             .await
             .expect("status")
-            .into_inner();
+            .into_inner()
+    }
+
+    pub async fn key(&self, key: &str) -> pb::KeyStatus {
+        let st = self.status().await;
         st.keys
             .into_iter()
             .find(|k| k.key == key)
@@ -244,4 +263,42 @@ pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
         .build()
         .expect("runtime")
         .block_on(f)
+}
+
+/// A tmpfs of `size`, unmounted when dropped.
+pub struct Tmpfs {
+    pub dir: tempfile::TempDir,
+}
+
+impl Tmpfs {
+    pub fn mount(size: &str) -> Option<Tmpfs> {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir.path())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then_some(Tmpfs { dir })
+    }
+
+    /// Writes a file until the disk is full.
+    pub fn fill(&self) -> PathBuf {
+        use std::io::Write;
+        let path = self.dir.path().join("filler");
+        let mut f = std::fs::File::create(&path).expect("filler");
+        let block = vec![0u8; 4096];
+        while f.write_all(&block).is_ok() {}
+        let _ = f.sync_all();
+        path
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount")
+            .arg("-l")
+            .arg(self.dir.path())
+            .status();
+    }
 }

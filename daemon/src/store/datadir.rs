@@ -34,6 +34,19 @@ fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> DataDir
     move |source| DataDirError::Io { what, path, source }
 }
 
+/// Opens (or creates, 0600) a file of the daemon's own for reading and writing, refusing a
+/// symbolic link in its place rather than following it.
+fn open_private(path: &Path) -> std::io::Result<File> {
+    OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+}
+
 /// Names inside the data dir that are not the store's.
 pub const LOCK_FILE: &str = "lock";
 pub const MARKER_FILE: &str = "marker";
@@ -74,15 +87,7 @@ pub fn lock(dir: &Path) -> Result<DataDirLock, DataDirError> {
             .map_err(io("set permissions on", dir))?;
     }
     let path = dir.join(LOCK_FILE);
-    let mut file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .read(true)
-        .write(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(&path)
-        .map_err(io("open the lock file", &path))?;
+    let mut file = open_private(&path).map_err(io("open the lock file", &path))?;
     match file.try_lock() {
         Ok(()) => {}
         Err(std::fs::TryLockError::WouldBlock) => {
@@ -163,15 +168,7 @@ impl Marker {
     /// could not be read).
     pub fn open(dir: &Path) -> Result<(Marker, Option<MarkerState>), DataDirError> {
         let path = dir.join(MARKER_FILE);
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .read(true)
-            .write(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&path)
-            .map_err(io("open the marker", &path))?;
+        let file = open_private(&path).map_err(io("open the marker", &path))?;
         let mut buf = [0u8; MARKER_LEN];
         let before = match file.read_at(&mut buf, 0) {
             Ok(n) if n == MARKER_LEN => MarkerState::decode(&buf),
