@@ -312,3 +312,78 @@ fn finished_runs_make_room_for_new_ones() {
         "the oldest finished run goes: {runs:?}"
     );
 }
+
+#[test]
+fn a_lease_gives_its_slot_back_to_the_keys_it_was_granted_on_whatever_a_reload_changed() {
+    let conc = |n| KeyLimits {
+        max_concurrency: Some(n),
+        ..KeyLimits::default()
+    };
+    let mut fx = Fx::new(vec![("a", conc(2))]);
+    let config = fx.e.config().clone();
+    let held = lease(&fx.acquire("a/b", 0, 0, 0, 0));
+    // The ancestor goes, the lease is reported, the ancestor comes back with one slot.
+    fx.e.reconfigure(config.clone(), vec![], fx.now(1))
+        .expect("reload");
+    fx.e.report(&held, &ok(200), fx.now(2)).expect("report");
+    fx.e.reconfigure(config, vec![("a".into(), conc(1))], fx.now(3))
+        .expect("reload");
+    assert_eq!(fx.key_status("a", 3).in_flight, 0, "no slot left taken");
+    lease(&fx.acquire("a/b", 0, 0, 0, 4));
+}
+
+#[test]
+fn an_ancestor_other_keys_are_limited_by_is_not_evicted() {
+    let mut fx = small(4, 1000, 1000, 100);
+    // "p" learns a limit from headers; "p/c" is limited by it and holds a lease.
+    let id = lease(&fx.acquire("p", 0, 0, 0, 0));
+    let h = [("x-ratelimit-limit-requests", "6000")];
+    fx.e.report(&id, &with_headers(200, &h, T0_UNIX), fx.now(0))
+        .expect("report");
+    fx.e.fill(fx.now(0));
+    lease(&fx.acquire("p/c", 0, 0, 0, 1));
+    let other = lease(&fx.acquire("other", 0, 0, 0, 2));
+    fx.e.report(&other, &ok(200), fx.now(2)).expect("report");
+    // Full (cfg, p, p/c, other): the new key takes the place of "other", not of "p".
+    fx.acquire("new", 0, 0, 0, 3);
+    assert_eq!(fx.e.take_evicted(), vec!["other".to_string()]);
+}
+
+#[test]
+fn a_reload_on_a_full_table_adds_its_configured_keys() {
+    let mut fx = small(2, 1000, 1000, 100);
+    let config = fx.e.config().clone();
+    lease(&fx.acquire("busy", 0, 0, 0, 0));
+    let next = vec![
+        (
+            "cfg".to_string(),
+            limits(vec![rate(Dimension::Requests, 1e9, 1e9)]),
+        ),
+        (
+            "added".to_string(),
+            limits(vec![rate(Dimension::Requests, 60.0, 1.0)]),
+        ),
+    ];
+    fx.e.reconfigure(config, next, fx.now(1))
+        .expect("a valid config is applied whole");
+    assert_eq!(fx.key_status("added", 1).buckets[0].limit, 60.0);
+}
+
+#[test]
+fn restoring_more_keys_than_the_table_holds_evicts_nothing() {
+    let mut fx = Fx::new(vec![]);
+    for i in 0..5 {
+        let id = lease(&fx.acquire(&format!("k{i}"), 0, 0, 0, 0));
+        let h = [("x-ratelimit-limit-requests", "600")];
+        fx.e.report(&id, &with_headers(200, &h, T0_UNIX), fx.now(0))
+            .expect("report");
+    }
+    let snaps = fx.e.snapshot_all(fx.now(0));
+    assert_eq!(snaps.len(), 5);
+    let mut small = small(3, 1000, 1000, 100);
+    small.e.restore(&snaps, &[], small.now(0));
+    assert!(
+        small.e.take_evicted().is_empty(),
+        "restored state was traded away"
+    );
+}

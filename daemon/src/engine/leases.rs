@@ -65,7 +65,7 @@ impl Engine {
         for (&no, lease) in self.leases.iter_mut() {
             if lease.holds_slot && lease.ctx.client_id == client_id {
                 lease.holds_slot = false;
-                keys.push(lease.key);
+                keys.push(lease.scope.clone());
                 released += 1;
                 // A probe whose client is gone will never answer: let the next request probe.
                 if lease.probes.breaker || !lease.probes.cooldowns.is_empty() {
@@ -76,6 +76,7 @@ impl Engine {
         for (no, key, p) in probes {
             let stand_in = Lease {
                 key,
+                scope: Vec::new(),
                 need: Need::default(),
                 granted_at: now.mono,
                 expires_at: now.mono,
@@ -86,9 +87,8 @@ impl Engine {
             };
             self.clear_probe(&stand_in, no);
         }
-        for id in keys {
-            for si in 0..self.keys[id].scope.len() {
-                let k = self.keys[id].scope[si];
+        for scope in keys {
+            for k in scope {
                 self.keys[k].in_flight = self.keys[k].in_flight.saturating_sub(1);
             }
         }

@@ -405,6 +405,9 @@ struct Waiter {
 #[derive(Debug)]
 struct Lease {
     key: usize,
+    /// The keys it was charged on (the key, then its limited ancestors) when granted: its
+    /// concurrency slots go back to exactly these, whatever a reload or an eviction changed.
+    scope: Vec<usize>,
     need: Need,
     granted_at: Instant,
     expires_at: Instant,
@@ -472,6 +475,8 @@ pub struct Engine {
     use_tick: u64,
     /// Keys evicted since the last `take_evicted`, for the store to forget.
     evicted: Vec<String>,
+    /// Saved state is being brought back: nothing is evicted for it.
+    restoring: bool,
     cooldowns: HashMap<String, CooldownEntry>,
     cooldowns_dirty: bool,
     dirty_keys: Vec<usize>,
@@ -558,6 +563,7 @@ impl Engine {
             lease_secret: [epoch, !epoch],
             use_tick: 0,
             evicted: Vec::new(),
+            restoring: false,
             cooldowns: HashMap::new(),
             cooldowns_dirty: false,
             dirty_keys: Vec::new(),
@@ -571,7 +577,7 @@ impl Engine {
         engine.default_profile = engine.profile_index(&engine.config.default_profile)?;
         for (name, limits) in &keys {
             validate_key(name)?;
-            let id = engine.insert_key(name)?;
+            let id = engine.insert_key(name, true)?;
             engine.apply_limits(id, limits, now)?;
         }
         engine.rescope();
@@ -593,7 +599,9 @@ impl Engine {
         scope
     }
 
-    fn insert_key(&mut self, name: &str) -> Result<usize, EngineError> {
+    /// A new key. When the table is full, the least recently used evictable key makes room;
+    /// `bounded: false` (a configured key on reload) may go past the bound instead.
+    fn insert_key(&mut self, name: &str, bounded: bool) -> Result<usize, EngineError> {
         let fresh = KeyState {
             name: name.to_string(),
             scope: Vec::new(),
@@ -618,9 +626,16 @@ impl Engine {
             last_headers: Arc::default(),
             last_used: 0,
         };
-        let id = if self.keys.len() < self.config.max_keys {
+        let id = if self.keys.len() < self.config.max_keys || !bounded {
             self.keys.push(fresh);
             self.keys.len() - 1
+        } else if self.restoring {
+            // Saved state beyond the table is dropped, never traded for what was just restored.
+            return Err(EngineError::Exhausted {
+                what: "keys",
+                limit: self.config.max_keys,
+                setting: "max_keys",
+            });
         } else {
             // Full: the key used longest ago that nothing configures or holds makes room.
             let Some(victim) = self.eviction_victim() else {
@@ -648,7 +663,7 @@ impl Engine {
             self.keys[id].last_used = self.use_tick;
             return Ok(id);
         }
-        let id = self.insert_key(name)?;
+        let id = self.insert_key(name, true)?;
         self.keys[id].scope = self.scope_of(id);
         self.keys[id].last_used = self.use_tick;
         Ok(id)
@@ -986,6 +1001,7 @@ impl Engine {
             lease_no,
             Lease {
                 key: id,
+                scope: self.keys[id].scope.clone(),
                 need,
                 granted_at: now.mono,
                 expires_at,

@@ -146,6 +146,7 @@ impl Engine {
         now: Now,
     ) -> Vec<String> {
         let mut restored = vec![false; self.keys.len()];
+        self.restoring = true;
         for snap in keys {
             if validate_key(&snap.key).is_err() {
                 continue;
@@ -207,6 +208,7 @@ impl Engine {
                 key.resolve_accounting();
             }
         }
+        self.restoring = false;
         for id in 0..self.keys.len() {
             self.keys[id].scope = self.scope_of(id);
         }

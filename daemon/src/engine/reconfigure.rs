@@ -126,7 +126,7 @@ impl Engine {
         for (name, limits) in &keys {
             let id = match self.index.get(name) {
                 Some(&id) => id,
-                None => self.insert_key(name)?,
+                None => self.insert_key(name, false)?,
             };
             self.apply_limits(id, limits, now)?;
             self.mark_dirty(id);

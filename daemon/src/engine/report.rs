@@ -210,8 +210,7 @@ impl Engine {
         now: Instant,
     ) {
         let id = lease.key;
-        for si in 0..self.keys[id].scope.len() {
-            let k = self.keys[id].scope[si];
+        for &k in &lease.scope {
             let key = &mut self.keys[k];
             if lease.holds_slot {
                 key.in_flight = key.in_flight.saturating_sub(1);

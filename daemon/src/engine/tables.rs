@@ -6,15 +6,25 @@
 use super::*;
 
 impl Engine {
-    /// The least recently used key that may go: not configured, nothing in flight or waiting on
-    /// it, no cooldown in force.
+    /// The least recently used key that may go: not configured, not an ancestor other keys are
+    /// limited by, nothing in flight or waiting on it or below it, no cooldown in force, no
+    /// breaker open.
     pub(super) fn eviction_victim(&self) -> Option<usize> {
-        let mut waited: Vec<bool> = vec![false; self.keys.len()];
+        let mut held: Vec<bool> = vec![false; self.keys.len()];
         for w in self.queue.values() {
-            waited[w.key] = true;
+            for &k in &self.keys[w.key].scope {
+                held[k] = true;
+            }
         }
         for l in self.leases.values() {
-            waited[l.key] = true;
+            for &k in &l.scope {
+                held[k] = true;
+            }
+        }
+        for k in &self.keys {
+            for &a in k.scope.iter().skip(1) {
+                held[a] = true;
+            }
         }
         self.keys
             .iter()
@@ -22,8 +32,9 @@ impl Engine {
             .filter(|(id, k)| {
                 !k.configured
                     && k.in_flight == 0
-                    && !waited[*id]
+                    && !held[*id]
                     && !self.cooldowns.contains_key(&k.name)
+                    && k.breaker.open_until().is_none()
             })
             .min_by_key(|(_, k)| k.last_used)
             .map(|(id, _)| id)

@@ -55,6 +55,12 @@ pub(crate) async fn claim(
     let answer = shared
         .storage
         .run("claim", CLAIM_BOUND, move |store| {
+            // A store opened again for this very claim may know of a loss the daemon does not
+            // yet.
+            let mut cx = cx;
+            if let Some(at) = store.claims_lost_at()? {
+                cx.lost_at_unix_ms = Some(cx.lost_at_unix_ms.map_or(at, |known| known.max(at)));
+            }
             let existing = store.claim(&key)?;
             let (answer, write) = claims::claim(existing.as_ref(), r.ttl_ms, &cx);
             if let Some(record) = write {

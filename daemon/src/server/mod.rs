@@ -237,11 +237,14 @@ pub async fn run(
         opts.config.clone(),
         stop_rx.clone(),
     ));
+    // The writer's last flush waits for the calls still draining after the stop began: a
+    // Report in the grace may still set a cooldown.
+    let (drained_tx, drained_rx) = watch::channel(false);
     let writer = tokio::spawn(writer::write_snapshots(
         shared.clone(),
         interval,
         SHUTDOWN_GRACE,
-        stop_rx.clone(),
+        drained_rx,
     ));
 
     tracing::info!(
@@ -294,6 +297,7 @@ pub async fn run(
             }
         },
     };
+    let _ = drained_tx.send(true);
     let _ = driver.await;
     let _ = hangups.await;
     if let Some(t) = metrics_task {

@@ -186,7 +186,9 @@ impl Storage {
                 self.succeeded();
             }
             Err(e) => {
-                if matches!(e, StorageError::Store(_)) {
+                // sled refuses every write after an I/O error, and a panic inside it leaves it
+                // in no known state: open it again before the next operation.
+                if matches!(e, StorageError::Store(_) | StorageError::Task { .. }) {
                     self.broken.store(true, Ordering::SeqCst);
                 }
                 self.failed(what, e);

@@ -77,12 +77,13 @@ const CLAIM_SWEEP_EVERY: Duration = Duration::from_secs(60);
 /// Writes changed levels every `interval` while they change, and cooldowns as soon as they do;
 /// marks the daemon alive each time; sweeps expired claims now and then. Never on the Acquire
 /// path: the engine only hands over what changed. What fails to be written is kept and tried
-/// again. When the daemon stops, writes everything within `grace` and says whether it did.
+/// again. Once the calls have drained (`drained`), writes everything within `grace` and says
+/// whether it did.
 pub(super) async fn write_snapshots(
     shared: Arc<Shared>,
     interval: Duration,
     grace: Duration,
-    mut stop: watch::Receiver<bool>,
+    mut drained: watch::Receiver<bool>,
 ) -> bool {
     let mut unwritten = Unwritten::default();
     let mut last_sweep = Instant::now();
@@ -90,7 +91,7 @@ pub(super) async fn write_snapshots(
         tokio::select! {
             _ = tokio::time::sleep(interval) => {}
             _ = shared.persist.notified() => {}
-            _ = stop.changed() => break,
+            _ = drained.changed() => break,
         }
         let t = now();
         shared.storage.mark_alive(t.unix_ms);

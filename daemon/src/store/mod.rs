@@ -288,7 +288,7 @@ impl Store {
         .map_err(open_err)?;
         let mut lost_at_unix_ms = lost;
         let (marker, before) = Marker::open(dir)?;
-        if before.is_some_and(|m| m.generation > generation) && lost_at_unix_ms.is_none() {
+        if before.is_some_and(|m| m.generation > generation) {
             // Records the marker saw flushed are gone: remember when that was found, so a
             // restart does not forget it once the generations agree again.
             meta.insert(LOST_AT, &now_unix_ms.to_be_bytes())
