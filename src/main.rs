@@ -10,13 +10,13 @@ use std::process::ExitCode;
 #[derive(Parser, Debug)]
 #[command(
     name = "llmctl",
-    version,
+    version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("LLMCTL_GIT_REV"), ")"),
     about = "One scheduler per host for every process's LLM API calls",
     long_about = "llmctl runs one daemon per host that owns the LLM API quotas every process shares. \
                   Processes acquire before each provider call and report after it; the daemon keeps \
                   the shared token buckets, cooldowns and provider headers."
 )]
-struct Cli {
+pub struct Cli {
     /// The daemon's Unix socket [default: $XDG_RUNTIME_DIR/llmctl/llmctl.sock, else /tmp/llmctl-$UID/llmctl.sock]
     #[arg(long, global = true, env = "LLMCTL_SOCKET", value_name = "PATH")]
     socket: Option<PathBuf>,
@@ -54,6 +54,13 @@ enum Command {
     Demo(cmd::demo::DemoArgs),
     /// Run the same jobs through llmctl and the usual retry recipes against a fake provider
     Simulate(cmd::simulate::SimulateArgs),
+    /// Check a config file as the daemon would, and print the limits it sets (exit 64 when bad)
+    #[command(subcommand)]
+    Config(cmd::setup::ConfigCommand),
+    /// Print a shell completion script: bash, zsh or fish
+    Completions(cmd::setup::CompletionsArgs),
+    /// Print the manual page (roff) of llmctl
+    Man,
     /// One simulated client process (started by simulate)
     #[command(hide = true)]
     SimulateWorker,
@@ -81,6 +88,9 @@ fn main() -> ExitCode {
             Command::Daemon(args) => cmd::daemon::run(args, socket).await,
             Command::Acquire(args) => cmd::lease::acquire(args, socket).await,
             Command::Report(args) => cmd::lease::report(args, socket).await,
+            Command::Config(c) => cmd::setup::config(c),
+            Command::Completions(args) => cmd::setup::completions::<Cli>(args),
+            Command::Man => cmd::setup::man::<Cli>(),
             Command::Cooldown(args) => cmd::lease::cooldown(args, socket).await,
             Command::Reset(args) => cmd::lease::reset(args, socket).await,
             Command::Status(args) => cmd::status::run(args, socket).await,

@@ -5,6 +5,7 @@ pub mod demo;
 pub mod fake;
 pub mod lease;
 pub mod redis_bucket;
+pub mod setup;
 pub mod simulate;
 pub mod status;
 pub mod top;

@@ -12,6 +12,7 @@ mod persistence;
 mod policy;
 mod rejects;
 mod sessions;
+mod setup;
 mod simulate;
 mod storage;
 mod top;
