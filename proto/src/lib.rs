@@ -7,5 +7,9 @@ pub mod v1 {
 
 pub mod text;
 
+/// The encoded file descriptor set of `llmctl.v1`, for gRPC server reflection.
+pub const FILE_DESCRIPTOR_SET: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/llmctl_descriptor.bin"));
+
 pub use v1::limiter_client::LimiterClient;
 pub use v1::limiter_server::{Limiter, LimiterServer};

@@ -55,6 +55,9 @@ pub struct DaemonArgs {
     /// Largest claim result Complete stores, in bytes [default: 1048576]
     #[arg(long, value_name = "BYTES")]
     max_claim_result: Option<usize>,
+    /// Serve gRPC health (only) on this TCP address, for probes such as Kubernetes' (a bare port means 127.0.0.1) [default: off]
+    #[arg(long, value_name = "ADDR", value_parser = llmctl_daemon::config::parse_metrics_addr)]
+    health_addr: Option<std::net::SocketAddr>,
     /// Let this group use the socket (socket 0660, folder 0750)
     #[arg(long, value_name = "GROUP")]
     socket_group: Option<String>,
@@ -75,6 +78,7 @@ impl DaemonArgs {
             default_profile: self.default_profile.clone(),
             max_runs: self.max_runs,
             metrics_addr: self.metrics_addr,
+            health_addr: self.health_addr,
             breaker: Default::default(),
             transit_allowance: self.transit_allowance,
             claim_retention: self.claim_retention,
@@ -147,9 +151,9 @@ pub async fn run(args: DaemonArgs, socket: PathBuf) -> ExitCode {
     };
     match server::run(opts, stop_signal()).await {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e @ (DaemonError::Socket(_) | DaemonError::Metrics { .. })) => {
-            exit::fail(exit::CANTCREAT, e)
-        }
+        Err(
+            e @ (DaemonError::Socket(_) | DaemonError::Metrics { .. } | DaemonError::Health { .. }),
+        ) => exit::fail(exit::CANTCREAT, e),
         // The data dir is another daemon's, or not a folder of this user.
         Err(e @ DaemonError::Store(llmctl_daemon::store::StoreError::DataDir(_))) => {
             exit::fail(exit::CANTCREAT, e)

@@ -5,6 +5,7 @@ mod chaos;
 mod claims;
 mod demo;
 mod harness;
+mod health;
 mod lifecycle;
 mod limits;
 mod metrics;

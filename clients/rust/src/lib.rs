@@ -26,6 +26,15 @@ pub enum ConnectError {
 
 /// Connects to the daemon on `path`; fails at once when nothing answers there.
 pub async fn connect(path: &Path) -> Result<LimiterClient<Channel>, ConnectError> {
+    // A status of many keys is large: take whatever the daemon sends.
+    Ok(LimiterClient::new(channel(path).await?)
+        .max_decoding_message_size(MAX_MESSAGE_BYTES)
+        .max_encoding_message_size(MAX_MESSAGE_BYTES))
+}
+
+/// A gRPC channel to the daemon's socket, for any of the services it serves (the limiter,
+/// grpc.health.v1, reflection).
+pub async fn channel(path: &Path) -> Result<Channel, ConnectError> {
     let not_running = |reason: String| ConnectError::NotRunning {
         path: path.to_path_buf(),
         reason,
@@ -50,10 +59,7 @@ pub async fn connect(path: &Path) -> Result<LimiterClient<Channel>, ConnectError
             }
             not_running(reason)
         })?;
-    // A status of many keys is large: take whatever the daemon sends.
-    Ok(LimiterClient::new(channel)
-        .max_decoding_message_size(MAX_MESSAGE_BYTES)
-        .max_encoding_message_size(MAX_MESSAGE_BYTES))
+    Ok(channel)
 }
 
 /// The largest message a client takes (a status of tens of thousands of keys).

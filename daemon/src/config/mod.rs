@@ -140,6 +140,7 @@ struct RawDaemon {
     default_profile: Option<String>,
     max_runs: Option<i64>,
     metrics_addr: Option<String>,
+    health_addr: Option<String>,
     claim_retention: Option<String>,
     max_claim_result: Option<i64>,
     breaker_failure_rate: Option<f64>,
@@ -192,6 +193,8 @@ pub struct DaemonSettings {
     pub max_runs: Option<usize>,
     /// Prometheus text on this address (a bare port means 127.0.0.1).
     pub metrics_addr: Option<std::net::SocketAddr>,
+    /// gRPC health (only) on this TCP address, for probes that cannot reach the Unix socket.
+    pub health_addr: Option<std::net::SocketAddr>,
     /// How long a done claim (and the knowledge that claims were lost) is kept.
     pub claim_retention: Option<Duration>,
     /// Largest result a Complete may store, in bytes.
@@ -224,6 +227,7 @@ impl DaemonSettings {
             default_profile,
             max_runs,
             metrics_addr,
+            health_addr,
             claim_retention,
             max_claim_result
         );
@@ -396,6 +400,13 @@ fn daemon_settings(d: &RawDaemon) -> Result<DaemonSettings, String> {
             .as_deref()
             .map(|a| {
                 parse_metrics_addr(a).map_err(|e| format!("[daemon] metrics_addr = {a:?}: {e}"))
+            })
+            .transpose()?,
+        health_addr: d
+            .health_addr
+            .as_deref()
+            .map(|a| {
+                parse_metrics_addr(a).map_err(|e| format!("[daemon] health_addr = {a:?}: {e}"))
             })
             .transpose()?,
         breaker: breaker(

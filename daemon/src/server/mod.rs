@@ -39,6 +39,13 @@ pub enum DaemonError {
          see the errors above): the next start takes every grant since the last snapshot as made"
     )]
     Unflushed { dir: PathBuf },
+    #[error("cannot build gRPC reflection: {0}")]
+    Reflection(#[from] tonic_reflection::server::Error),
+    #[error("cannot serve health on {addr}: {source}; pick another --health-addr")]
+    Health {
+        addr: std::net::SocketAddr,
+        source: std::io::Error,
+    },
     #[error("cannot serve metrics on {addr}: {source}; pick another --metrics-addr")]
     Metrics {
         addr: std::net::SocketAddr,
@@ -231,6 +238,26 @@ pub async fn run(
         Some(addr) => Some(serve_metrics(shared.clone(), addr, stop_rx.clone()).await?),
         None => None,
     };
+    // grpc.health.v1: SERVING for "" and llmctl.v1.Limiter until the daemon stops.
+    let (health, health_service) = tonic_health::server::health_reporter();
+    health
+        .set_serving::<llmctl_proto::LimiterServer<LimiterService>>()
+        .await;
+    let health_task = match opts.config.daemon.health_addr {
+        Some(addr) => Some(serve_health(health.clone(), addr, stop_rx.clone()).await?),
+        None => None,
+    };
+    health
+        .set_service_status("", tonic_health::ServingStatus::Serving)
+        .await;
+    // Server reflection (v1 and v1alpha): grpcurl and buf curl see the service without a schema.
+    let described = || {
+        tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(llmctl_proto::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+    };
+    let reflection_v1 = described().build_v1()?;
+    let reflection_v1alpha = described().build_v1alpha()?;
     let hangups = tokio::spawn(reload::reload_on_hangup(
         shared.clone(),
         opts.reload.clone(),
@@ -257,13 +284,20 @@ pub async fn run(
     let signal = async move {
         shutdown.await;
         tracing::info!("stopping: answering waiters, draining calls, flushing state");
-        let mut core = signal_shared.core();
-        core.closing = true;
-        let t = now();
-        core.engine
-            .cancel_all("the daemon is stopping; acquire again when it is back", t);
-        core.deliver(t);
-        drop(core);
+        health
+            .set_not_serving::<llmctl_proto::LimiterServer<LimiterService>>()
+            .await;
+        health
+            .set_service_status("", tonic_health::ServingStatus::NotServing)
+            .await;
+        {
+            let mut core = signal_shared.core();
+            core.closing = true;
+            let t = now();
+            core.engine
+                .cancel_all("the daemon is stopping; acquire again when it is back", t);
+            core.deliver(t);
+        }
         let _ = stop_tx.send(true);
     };
     let service = LimiterService::new(shared.clone());
@@ -280,6 +314,9 @@ pub async fn run(
             .http2_keepalive_interval(Some(Duration::from_secs(30)))
             .http2_keepalive_timeout(Some(Duration::from_secs(10)))
             .add_service(llmctl_proto::LimiterServer::new(service))
+            .add_service(health_service)
+            .add_service(reflection_v1)
+            .add_service(reflection_v1alpha)
             .serve_with_incoming_shutdown(incoming, async move {
                 signal.await;
                 let _ = stopped_tx.send(());
@@ -300,6 +337,9 @@ pub async fn run(
     let _ = drained_tx.send(true);
     let _ = driver.await;
     let _ = hangups.await;
+    if let Some(t) = health_task {
+        let _ = t.await;
+    }
     if let Some(t) = metrics_task {
         let _ = t.await;
     }
@@ -325,6 +365,33 @@ pub async fn run(
         }
         _ => Ok(()),
     }
+}
+
+/// Serves grpc.health.v1 alone on a TCP address until the daemon stops, with the statuses
+/// `reporter` sets.
+async fn serve_health(
+    reporter: tonic_health::server::HealthReporter,
+    addr: std::net::SocketAddr,
+    mut stop: watch::Receiver<bool>,
+) -> Result<tokio::task::JoinHandle<()>, DaemonError> {
+    let service = tonic_health::pb::health_server::HealthServer::new(
+        tonic_health::server::HealthService::from_health_reporter(reporter),
+    );
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| DaemonError::Health { addr, source })?;
+    tracing::info!("gRPC health on {addr}");
+    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+    Ok(tokio::spawn(async move {
+        let served = tonic::transport::Server::builder()
+            .add_service(service)
+            .serve_with_incoming_shutdown(incoming, async move {
+                let _ = stop.wait_for(|s| *s).await;
+            });
+        if let Err(e) = served.await {
+            tracing::error!("health server stopped: {e}");
+        }
+    }))
 }
 
 /// Serves `GET /metrics` until the daemon stops.
