@@ -3,6 +3,7 @@
 mod abuse;
 mod chaos;
 mod claims;
+mod contrib;
 mod demo;
 mod harness;
 mod health;
