@@ -79,6 +79,11 @@ pub fn clean_status(st: &mut crate::v1::StatusResponse) {
         clean(&mut r.run_id);
         clean(&mut r.exhausted);
     }
+    for c in &mut st.clients {
+        clean(&mut c.client_id);
+        clean(&mut c.process_name);
+        clean(&mut c.user);
+    }
 }
 
 #[cfg(test)]

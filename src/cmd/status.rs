@@ -156,6 +156,45 @@ pub fn key_line(k: &pb::KeyStatus) -> String {
     parts.join("  ")
 }
 
+/// Requests/s, tokens/min, in flight, queue and 429s of a client or a run.
+fn spending(rps: f64, tpm: f64, in_flight: i64, queue: i64, refused: i64) -> String {
+    format!(
+        "req/s {rps:.1}  tokens/min {tpm:.0}  in-flight {in_flight}  queue {queue}  429s {refused}"
+    )
+}
+
+/// One client process and what it spends.
+pub fn client_line(c: &pb::ClientStatus) -> String {
+    let mut who = format!("client {}", c.client_id);
+    if c.pid > 0 {
+        let name = if c.process_name.is_empty() {
+            "?"
+        } else {
+            &c.process_name
+        };
+        let user = if c.user.is_empty() {
+            if c.uid >= 0 {
+                c.uid.to_string()
+            } else {
+                "?".into()
+            }
+        } else {
+            c.user.clone()
+        };
+        who += &format!(" (pid {} {name}, {user})", c.pid);
+    }
+    format!(
+        "{who}  {}",
+        spending(
+            c.requests_per_second,
+            c.tokens_per_minute,
+            c.in_flight,
+            c.queue_depth,
+            c.rate_limited_total
+        )
+    )
+}
+
 /// What an operator must know about the daemon's own state before its keys.
 pub fn store_lines(st: &pb::StatusResponse) -> Vec<String> {
     let ago = |at: i64| (st.now_unix_ms - at).max(0) as f64 / 1000.0;
@@ -214,6 +253,19 @@ pub async fn run(args: StatusArgs, socket: PathBuf) -> ExitCode {
                     "started_unix_ms": r.started_unix_ms, "wall_ms": r.wall_ms,
                     "max_calls": r.max_calls, "max_retries": r.max_retries,
                     "max_wall_time_ms": r.max_wall_time_ms, "exhausted": r.exhausted,
+                    "requests_per_second": r.requests_per_second,
+                    "tokens_per_minute": r.tokens_per_minute, "in_flight": r.in_flight,
+                    "queue_depth": r.queue_depth, "rate_limited_total": r.rate_limited_total,
+                })).collect::<Vec<_>>(),
+                "clients": st.clients.iter().map(|c| json!({
+                    "client_id": c.client_id, "pid": (c.pid > 0).then_some(c.pid),
+                    "process_name": (!c.process_name.is_empty()).then_some(&c.process_name),
+                    "uid": (c.uid >= 0).then_some(c.uid),
+                    "user": (!c.user.is_empty()).then_some(&c.user),
+                    "requests_per_second": c.requests_per_second,
+                    "tokens_per_minute": c.tokens_per_minute, "in_flight": c.in_flight,
+                    "queue_depth": c.queue_depth, "rate_limited_total": c.rate_limited_total,
+                    "granted_total": c.granted_total,
                 })).collect::<Vec<_>>(),
             })
         );
@@ -235,12 +287,22 @@ pub async fn run(args: StatusArgs, socket: PathBuf) -> ExitCode {
                 r.exhausted.clone()
             };
             println!(
-                "run {}  calls {}  retries {}  {:.1} s  {state}",
+                "run {}  calls {}  retries {}  {:.1} s  {state}  {}",
                 r.run_id,
                 r.calls,
                 r.retries,
-                r.wall_ms as f64 / 1000.0
+                r.wall_ms as f64 / 1000.0,
+                spending(
+                    r.requests_per_second,
+                    r.tokens_per_minute,
+                    r.in_flight,
+                    r.queue_depth,
+                    r.rate_limited_total
+                )
             );
+        }
+        for c in &st.clients {
+            println!("{}", client_line(c));
         }
     }
     ExitCode::SUCCESS

@@ -61,3 +61,59 @@ async fn without_a_session_the_lease_holds_its_slot_until_reported() {
     assert!(o.status.success());
     assert_eq!(d.key("k").await.in_flight, 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_says_which_process_and_run_spend_the_quota() {
+    let d = Daemon::start("[keys.\"k\"]\ntokens_per_minute = 1200000\nburst_tokens = 10000\n");
+    d.wait_full("k", "tokens").await;
+    // A process holding a session and a lease.
+    let mut holder = Command::new(BIN)
+        .args(["acquire", "k", "--input-tokens", "500", "--hold"])
+        .env("LLMCTL_SOCKET", &d.socket)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn holder");
+    let mut line = String::new();
+    BufReader::new(holder.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("lease id");
+    // A batch client in a run, one of whose calls the provider refused.
+    let mut c = d.client().await;
+    for i in 0..3 {
+        let mut req = acquire_req("k");
+        req.input_tokens = 1000;
+        req.client_id = "batch-1".into();
+        req.run_id = "nightly".into();
+        let lease = c.acquire(req).await.expect("acquire").into_inner().lease_id;
+        let status = if i == 2 { 429 } else { 200 };
+        c.report(report_req(&lease, status)).await.expect("report");
+    }
+    let st = d.status().await;
+    let batch = st
+        .clients
+        .iter()
+        .find(|c| c.client_id == "batch-1")
+        .expect("the batch client");
+    assert_eq!((batch.granted_total, batch.rate_limited_total), (3, 1));
+    assert!(batch.tokens_per_minute >= 3000.0, "{batch:?}");
+    assert_eq!(st.clients[0].client_id, "batch-1", "most tokens first");
+    let held = st
+        .clients
+        .iter()
+        .find(|c| c.pid == holder.id() as i32)
+        .expect("the holding process, by its pid");
+    assert_eq!((held.in_flight, held.process_name.as_str()), (1, "llmctl"));
+    assert!(held.uid >= 0);
+    let run = st.runs.iter().find(|r| r.run_id == "nightly").expect("run");
+    assert_eq!(run.rate_limited_total, 1);
+    assert!(run.tokens_per_minute >= 3000.0);
+    let text = stdout(&d.cli(&["status"]));
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("client ") && l.contains(&format!("pid {} llmctl", holder.id()))),
+        "{text}"
+    );
+    holder.kill().expect("kill");
+    let _ = holder.wait();
+}

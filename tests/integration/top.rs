@@ -128,6 +128,7 @@ async fn traffic(d: &Daemon) {
         req.input_tokens = 100;
         req.output_tokens = 50;
         req.max_wait_ms = 10_000;
+        req.client_id = "tmux-traffic".into();
         let lease = client.acquire(req).await.expect("acquire").into_inner();
         assert!(lease.granted, "{lease:?}");
         let mut report = report_req(&lease.lease_id, status);
@@ -171,6 +172,19 @@ async fn top_in_a_terminal_shows_live_traffic_and_q_restores_the_terminal() {
     assert!(screen.contains("429s 1 (1/min)"), "{screen}");
     assert!(screen.contains("in cooldown"), "{screen}");
     assert!(screen.contains("retry-after: 30"), "last headers: {screen}");
+
+    // c: who spends the quota, then back to the key.
+    pane.press("c");
+    let screen = pane.wait_for("the clients panel", |s| {
+        s.contains("who spends the quota") && s.contains("tmux-traffic")
+    });
+    let line = screen
+        .lines()
+        .find(|l| l.contains("tmux-traffic"))
+        .expect("the client's row");
+    assert!(line.contains("client"), "{line}");
+    pane.press("c");
+    pane.wait_for("the key's detail again", |s| s.contains("retry-after: 30"));
 
     pane.press("q");
     let screen = pane.wait_for("the shell back after q", |s| {

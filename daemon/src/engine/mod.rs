@@ -26,6 +26,7 @@ mod report;
 mod reset;
 pub mod routes;
 pub mod runs;
+mod spenders;
 mod stats;
 mod status;
 mod tables;
@@ -46,6 +47,7 @@ pub use profiles::{Backoff, RetryProfile};
 pub use reset::ResetSummary;
 pub use routes::{Condition, RouteGroup, RouteMember};
 pub use runs::RunBudget;
+pub use spenders::SpenderStatus;
 pub use stats::nearest_rank;
 pub use status::{BucketStatus, KeyStatus};
 
@@ -477,6 +479,8 @@ pub struct Engine {
     evicted: Vec<String>,
     /// Saved state is being brought back: nothing is evicted for it.
     restoring: bool,
+    /// What each client and run spends.
+    spenders: HashMap<(spenders::SpenderKind, String), spenders::Spending>,
     cooldowns: HashMap<String, CooldownEntry>,
     cooldowns_dirty: bool,
     dirty_keys: Vec<usize>,
@@ -564,6 +568,7 @@ impl Engine {
             use_tick: 0,
             evicted: Vec::new(),
             restoring: false,
+            spenders: HashMap::new(),
             cooldowns: HashMap::new(),
             cooldowns_dirty: false,
             dirty_keys: Vec::new(),
@@ -986,6 +991,7 @@ impl Engine {
         let expires_at = now.mono + self.config.lease_ttl;
         let waited = now.mono.saturating_duration_since(enqueued);
         let tokens = need.input + need.output;
+        self.spent(&ctx, tokens, now.mono);
         let base = self.base;
         let stats = &mut self.keys[id].stats;
         stats.granted_total += 1;

@@ -110,6 +110,7 @@ impl Engine {
 
         let rate_limited = matches!(class, Class::RateLimited | Class::Overloaded);
         if rate_limited {
+            self.refused_by_provider(&lease.ctx, now.mono);
             let stats = &mut self.keys[id].stats;
             stats.rate_limited_total += 1;
             stats.rate_limited.add(self.base, now.mono, 1);

@@ -67,11 +67,20 @@ pub fn now() -> Now {
     }
 }
 
+/// A client's open sessions, and the process holding them.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct SessionInfo {
+    pub count: usize,
+    pub pid: Option<u32>,
+    pub uid: Option<u32>,
+}
+
 /// The engine and the callers waiting on it, under one lock so no answer is lost between them.
 pub(crate) struct Core {
     pub engine: Engine,
     pub waiters: HashMap<WaiterId, oneshot::Sender<WaiterAnswer>>,
-    pub sessions: HashMap<String, usize>,
+    /// Open sessions by client_id.
+    pub sessions: HashMap<String, SessionInfo>,
     pub closing: bool,
     pub metrics: Option<Arc<crate::metrics::Metrics>>,
 }

@@ -205,9 +205,9 @@ impl Drop for SessionStream {
         let t = now();
         let mut core = self.shared.core();
         let left = match core.sessions.get_mut(&self.client_id) {
-            Some(n) => {
-                *n -= 1;
-                *n
+            Some(s) => {
+                s.count -= 1;
+                s.count
             }
             None => 0,
         };
@@ -538,7 +538,10 @@ impl pb::limiter_server::Limiter for LimiterService {
         &self,
         request: Request<pb::SessionRequest>,
     ) -> Result<Response<Self::SessionStream>, Status> {
-        let client_id = request.into_inner().client_id;
+        let uid = super::claims::peer_uid(&request);
+        let peer_pid = super::claims::peer_pid(&request);
+        let r = request.into_inner();
+        let client_id = r.client_id;
         check_name("client_id", &client_id, "host-pid-random")?;
         if client_id.is_empty() {
             return Err(Status::invalid_argument(
@@ -550,7 +553,11 @@ impl pb::limiter_server::Limiter for LimiterService {
             if core.closing {
                 return Err(stopping());
             }
-            *core.sessions.entry(client_id.clone()).or_insert(0) += 1;
+            let s = core.sessions.entry(client_id.clone()).or_default();
+            s.count += 1;
+            // The socket's word for the process beats what the client says.
+            s.pid = peer_pid.or(u32::try_from(r.pid).ok().filter(|p| *p > 0));
+            s.uid = uid;
         }
         let (tx, rx) = mpsc::channel(1);
         let _ = tx.try_send(Ok(pb::SessionEvent {

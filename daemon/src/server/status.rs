@@ -85,6 +85,7 @@ pub(super) fn filtered(st: &pb::StatusResponse, prefix: &str) -> pb::StatusRespo
             .cloned()
             .collect(),
         runs: st.runs.clone(),
+        clients: st.clients.clone(),
         socket: st.socket.clone(),
         store_error: st.store_error.clone(),
         ..*st
@@ -182,21 +183,25 @@ impl Shared {
         }
         keys.sort_by(|a, b| a.key.cmp(&b.key));
         let t = now();
-        let (sessions, events, runs) = {
-            let core = self.core();
+        let (sessions, events, runs, clients, spending) = {
+            let mut core = self.core();
             (
-                core.sessions.values().sum::<usize>(),
+                core.sessions.clone(),
                 core.engine.recent_events(50),
                 core.engine.runs_status(t),
+                core.engine.clients_status(t),
+                core.engine.runs_spending(t),
             )
         };
+        let spent: std::collections::HashMap<&str, &crate::engine::SpenderStatus> =
+            spending.iter().map(|s| (s.id.as_str(), s)).collect();
         let ms = |d: Option<std::time::Duration>| d.map_or(0, |d| d.as_millis() as i64);
         let health = self.storage.health();
         pb::StatusResponse {
             keys: keys.into_iter().map(key_status).collect(),
             now_unix_ms: t.unix_ms,
             started_unix_ms: self.started_unix_ms,
-            sessions: sessions as i64,
+            sessions: sessions.values().map(|s| s.count).sum::<usize>() as i64,
             socket: self.socket.clone(),
             duplicates_suppressed: self
                 .duplicates_suppressed
@@ -213,16 +218,31 @@ impl Shared {
                 .collect(),
             runs: runs
                 .into_iter()
-                .map(|r| pb::RunStatus {
-                    run_id: r.run_id,
-                    calls: r.calls as i64,
-                    retries: r.retries as i64,
-                    started_unix_ms: r.started_unix_ms,
-                    wall_ms: r.wall.as_millis() as i64,
-                    max_calls: r.budget.max_calls.unwrap_or(0) as i64,
-                    max_retries: r.budget.max_retries.unwrap_or(0) as i64,
-                    max_wall_time_ms: ms(r.budget.max_wall_time),
-                    exhausted: r.exhausted.unwrap_or_default(),
+                .map(|r| {
+                    let spent = spent.get(r.run_id.as_str());
+                    pb::RunStatus {
+                        calls: r.calls as i64,
+                        retries: r.retries as i64,
+                        started_unix_ms: r.started_unix_ms,
+                        wall_ms: r.wall.as_millis() as i64,
+                        max_calls: r.budget.max_calls.unwrap_or(0) as i64,
+                        max_retries: r.budget.max_retries.unwrap_or(0) as i64,
+                        max_wall_time_ms: ms(r.budget.max_wall_time),
+                        exhausted: r.exhausted.unwrap_or_default(),
+                        requests_per_second: spent.map_or(0.0, |s| s.requests_per_second),
+                        tokens_per_minute: spent.map_or(0.0, |s| s.tokens_per_minute),
+                        in_flight: spent.map_or(0, |s| s.in_flight as i64),
+                        queue_depth: spent.map_or(0, |s| s.queue_depth as i64),
+                        rate_limited_total: spent.map_or(0, |s| s.rate_limited_total as i64),
+                        run_id: r.run_id,
+                    }
+                })
+                .collect(),
+            clients: clients
+                .into_iter()
+                .map(|c| {
+                    let session = sessions.get(&c.id).cloned().unwrap_or_default();
+                    client_status(c, &session)
                 })
                 .collect(),
             claims_lost_at_unix_ms: self.claims_lost_at_in_force(t.unix_ms).unwrap_or(0),
@@ -230,6 +250,39 @@ impl Shared {
             store_error: health.error,
         }
     }
+}
+
+/// A client's spending on the wire, with the process holding its session: its name from
+/// /proc and its user from /etc/passwd, when they can be read.
+fn client_status(c: crate::engine::SpenderStatus, s: &super::SessionInfo) -> pb::ClientStatus {
+    let process_name = s
+        .pid
+        .and_then(|p| std::fs::read_to_string(format!("/proc/{p}/comm")).ok())
+        .map(|n| crate::engine::text::for_terminal(n.trim()))
+        .unwrap_or_default();
+    pb::ClientStatus {
+        client_id: c.id,
+        pid: s.pid.and_then(|p| i32::try_from(p).ok()).unwrap_or(0),
+        process_name,
+        uid: s.uid.map_or(-1, i64::from),
+        user: s.uid.and_then(user_name).unwrap_or_default(),
+        requests_per_second: c.requests_per_second,
+        tokens_per_minute: c.tokens_per_minute,
+        in_flight: c.in_flight as i64,
+        queue_depth: c.queue_depth as i64,
+        rate_limited_total: c.rate_limited_total as i64,
+        granted_total: c.granted_total as i64,
+    }
+}
+
+/// A user's name from /etc/passwd.
+fn user_name(uid: u32) -> Option<String> {
+    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+    passwd.lines().find_map(|l| {
+        let mut f = l.split(':');
+        let (name, _, id) = (f.next()?, f.next()?, f.next()?);
+        (id.parse() == Ok(uid)).then(|| name.to_string())
+    })
 }
 
 /// A Watch stream: one status per interval (shared with every other stream), paced by its size,

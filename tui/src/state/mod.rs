@@ -90,6 +90,8 @@ pub enum Action {
     FilterCancel,
     TogglePause,
     ToggleHelp,
+    /// Show who spends the quota (clients and runs) instead of the selected key's detail.
+    ToggleClients,
 }
 
 /// One key as the table shows it: the daemon's figures plus what the dashboard derives.
@@ -169,6 +171,7 @@ pub struct Dashboard {
     editing_filter: bool,
     paused: bool,
     help: bool,
+    clients: bool,
     quit: bool,
 }
 
@@ -190,6 +193,7 @@ impl Dashboard {
             editing_filter: false,
             paused: false,
             help: false,
+            clients: false,
             quit: false,
         }
     }
@@ -278,6 +282,7 @@ impl Dashboard {
                 }
             }
             Action::ToggleHelp => self.help = !self.help,
+            Action::ToggleClients => self.clients = !self.clients,
         }
     }
 
@@ -346,6 +351,11 @@ impl Dashboard {
 
     pub fn help(&self) -> bool {
         self.help
+    }
+
+    /// The clients panel is shown instead of the detail.
+    pub fn clients(&self) -> bool {
+        self.clients
     }
 
     pub fn selected(&self) -> Option<&str> {

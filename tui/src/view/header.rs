@@ -89,6 +89,7 @@ pub fn footer(d: &Dashboard) -> Line<'static> {
         ("s", "sort"),
         ("/", "filter"),
         ("p", if d.paused() { "resume" } else { "pause" }),
+        ("c", if d.clients() { "key" } else { "clients" }),
         ("?", "help"),
     ] {
         spans.push(Span::from(format!(" {key}")).bold());

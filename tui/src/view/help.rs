@@ -7,12 +7,16 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
 use ratatui::Frame;
 
-const KEYS: [(&str, &str); 6] = [
+const KEYS: [(&str, &str); 7] = [
     ("q Esc", "quit"),
     ("↑↓ k j", "select a key"),
     ("s", "sort: name, 429s, req/s, wait p95, queue, usage"),
     ("/", "filter keys by name (Enter keeps it, Esc clears)"),
     ("p", "pause the figures (the stream keeps running)"),
+    (
+        "c",
+        "who spends the quota: clients and runs, most tokens first",
+    ),
     ("?", "show or hide this help"),
 ];
 

@@ -29,6 +29,7 @@ pub fn action(key: KeyEvent, d: &Dashboard) -> Option<Action> {
         KeyCode::Char('/') => Some(Action::StartFilter),
         KeyCode::Char('p') => Some(Action::TogglePause),
         KeyCode::Char('?') => Some(Action::ToggleHelp),
+        KeyCode::Char('c') => Some(Action::ToggleClients),
         _ => None,
     }
 }
@@ -55,6 +56,7 @@ mod tests {
             (KeyCode::Char('/'), Action::StartFilter),
             (KeyCode::Char('p'), Action::TogglePause),
             (KeyCode::Char('?'), Action::ToggleHelp),
+            (KeyCode::Char('c'), Action::ToggleClients),
         ];
         for (code, want) in cases {
             assert_eq!(action(press(code), &d), Some(want), "{code:?}");

@@ -1,5 +1,6 @@
 //! Drawing the dashboard with ratatui, and mapping keys to actions.
 
+mod clients;
 mod detail;
 pub mod format;
 mod header;
@@ -51,7 +52,11 @@ pub fn draw(frame: &mut Frame, d: &Dashboard) {
             Layout::vertical([Constraint::Length(table_height), Constraint::Fill(1)]).areas(body);
         keys::render(frame, table, d, &rows);
         if detail.height >= 4 {
-            detail::render(frame, detail, d);
+            if d.clients() {
+                clients::render(frame, detail, d);
+            } else {
+                detail::render(frame, detail, d);
+            }
         }
     }
     if d.help() {

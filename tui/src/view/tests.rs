@@ -95,6 +95,80 @@ fn small_terminal_80x24() {
     insta::assert_snapshot!(screen(&d, 80, 24).backend());
 }
 
+/// Traffic from two client processes and a batch run, the clients panel open.
+fn spending() -> Dashboard {
+    let mut d = traffic(Some(50));
+    let now = Instant::now();
+    let t = T0 + 61_000;
+    let mut m = status(t, vec![opus(t, 11, 2_500), idle(), gpt(t)]);
+    m.clients = vec![
+        pb::ClientStatus {
+            client_id: "web-7f3a-4242-9c1e".into(),
+            pid: 4242,
+            process_name: "gunicorn".into(),
+            uid: 1000,
+            user: "svc-web".into(),
+            requests_per_second: 3.4,
+            tokens_per_minute: 182_000.0,
+            in_flight: 6,
+            queue_depth: 2,
+            rate_limited_total: 9,
+            granted_total: 2_040,
+        },
+        pb::ClientStatus {
+            client_id: "celery-worker-3".into(),
+            pid: 5120,
+            process_name: "celery".into(),
+            uid: 1001,
+            user: "svc-batch".into(),
+            requests_per_second: 1.2,
+            tokens_per_minute: 64_500.0,
+            in_flight: 2,
+            queue_depth: 11,
+            rate_limited_total: 2,
+            granted_total: 720,
+        },
+    ];
+    m.runs = vec![pb::RunStatus {
+        run_id: "nightly-eval-2026-11-30".into(),
+        calls: 640,
+        requests_per_second: 1.1,
+        tokens_per_minute: 61_000.0,
+        in_flight: 2,
+        queue_depth: 11,
+        rate_limited_total: 2,
+        ..Default::default()
+    }];
+    d.apply_status(m, now);
+    d.handle(Action::ToggleClients);
+    d
+}
+
+#[test]
+fn clients_panel_160x45() {
+    let d = spending();
+    let text = render_text(&d, 160, 45);
+    let order: Vec<usize> = ["web-7f3a", "celery-worker-3", "nightly-eval"]
+        .iter()
+        .map(|n| {
+            text.find(n)
+                .unwrap_or_else(|| panic!("{n} missing:\n{text}"))
+        })
+        .collect();
+    assert!(
+        order.windows(2).all(|w| w[0] < w[1]),
+        "most tokens first:\n{text}"
+    );
+    insta::assert_snapshot!(screen(&d, 160, 45).backend());
+}
+
+#[test]
+fn clients_panel_80x24() {
+    let d = spending();
+    assert!(render_text(&d, 80, 24).contains("who spends the quota"));
+    insta::assert_snapshot!(screen(&d, 80, 24).backend());
+}
+
 #[test]
 fn help() {
     let mut d = traffic(None);

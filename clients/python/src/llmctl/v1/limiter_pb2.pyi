@@ -158,7 +158,7 @@ class WatchRequest(_message.Message):
     def __init__(self, interval_ms: _Optional[int] = ..., key_prefix: _Optional[str] = ...) -> None: ...
 
 class StatusResponse(_message.Message):
-    __slots__ = ("keys", "now_unix_ms", "started_unix_ms", "sessions", "socket", "events", "duplicates_suppressed", "runs", "claims_lost_at_unix_ms", "store_failing_since_unix_ms", "store_error")
+    __slots__ = ("keys", "now_unix_ms", "started_unix_ms", "sessions", "socket", "events", "duplicates_suppressed", "runs", "claims_lost_at_unix_ms", "store_failing_since_unix_ms", "store_error", "clients")
     KEYS_FIELD_NUMBER: _ClassVar[int]
     NOW_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
     STARTED_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
@@ -170,6 +170,7 @@ class StatusResponse(_message.Message):
     CLAIMS_LOST_AT_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
     STORE_FAILING_SINCE_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
     STORE_ERROR_FIELD_NUMBER: _ClassVar[int]
+    CLIENTS_FIELD_NUMBER: _ClassVar[int]
     keys: _containers.RepeatedCompositeFieldContainer[KeyStatus]
     now_unix_ms: int
     started_unix_ms: int
@@ -181,10 +182,11 @@ class StatusResponse(_message.Message):
     claims_lost_at_unix_ms: int
     store_failing_since_unix_ms: int
     store_error: str
-    def __init__(self, keys: _Optional[_Iterable[_Union[KeyStatus, _Mapping]]] = ..., now_unix_ms: _Optional[int] = ..., started_unix_ms: _Optional[int] = ..., sessions: _Optional[int] = ..., socket: _Optional[str] = ..., events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., duplicates_suppressed: _Optional[int] = ..., runs: _Optional[_Iterable[_Union[RunStatus, _Mapping]]] = ..., claims_lost_at_unix_ms: _Optional[int] = ..., store_failing_since_unix_ms: _Optional[int] = ..., store_error: _Optional[str] = ...) -> None: ...
+    clients: _containers.RepeatedCompositeFieldContainer[ClientStatus]
+    def __init__(self, keys: _Optional[_Iterable[_Union[KeyStatus, _Mapping]]] = ..., now_unix_ms: _Optional[int] = ..., started_unix_ms: _Optional[int] = ..., sessions: _Optional[int] = ..., socket: _Optional[str] = ..., events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., duplicates_suppressed: _Optional[int] = ..., runs: _Optional[_Iterable[_Union[RunStatus, _Mapping]]] = ..., claims_lost_at_unix_ms: _Optional[int] = ..., store_failing_since_unix_ms: _Optional[int] = ..., store_error: _Optional[str] = ..., clients: _Optional[_Iterable[_Union[ClientStatus, _Mapping]]] = ...) -> None: ...
 
 class RunStatus(_message.Message):
-    __slots__ = ("run_id", "calls", "retries", "started_unix_ms", "wall_ms", "max_calls", "max_retries", "max_wall_time_ms", "exhausted")
+    __slots__ = ("run_id", "calls", "retries", "started_unix_ms", "wall_ms", "max_calls", "max_retries", "max_wall_time_ms", "exhausted", "requests_per_second", "tokens_per_minute", "in_flight", "queue_depth", "rate_limited_total")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     CALLS_FIELD_NUMBER: _ClassVar[int]
     RETRIES_FIELD_NUMBER: _ClassVar[int]
@@ -194,6 +196,11 @@ class RunStatus(_message.Message):
     MAX_RETRIES_FIELD_NUMBER: _ClassVar[int]
     MAX_WALL_TIME_MS_FIELD_NUMBER: _ClassVar[int]
     EXHAUSTED_FIELD_NUMBER: _ClassVar[int]
+    REQUESTS_PER_SECOND_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_PER_MINUTE_FIELD_NUMBER: _ClassVar[int]
+    IN_FLIGHT_FIELD_NUMBER: _ClassVar[int]
+    QUEUE_DEPTH_FIELD_NUMBER: _ClassVar[int]
+    RATE_LIMITED_TOTAL_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     calls: int
     retries: int
@@ -203,7 +210,38 @@ class RunStatus(_message.Message):
     max_retries: int
     max_wall_time_ms: int
     exhausted: str
-    def __init__(self, run_id: _Optional[str] = ..., calls: _Optional[int] = ..., retries: _Optional[int] = ..., started_unix_ms: _Optional[int] = ..., wall_ms: _Optional[int] = ..., max_calls: _Optional[int] = ..., max_retries: _Optional[int] = ..., max_wall_time_ms: _Optional[int] = ..., exhausted: _Optional[str] = ...) -> None: ...
+    requests_per_second: float
+    tokens_per_minute: float
+    in_flight: int
+    queue_depth: int
+    rate_limited_total: int
+    def __init__(self, run_id: _Optional[str] = ..., calls: _Optional[int] = ..., retries: _Optional[int] = ..., started_unix_ms: _Optional[int] = ..., wall_ms: _Optional[int] = ..., max_calls: _Optional[int] = ..., max_retries: _Optional[int] = ..., max_wall_time_ms: _Optional[int] = ..., exhausted: _Optional[str] = ..., requests_per_second: _Optional[float] = ..., tokens_per_minute: _Optional[float] = ..., in_flight: _Optional[int] = ..., queue_depth: _Optional[int] = ..., rate_limited_total: _Optional[int] = ...) -> None: ...
+
+class ClientStatus(_message.Message):
+    __slots__ = ("client_id", "pid", "process_name", "uid", "user", "requests_per_second", "tokens_per_minute", "in_flight", "queue_depth", "rate_limited_total", "granted_total")
+    CLIENT_ID_FIELD_NUMBER: _ClassVar[int]
+    PID_FIELD_NUMBER: _ClassVar[int]
+    PROCESS_NAME_FIELD_NUMBER: _ClassVar[int]
+    UID_FIELD_NUMBER: _ClassVar[int]
+    USER_FIELD_NUMBER: _ClassVar[int]
+    REQUESTS_PER_SECOND_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_PER_MINUTE_FIELD_NUMBER: _ClassVar[int]
+    IN_FLIGHT_FIELD_NUMBER: _ClassVar[int]
+    QUEUE_DEPTH_FIELD_NUMBER: _ClassVar[int]
+    RATE_LIMITED_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    GRANTED_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    client_id: str
+    pid: int
+    process_name: str
+    uid: int
+    user: str
+    requests_per_second: float
+    tokens_per_minute: float
+    in_flight: int
+    queue_depth: int
+    rate_limited_total: int
+    granted_total: int
+    def __init__(self, client_id: _Optional[str] = ..., pid: _Optional[int] = ..., process_name: _Optional[str] = ..., uid: _Optional[int] = ..., user: _Optional[str] = ..., requests_per_second: _Optional[float] = ..., tokens_per_minute: _Optional[float] = ..., in_flight: _Optional[int] = ..., queue_depth: _Optional[int] = ..., rate_limited_total: _Optional[int] = ..., granted_total: _Optional[int] = ...) -> None: ...
 
 class SetRunBudgetRequest(_message.Message):
     __slots__ = ("run_id", "max_calls", "max_retries", "max_wall_time_ms")
