@@ -173,6 +173,13 @@ async fn top_in_a_terminal_shows_live_traffic_and_q_restores_the_terminal() {
     assert!(screen.contains("in cooldown"), "{screen}");
     assert!(screen.contains("retry-after: 30"), "last headers: {screen}");
 
+    // The charts of the selected key, and t to look further back.
+    pane.wait_for("the charts", |s| {
+        s.contains("requests/s") && s.contains("tokens/min") && s.contains("-5m")
+    });
+    pane.press("t");
+    pane.wait_for("charts over 15 minutes", |s| s.contains("-15m"));
+
     // c: who spends the quota, then back to the key.
     pane.press("c");
     let screen = pane.wait_for("the clients panel", |s| {

@@ -1,11 +1,11 @@
-//! One sample per Watch message for the sparklines, kept for the last five minutes.
+//! One sample per Watch message for the charts and sparklines, kept for the last 15 minutes.
 
 use std::collections::VecDeque;
 
-/// How far back the sparklines reach.
-pub const WINDOW_MS: i64 = 5 * 60 * 1000;
-/// A hard bound on samples per history, whatever the Watch interval (5 min at 4 per second).
-pub const MAX_SAMPLES: usize = 1200;
+/// How far back the charts reach.
+pub const WINDOW_MS: i64 = 15 * 60 * 1000;
+/// A hard bound on samples per history, whatever the Watch interval (15 min at 4 per second).
+pub const MAX_SAMPLES: usize = 3600;
 /// Samples kept across all keys; with very many keys each keeps fewer (down to MIN_SAMPLES).
 pub const SAMPLE_BUDGET: usize = 500_000;
 pub const MIN_SAMPLES: usize = 30;
@@ -16,10 +16,15 @@ pub const MIN_SAMPLES: usize = 30;
 pub struct Reading {
     pub requests_per_second: f64,
     pub rate_limited_total: u64,
+    pub queue_wait_p50_ms: u64,
     pub queue_wait_p95_ms: u64,
     pub queue_depth: u64,
     pub tokens_reserved_total: u64,
     pub tokens_used_total: u64,
+    pub fallbacks_total: u64,
+    /// The effective limits then (0: none): requests per second, tokens per minute.
+    pub requests_limit_per_second: f64,
+    pub tokens_limit_per_minute: f64,
 }
 
 /// One point of history: counters turned into "since the previous message".
@@ -28,10 +33,14 @@ pub struct Sample {
     pub unix_ms: i64,
     pub requests_per_second: f64,
     pub rate_limited: u64,
+    pub queue_wait_p50_ms: u64,
     pub queue_wait_p95_ms: u64,
     pub queue_depth: u64,
     pub tokens_reserved: u64,
     pub tokens_used: u64,
+    pub fallbacks: u64,
+    pub requests_limit_per_second: f64,
+    pub tokens_limit_per_minute: f64,
 }
 
 /// A figure that can be drawn as a sparkline.
@@ -65,6 +74,20 @@ impl Metric {
             Metric::RateLimited | Metric::TokensReserved | Metric::TokensUsed
         )
     }
+}
+
+/// A line a chart can draw.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChartLine {
+    RequestsPerSecond,
+    RequestsLimit,
+    TokensReservedPerMinute,
+    TokensUsedPerMinute,
+    TokensLimit,
+    RateLimitedPerMinute,
+    FallbacksPerMinute,
+    WaitP50,
+    WaitP95,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -106,6 +129,10 @@ impl History {
                 last.map(|l| l.tokens_reserved_total),
             ),
             tokens_used: growth(r.tokens_used_total, last.map(|l| l.tokens_used_total)),
+            queue_wait_p50_ms: r.queue_wait_p50_ms,
+            fallbacks: growth(r.fallbacks_total, last.map(|l| l.fallbacks_total)),
+            requests_limit_per_second: r.requests_limit_per_second,
+            tokens_limit_per_minute: r.tokens_limit_per_minute,
         });
         self.last = Some(r);
         while self.samples.len() > keep.max(1)
@@ -149,6 +176,45 @@ impl History {
             .take_while(|s| s.unix_ms > newest.unix_ms - ms)
             .map(|s| s.rate_limited)
             .sum()
+    }
+
+    /// Points for a chart of the last `window_ms`: x in seconds before the newest sample
+    /// (negative), y as the chart shows it (counts turned into rates per minute).
+    pub fn points(&self, line: ChartLine, window_ms: i64) -> Vec<(f64, f64)> {
+        let Some(newest) = self.samples.back() else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        let mut previous: Option<i64> = None;
+        for s in &self.samples {
+            let dt_ms = previous.map_or(0, |p| s.unix_ms - p);
+            previous = Some(s.unix_ms);
+            if s.unix_ms < newest.unix_ms - window_ms {
+                continue;
+            }
+            let per_minute = |n: u64| {
+                if dt_ms > 0 {
+                    n as f64 * 60_000.0 / dt_ms as f64
+                } else {
+                    0.0
+                }
+            };
+            let y = match line {
+                ChartLine::RequestsPerSecond => s.requests_per_second,
+                ChartLine::RequestsLimit => s.requests_limit_per_second,
+                ChartLine::TokensReservedPerMinute if dt_ms > 0 => per_minute(s.tokens_reserved),
+                ChartLine::TokensUsedPerMinute if dt_ms > 0 => per_minute(s.tokens_used),
+                ChartLine::TokensReservedPerMinute | ChartLine::TokensUsedPerMinute => continue,
+                ChartLine::TokensLimit => s.tokens_limit_per_minute,
+                ChartLine::RateLimitedPerMinute if dt_ms > 0 => per_minute(s.rate_limited),
+                ChartLine::FallbacksPerMinute if dt_ms > 0 => per_minute(s.fallbacks),
+                ChartLine::RateLimitedPerMinute | ChartLine::FallbacksPerMinute => continue,
+                ChartLine::WaitP50 => s.queue_wait_p50_ms as f64,
+                ChartLine::WaitP95 => s.queue_wait_p95_ms as f64,
+            };
+            out.push(((s.unix_ms - newest.unix_ms) as f64 / 1000.0, y));
+        }
+        out
     }
 
     /// The sum of a counted metric over every sample kept.
@@ -222,13 +288,26 @@ mod tests {
     }
 
     #[test]
-    fn only_the_last_five_minutes_are_kept() {
+    fn only_the_last_fifteen_minutes_are_kept() {
         let mut h = History::default();
-        for i in 0..400 {
+        for i in 0..1_000 {
             h.record(i * 1_000, reading(0, 0));
         }
         assert_eq!(h.span_ms(), WINDOW_MS);
-        assert_eq!(h.len(), 301);
+        assert_eq!(h.len(), 901);
+    }
+
+    #[test]
+    fn chart_points_turn_counts_into_rates_within_the_window() {
+        let mut h = History::default();
+        for i in 0..120 {
+            h.record(i * 1_000, reading(0, i as u64 * 500));
+        }
+        // 500 tokens a second: 30k a minute, over the last minute only.
+        let pts = h.points(ChartLine::TokensReservedPerMinute, 60_000);
+        assert_eq!(pts.len(), 61);
+        assert_eq!(pts.last(), Some(&(0.0, 30_000.0)));
+        assert_eq!(pts[0].0, -60.0);
     }
 
     #[test]

@@ -4,9 +4,12 @@
 mod history;
 
 pub use history::{
-    samples_per_key, History, Metric, Reading, Sample, MAX_SAMPLES, MIN_SAMPLES, SAMPLE_BUDGET,
-    WINDOW_MS,
+    samples_per_key, ChartLine, History, Metric, Reading, Sample, MAX_SAMPLES, MIN_SAMPLES,
+    SAMPLE_BUDGET, WINDOW_MS,
 };
+
+/// How far back the charts look: `t` cycles through them.
+pub const CHART_WINDOWS_MS: [i64; 3] = [60_000, 5 * 60_000, 15 * 60_000];
 
 use llmctl_proto::v1 as pb;
 use std::collections::{BTreeMap, HashSet};
@@ -92,6 +95,8 @@ pub enum Action {
     ToggleHelp,
     /// Show who spends the quota (clients and runs) instead of the selected key's detail.
     ToggleClients,
+    /// The charts look back 1, 5 or 15 minutes.
+    CycleWindow,
 }
 
 /// One key as the table shows it: the daemon's figures plus what the dashboard derives.
@@ -144,13 +149,28 @@ fn covers(ancestor: &str, key: &str) -> bool {
 }
 
 fn reading(k: &pb::KeyStatus) -> Reading {
+    // The tightest per-minute limit of a dimension, as the charts draw it.
+    let limit = |tokens: bool| {
+        k.buckets
+            .iter()
+            .filter(|b| b.period == "minute" && is_token_dimension(&b.dimension) == tokens)
+            .filter(|b| !tokens || b.dimension == "tokens")
+            .map(|b| b.limit)
+            .filter(|l| *l > 0.0)
+            .reduce(f64::min)
+            .unwrap_or(0.0)
+    };
     Reading {
         requests_per_second: k.requests_per_second,
         rate_limited_total: k.rate_limited_total.max(0) as u64,
+        queue_wait_p50_ms: k.queue_wait_p50_ms.max(0) as u64,
         queue_wait_p95_ms: k.queue_wait_p95_ms.max(0) as u64,
         queue_depth: k.queue_depth.max(0) as u64,
         tokens_reserved_total: k.tokens_reserved.max(0) as u64,
         tokens_used_total: k.tokens_used.max(0) as u64,
+        fallbacks_total: k.fallbacks_total.max(0) as u64,
+        requests_limit_per_second: limit(false) / 60.0,
+        tokens_limit_per_minute: limit(true),
     }
 }
 
@@ -172,6 +192,8 @@ pub struct Dashboard {
     paused: bool,
     help: bool,
     clients: bool,
+    /// Index into CHART_WINDOWS_MS.
+    window: usize,
     quit: bool,
 }
 
@@ -194,6 +216,7 @@ impl Dashboard {
             paused: false,
             help: false,
             clients: false,
+            window: 1,
             quit: false,
         }
     }
@@ -228,6 +251,8 @@ impl Dashboard {
             sum.queue_depth += r.queue_depth;
             sum.tokens_reserved_total += r.tokens_reserved_total;
             sum.tokens_used_total += r.tokens_used_total;
+            sum.fallbacks_total += r.fallbacks_total;
+            sum.queue_wait_p50_ms = sum.queue_wait_p50_ms.max(r.queue_wait_p50_ms);
         }
         // A key the daemon no longer reports has no history worth keeping.
         let present: HashSet<&str> = status.keys.iter().map(|k| k.key.as_str()).collect();
@@ -283,6 +308,7 @@ impl Dashboard {
             }
             Action::ToggleHelp => self.help = !self.help,
             Action::ToggleClients => self.clients = !self.clients,
+            Action::CycleWindow => self.window = (self.window + 1) % CHART_WINDOWS_MS.len(),
         }
     }
 
@@ -351,6 +377,11 @@ impl Dashboard {
 
     pub fn help(&self) -> bool {
         self.help
+    }
+
+    /// How far back the charts look, in milliseconds.
+    pub fn chart_window_ms(&self) -> i64 {
+        CHART_WINDOWS_MS[self.window]
     }
 
     /// The clients panel is shown instead of the detail.

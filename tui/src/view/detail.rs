@@ -169,9 +169,24 @@ fn right(frame: &mut Frame, area: Rect, d: &Dashboard, r: &KeyRow<'_>) {
     let k = r.status;
     let mut y = area.y;
     let bottom = area.y + area.height;
-    // One message makes no line: the sparklines wait for a second one.
+    // One message makes no line: the charts and sparklines wait for a second one.
     if let Some(history) = d.history(&k.key).filter(|h| h.len() > 1) {
-        y = sparklines(frame, area, k, history);
+        if area.width >= super::charts::MIN_WIDTH && area.height >= super::charts::MIN_HEIGHT {
+            // The charts take the pane but the last few rows, which show the recent events.
+            let charts = area
+                .height
+                .saturating_sub(4)
+                .max(super::charts::MIN_HEIGHT - 4);
+            super::charts::render(
+                frame,
+                Rect::new(area.x, area.y, area.width, charts),
+                history,
+                d.chart_window_ms(),
+            );
+            y = area.y + charts;
+        } else {
+            y = sparklines(frame, area, k, history);
+        }
     }
     if y >= bottom {
         return;
@@ -186,7 +201,7 @@ fn sparklines(frame: &mut Frame, area: Rect, k: &pb::KeyStatus, history: &Histor
     let bottom = area.y + area.height;
     let span = format::millis(history.span_ms());
     frame.render_widget(
-        Line::from(label(format!("last {span} (up to 5 min)"))),
+        Line::from(label(format!("last {span} (up to 15 min)"))),
         Rect::new(area.x, y, area.width, 1),
     );
     y += 1;

@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
 use ratatui::Frame;
 
-const KEYS: [(&str, &str); 7] = [
+const KEYS: [(&str, &str); 8] = [
     ("q Esc", "quit"),
     ("↑↓ k j", "select a key"),
     ("s", "sort: name, 429s, req/s, wait p95, queue, usage"),
@@ -17,6 +17,7 @@ const KEYS: [(&str, &str); 7] = [
         "c",
         "who spends the quota: clients and runs, most tokens first",
     ),
+    ("t", "charts over the last 1, 5 or 15 minutes"),
     ("?", "show or hide this help"),
 ];
 

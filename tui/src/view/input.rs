@@ -30,6 +30,7 @@ pub fn action(key: KeyEvent, d: &Dashboard) -> Option<Action> {
         KeyCode::Char('p') => Some(Action::TogglePause),
         KeyCode::Char('?') => Some(Action::ToggleHelp),
         KeyCode::Char('c') => Some(Action::ToggleClients),
+        KeyCode::Char('t') => Some(Action::CycleWindow),
         _ => None,
     }
 }
@@ -57,6 +58,7 @@ mod tests {
             (KeyCode::Char('p'), Action::TogglePause),
             (KeyCode::Char('?'), Action::ToggleHelp),
             (KeyCode::Char('c'), Action::ToggleClients),
+            (KeyCode::Char('t'), Action::CycleWindow),
         ];
         for (code, want) in cases {
             assert_eq!(action(press(code), &d), Some(want), "{code:?}");

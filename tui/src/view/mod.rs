@@ -1,5 +1,6 @@
 //! Drawing the dashboard with ratatui, and mapping keys to actions.
 
+mod charts;
 mod clients;
 mod detail;
 pub mod format;

@@ -170,6 +170,27 @@ fn clients_panel_80x24() {
 }
 
 #[test]
+fn charts_160x45() {
+    let mut d = traffic(Some(50));
+    select(&mut d, "anthropic/org-a/opus");
+    let text = render_text(&d, 160, 45);
+    for title in [
+        "requests/s",
+        "tokens/min",
+        "429s, fallbacks /min",
+        "queue wait",
+    ] {
+        assert!(text.contains(title), "{title} missing:\n{text}");
+    }
+    assert!(text.contains("-5m"), "five minutes by default:\n{text}");
+    insta::assert_snapshot!(screen(&d, 160, 45).backend());
+    d.handle(Action::CycleWindow);
+    assert!(render_text(&d, 160, 45).contains("-15m"));
+    d.handle(Action::CycleWindow);
+    assert!(render_text(&d, 160, 45).contains("-1m"));
+}
+
+#[test]
 fn help() {
     let mut d = traffic(None);
     d.handle(Action::ToggleHelp);
