@@ -178,6 +178,8 @@ fn reading(k: &pb::KeyStatus) -> Reading {
 pub struct Dashboard {
     socket: String,
     connection: Connection,
+    /// When `tick` last ran.
+    last_tick: Option<Instant>,
     status: Option<pb::StatusResponse>,
     /// The newest message that arrived while paused, applied on resume.
     held: Option<pb::StatusResponse>,
@@ -203,6 +205,7 @@ impl Dashboard {
         Dashboard {
             socket: socket.into(),
             connection: Connection::Connecting,
+            last_tick: None,
             status: None,
             held: None,
             applied_at: None,
@@ -271,6 +274,14 @@ impl Dashboard {
             if !self.paused {
                 self.since_message = now.saturating_duration_since(at);
             }
+        }
+        // The disconnected banner counts down to the next try.
+        let elapsed = self
+            .last_tick
+            .map_or(Duration::ZERO, |t| now.saturating_duration_since(t));
+        self.last_tick = Some(now);
+        if let Connection::Disconnected { retry_in, .. } = &mut self.connection {
+            *retry_in = retry_in.saturating_sub(elapsed);
         }
     }
 

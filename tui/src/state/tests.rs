@@ -196,6 +196,27 @@ fn pause_holds_messages_back_and_applies_the_newest_on_resume() {
 }
 
 #[test]
+fn the_disconnected_banner_counts_down() {
+    let mut d = dashboard_with(traffic(1));
+    let t = Instant::now();
+    d.tick(t);
+    d.set_connection(Connection::Disconnected {
+        reason: "gone".into(),
+        retry_in: Duration::from_secs(2),
+    });
+    d.tick(t + Duration::from_millis(500));
+    assert!(matches!(
+        d.connection(),
+        Connection::Disconnected { retry_in, .. } if *retry_in == Duration::from_millis(1500)
+    ));
+    d.tick(t + Duration::from_secs(5));
+    assert!(matches!(
+        d.connection(),
+        Connection::Disconnected { retry_in, .. } if retry_in.is_zero()
+    ));
+}
+
+#[test]
 fn help_quit_and_connection_state() {
     let mut d = dashboard_with(traffic(1));
     d.handle(Action::ToggleHelp);

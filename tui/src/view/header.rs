@@ -65,10 +65,14 @@ pub fn banner(d: &Dashboard) -> Option<Line<'static>> {
                 .style(Style::new().fg(Color::Black).bg(Color::Yellow)),
         ),
         Connection::Disconnected { reason, retry_in } => Some(
-            Line::from(format!(
-                " disconnected — retrying in {}: {reason}",
-                format::millis(retry_in.as_millis() as i64)
-            ))
+            Line::from(if retry_in.is_zero() {
+                format!(" disconnected — retrying now: {reason}")
+            } else {
+                format!(
+                    " disconnected — retrying in {}: {reason}",
+                    format::millis(retry_in.as_millis() as i64)
+                )
+            })
             .style(Style::new().fg(Color::White).bg(Color::Red).bold()),
         ),
     }

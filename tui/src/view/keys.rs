@@ -21,21 +21,22 @@ const HEADER: [&str; 11] = [
     "FB/m",
 ];
 
-/// The key column is as wide as the longest key (or the room left); the figures keep theirs.
-fn widths(longest_key: u16) -> [Constraint; 11] {
-    [
-        Constraint::Length(1),
-        Constraint::Max(longest_key.max(12)),
-        Constraint::Length(4),
-        Constraint::Length(4),
-        Constraint::Length(6),
-        Constraint::Length(3),
-        Constraint::Length(10),
-        Constraint::Length(5),
-        Constraint::Length(9),
-        Constraint::Length(5),
-        Constraint::Length(4),
-    ]
+/// The key column is as wide as the longest key (or the room left); every figure column is as
+/// wide as its widest text or its header, so no figure or unit is cut.
+fn widths(longest_key: u16, texts: &[[String; 11]]) -> [Constraint; 11] {
+    let mut w = [0u16; 11];
+    for (i, h) in HEADER.iter().enumerate() {
+        w[i] = h.chars().count() as u16;
+    }
+    for row in texts {
+        for (i, t) in row.iter().enumerate() {
+            w[i] = w[i].max(t.chars().count().min(u16::MAX as usize) as u16);
+        }
+    }
+    let mut out = w.map(Constraint::Length);
+    out[0] = Constraint::Length(1);
+    out[1] = Constraint::Max(longest_key.max(12));
+    out
 }
 
 pub fn alert_style(alert: Alert) -> Style {
@@ -54,7 +55,8 @@ fn flag(alert: Alert) -> &'static str {
     }
 }
 
-fn row<'a>(r: &KeyRow<'a>) -> Row<'a> {
+/// The texts of a key's row, in column order.
+fn texts(r: &KeyRow<'_>) -> [String; 11] {
     let k = r.status;
     let flight = if k.max_concurrency > 0 {
         format!("{}/{}", k.in_flight, k.max_concurrency)
@@ -71,31 +73,36 @@ fn row<'a>(r: &KeyRow<'a>) -> Row<'a> {
     } else {
         format::millis(r.cooldown_left.as_millis() as i64)
     };
-    let rl = Cell::from(format!("{:.0}", k.rate_limited_per_minute)).style(
-        if k.rate_limited_per_minute > 0.0 {
-            Style::new().fg(Color::Yellow)
-        } else {
-            Style::new()
-        },
-    );
-    Row::new(vec![
-        Cell::from(flag(r.alert)),
-        Cell::from(k.key.as_str()),
-        Cell::from(format::percent(r.requests_used)),
-        Cell::from(format::percent(r.tokens_used)),
-        Cell::from(flight),
-        Cell::from(k.queue_depth.to_string()),
-        Cell::from(wait),
-        rl,
-        Cell::from(format!(
+    [
+        flag(r.alert).to_string(),
+        k.key.clone(),
+        format::percent(r.requests_used),
+        format::percent(r.tokens_used),
+        flight,
+        k.queue_depth.to_string(),
+        wait,
+        format!("{:.0}", k.rate_limited_per_minute),
+        format!(
             "{}/{}",
             format::count(k.tokens_reserved as f64),
             format::count(k.tokens_used as f64)
-        )),
-        Cell::from(cooldown),
-        Cell::from(format!("{:.0}", k.fallbacks_per_minute)),
-    ])
-    .style(alert_style(r.alert))
+        ),
+        cooldown,
+        format!("{:.0}", k.fallbacks_per_minute),
+    ]
+}
+
+fn row<'a>(r: &KeyRow<'a>, texts: [String; 11]) -> Row<'a> {
+    let limited = r.status.rate_limited_per_minute > 0.0;
+    let cells = texts.into_iter().enumerate().map(|(i, t)| {
+        let cell = Cell::from(t);
+        if i == 7 && limited {
+            cell.style(Style::new().fg(Color::Yellow))
+        } else {
+            cell
+        }
+    });
+    Row::new(cells.collect::<Vec<_>>()).style(alert_style(r.alert))
 }
 
 pub fn render(frame: &mut Frame, area: Rect, d: &Dashboard, rows: &[KeyRow<'_>]) {
@@ -109,7 +116,9 @@ pub fn render(frame: &mut Frame, area: Rect, d: &Dashboard, rows: &[KeyRow<'_>])
         .max()
         .unwrap_or(0)
         .min(u16::MAX as usize) as u16;
-    let table = Table::new(rows.iter().map(row), widths(longest))
+    let texts: Vec<[String; 11]> = rows.iter().map(texts).collect();
+    let widths = widths(longest, &texts);
+    let table = Table::new(rows.iter().zip(texts).map(|(r, t)| row(r, t)), widths)
         .header(header)
         .column_spacing(1)
         .highlight_symbol(">")

@@ -191,6 +191,27 @@ fn charts_160x45() {
 }
 
 #[test]
+fn figure_columns_fit_their_widest_text() {
+    let mut d = Dashboard::new("/tmp/unused.sock");
+    let mut k = gpt(T0);
+    k.queue_wait_p50_ms = 354;
+    k.queue_wait_p95_ms = 185_000;
+    k.tokens_reserved = 12_345_678_901;
+    k.tokens_used = 9_876_543_210;
+    d.apply_status(status(T0, vec![k]), Instant::now());
+    for (w, h) in [(80, 24), (160, 45)] {
+        let text = render_text(&d, w, h);
+        let row = text
+            .lines()
+            .find(|l| l.contains("openai/gpt-5.5"))
+            .expect("row");
+        let wait = format!("{}/{}", format::millis(354), format::millis(185_000));
+        assert!(row.contains(&wait), "{w}x{h}: {row}");
+        assert!(row.contains("12G/9.9G"), "{w}x{h}: {row}");
+    }
+}
+
+#[test]
 fn help() {
     let mut d = traffic(None);
     d.handle(Action::ToggleHelp);
