@@ -5,11 +5,10 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_killed_client_gives_its_slot_back_within_a_second() {
-    let d = Daemon::start("[keys.\"k\"]\nmax_concurrency = 1\n");
+/// Starts `llmctl ARGS` (an `acquire --hold`) and returns it with the lease id it printed.
+fn hold(d: &Daemon, args: &[&str]) -> (std::process::Child, String) {
     let mut holder = Command::new(BIN)
-        .args(["acquire", "k", "--hold"])
+        .args(args)
         .env("LLMCTL_SOCKET", &d.socket)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -19,6 +18,13 @@ async fn a_killed_client_gives_its_slot_back_within_a_second() {
     BufReader::new(holder.stdout.take().expect("stdout"))
         .read_line(&mut line)
         .expect("lease id");
+    (holder, line)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_client_gives_its_slot_back_within_a_second() {
+    let d = Daemon::start("[keys.\"k\"]\nmax_concurrency = 1\n");
+    let (mut holder, line) = hold(&d, &["acquire", "k", "--hold"]);
     assert_eq!(line.trim().len(), 32, "lease id: {line:?}");
     assert_eq!(d.key("k").await.in_flight, 1);
     let o = d.cli(&["acquire", "k"]);
@@ -67,17 +73,7 @@ async fn status_says_which_process_and_run_spend_the_quota() {
     let d = Daemon::start("[keys.\"k\"]\ntokens_per_minute = 1200000\nburst_tokens = 10000\n");
     d.wait_full("k", "tokens").await;
     // A process holding a session and a lease.
-    let mut holder = Command::new(BIN)
-        .args(["acquire", "k", "--input-tokens", "500", "--hold"])
-        .env("LLMCTL_SOCKET", &d.socket)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("spawn holder");
-    let mut line = String::new();
-    BufReader::new(holder.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("lease id");
+    let (mut holder, _) = hold(&d, &["acquire", "k", "--input-tokens", "500", "--hold"]);
     // A batch client in a run, one of whose calls the provider refused.
     let mut c = d.client().await;
     for i in 0..3 {
