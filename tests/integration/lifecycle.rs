@@ -38,6 +38,33 @@ fn socket_folder_0700_and_socket_0600() {
 }
 
 #[test]
+fn an_existing_socket_folder_of_ours_is_opened_to_the_socket_group() {
+    // As systemd's RuntimeDirectory makes it: the daemon's own, 0700, another group.
+    let dir = tempfile::tempdir().expect("tmp");
+    let run = dir.path().join("run");
+    std::fs::create_dir(&run).expect("mkdir");
+    std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    let socket = run.join("llmctl.sock");
+    let mut child = Command::new(BIN)
+        .args(["daemon", "--socket-group", "65534", "--socket"])
+        .arg(&socket)
+        .arg("--data-dir")
+        .arg(dir.path().join("state"))
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    wait_until(Duration::from_secs(10), "the socket", || socket.exists());
+    use std::os::unix::fs::MetadataExt;
+    let folder = std::fs::metadata(&run).expect("folder");
+    let sock = std::fs::metadata(&socket).expect("socket");
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!((folder.gid(), folder.mode() & 0o777), (65534, 0o750));
+    assert_eq!((sock.gid(), sock.mode() & 0o777), (65534, 0o660));
+}
+
+#[test]
 fn the_data_dir_is_0700_and_its_files_0600() {
     let mut d = Daemon::start("");
     d.cli(&["cooldown", "k", "1m"]);

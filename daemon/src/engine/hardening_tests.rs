@@ -387,3 +387,34 @@ fn restoring_more_keys_than_the_table_holds_evicts_nothing() {
         "restored state was traded away"
     );
 }
+
+#[test]
+fn clients_that_went_quiet_are_forgotten_and_rates_are_over_ten_seconds() {
+    let mut fx = small(100, 1000, 1000, 100);
+    let from = |client: &str| AcquireRequest {
+        key: "cfg".into(),
+        client_id: client.into(),
+        ..AcquireRequest::default()
+    };
+    let id = lease(&fx.acquire_req(from("gone"), 0));
+    fx.e.report(&id, &ok(200), fx.now(0)).expect("report");
+    lease(&fx.acquire_req(from("busy"), 0));
+    let now = fx.now(10);
+    let rates: Vec<(String, f64)> =
+        fx.e.clients_status(now)
+            .into_iter()
+            .map(|c| (c.id, c.requests_per_second))
+            .collect();
+    assert!(
+        rates.iter().all(|(_, r)| *r <= 0.1),
+        "one grant is 0.1/s over 10 s: {rates:?}"
+    );
+    // Sixteen minutes later the one with nothing held is gone; the one holding a lease stays.
+    let later = fx.now(16 * 60_000);
+    let ids: Vec<String> =
+        fx.e.clients_status(later)
+            .into_iter()
+            .map(|c| c.id)
+            .collect();
+    assert_eq!(ids, vec!["busy".to_string()]);
+}

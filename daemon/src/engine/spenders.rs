@@ -5,6 +5,8 @@ use super::*;
 
 /// The most clients and runs whose spending is kept; the least recently seen go first.
 pub const MAX_SPENDERS: usize = 10_000;
+/// A client or run with nothing granted this long, and nothing held or waiting, is forgotten.
+pub const SPENDER_IDLE: Duration = Duration::from_secs(15 * 60);
 
 #[derive(Clone, Debug)]
 pub(super) struct Spending {
@@ -12,7 +14,6 @@ pub(super) struct Spending {
     tokens: MinuteWindow,
     granted_total: u64,
     rate_limited_total: u64,
-    since: Instant,
     last_seen: Instant,
 }
 
@@ -23,7 +24,6 @@ impl Spending {
             tokens: MinuteWindow::default(),
             granted_total: 0,
             rate_limited_total: 0,
-            since: now,
             last_seen: now,
         }
     }
@@ -111,6 +111,12 @@ impl Engine {
         for w in self.queue.values() {
             held.entry(id_of(&w.ctx)).or_default().1 += 1;
         }
+        // Clients come and go (a client_id per process): the idle ones are forgotten.
+        self.spenders.retain(|(k, id), s| {
+            *k != kind
+                || held.contains_key(id)
+                || now.saturating_duration_since(s.last_seen) < SPENDER_IDLE
+        });
         let base = self.base;
         let mut out: Vec<SpenderStatus> = self
             .spenders
@@ -120,7 +126,7 @@ impl Engine {
                 let (in_flight, queue_depth) = held.get(id).copied().unwrap_or_default();
                 SpenderStatus {
                     id: id.clone(),
-                    requests_per_second: s.granted.per_second(base, s.since, now, 10),
+                    requests_per_second: s.granted.sum_last(base, now, 10) as f64 / 10.0,
                     tokens_per_minute: s.tokens.sum_last(base, now, 60) as f64,
                     in_flight,
                     queue_depth,

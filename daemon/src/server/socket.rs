@@ -109,17 +109,26 @@ pub fn bind(path: &Path, group: Option<&str>) -> Result<(UnixListener, SocketGua
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    if std::fs::symlink_metadata(dir).is_err() {
+    let created = std::fs::symlink_metadata(dir).is_err();
+    if created {
         std::fs::create_dir_all(dir).map_err(io("create the socket folder", dir))?;
         let mode = if gid.is_some() { 0o750 } else { 0o700 };
         std::fs::set_permissions(dir, Permissions::from_mode(mode))
             .map_err(io("set permissions on", dir))?;
-        if let Some(gid) = gid {
-            std::os::unix::fs::chown(dir, None, Some(gid))
-                .map_err(io("change the group of", dir))?;
-        }
     }
     check_folder(dir)?;
+    if let Some(gid) = gid {
+        // The group must reach the socket: the folder (made here, or one of ours made by
+        // systemd's RuntimeDirectory) is opened to it.
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(dir).map_err(io("inspect the socket folder", dir))?;
+        if created || (meta.uid() == crate::paths::current_uid() && meta.gid() != gid) {
+            std::os::unix::fs::chown(dir, None, Some(gid))
+                .map_err(io("change the group of", dir))?;
+            std::fs::set_permissions(dir, Permissions::from_mode(0o750))
+                .map_err(io("set permissions on", dir))?;
+        }
+    }
     let mut lock_path = path.as_os_str().to_owned();
     lock_path.push(".lock");
     let lock_path = PathBuf::from(lock_path);

@@ -238,13 +238,16 @@ impl Shared {
                     }
                 })
                 .collect(),
-            clients: clients
-                .into_iter()
-                .map(|c| {
-                    let session = sessions.get(&c.id).cloned().unwrap_or_default();
-                    client_status(c, &session)
-                })
-                .collect(),
+            clients: {
+                let users = user_names();
+                clients
+                    .into_iter()
+                    .map(|c| {
+                        let session = sessions.get(&c.id).cloned().unwrap_or_default();
+                        client_status(c, &session, &users)
+                    })
+                    .collect()
+            },
             claims_lost_at_unix_ms: self.claims_lost_at_in_force(t.unix_ms).unwrap_or(0),
             store_failing_since_unix_ms: health.failing_since_unix_ms,
             store_error: health.error,
@@ -254,7 +257,11 @@ impl Shared {
 
 /// A client's spending on the wire, with the process holding its session: its name from
 /// /proc and its user from /etc/passwd, when they can be read.
-fn client_status(c: crate::engine::SpenderStatus, s: &super::SessionInfo) -> pb::ClientStatus {
+fn client_status(
+    c: crate::engine::SpenderStatus,
+    s: &super::SessionInfo,
+    users: &std::collections::HashMap<u32, String>,
+) -> pb::ClientStatus {
     let process_name = s
         .pid
         .and_then(|p| std::fs::read_to_string(format!("/proc/{p}/comm")).ok())
@@ -265,7 +272,10 @@ fn client_status(c: crate::engine::SpenderStatus, s: &super::SessionInfo) -> pb:
         pid: s.pid.and_then(|p| i32::try_from(p).ok()).unwrap_or(0),
         process_name,
         uid: s.uid.map_or(-1, i64::from),
-        user: s.uid.and_then(user_name).unwrap_or_default(),
+        user: s
+            .uid
+            .and_then(|u| users.get(&u).cloned())
+            .unwrap_or_default(),
         requests_per_second: c.requests_per_second,
         tokens_per_minute: c.tokens_per_minute,
         in_flight: c.in_flight as i64,
@@ -275,14 +285,18 @@ fn client_status(c: crate::engine::SpenderStatus, s: &super::SessionInfo) -> pb:
     }
 }
 
-/// A user's name from /etc/passwd.
-fn user_name(uid: u32) -> Option<String> {
-    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
-    passwd.lines().find_map(|l| {
-        let mut f = l.split(':');
-        let (name, _, id) = (f.next()?, f.next()?, f.next()?);
-        (id.parse() == Ok(uid)).then(|| name.to_string())
-    })
+/// Users' names by uid, from /etc/passwd (read once per status; users only a directory service
+/// knows show by uid).
+fn user_names() -> std::collections::HashMap<u32, String> {
+    let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
+    passwd
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split(':');
+            let (name, _, id) = (f.next()?, f.next()?, f.next()?);
+            Some((id.parse().ok()?, name.to_string()))
+        })
+        .collect()
 }
 
 /// A Watch stream: one status per interval (shared with every other stream), paced by its size,

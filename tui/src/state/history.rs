@@ -179,38 +179,40 @@ impl History {
     }
 
     /// Points for a chart of the last `window_ms`: x in seconds before the newest sample
-    /// (negative), y as the chart shows it (counts turned into rates per minute).
+    /// (negative), y as the chart shows it. Counts are shown per minute as the sum over the
+    /// trailing minute, so they compare with a per-minute limit the way the bucket does.
     pub fn points(&self, line: ChartLine, window_ms: i64) -> Vec<(f64, f64)> {
         let Some(newest) = self.samples.back() else {
             return Vec::new();
         };
+        let count = |s: &Sample| match line {
+            ChartLine::TokensReservedPerMinute => Some(s.tokens_reserved),
+            ChartLine::TokensUsedPerMinute => Some(s.tokens_used),
+            ChartLine::RateLimitedPerMinute => Some(s.rate_limited),
+            ChartLine::FallbacksPerMinute => Some(s.fallbacks),
+            _ => None,
+        };
         let mut out = Vec::new();
-        let mut previous: Option<i64> = None;
-        for s in &self.samples {
-            let dt_ms = previous.map_or(0, |p| s.unix_ms - p);
-            previous = Some(s.unix_ms);
+        let mut minute: u64 = 0;
+        let mut oldest = 0;
+        for (i, s) in self.samples.iter().enumerate() {
+            if let Some(v) = count(s) {
+                minute += v;
+                while self.samples[oldest].unix_ms <= s.unix_ms - 60_000 && oldest < i {
+                    minute -= count(&self.samples[oldest]).unwrap_or(0);
+                    oldest += 1;
+                }
+            }
             if s.unix_ms < newest.unix_ms - window_ms {
                 continue;
             }
-            let per_minute = |n: u64| {
-                if dt_ms > 0 {
-                    n as f64 * 60_000.0 / dt_ms as f64
-                } else {
-                    0.0
-                }
-            };
             let y = match line {
                 ChartLine::RequestsPerSecond => s.requests_per_second,
                 ChartLine::RequestsLimit => s.requests_limit_per_second,
-                ChartLine::TokensReservedPerMinute if dt_ms > 0 => per_minute(s.tokens_reserved),
-                ChartLine::TokensUsedPerMinute if dt_ms > 0 => per_minute(s.tokens_used),
-                ChartLine::TokensReservedPerMinute | ChartLine::TokensUsedPerMinute => continue,
                 ChartLine::TokensLimit => s.tokens_limit_per_minute,
-                ChartLine::RateLimitedPerMinute if dt_ms > 0 => per_minute(s.rate_limited),
-                ChartLine::FallbacksPerMinute if dt_ms > 0 => per_minute(s.fallbacks),
-                ChartLine::RateLimitedPerMinute | ChartLine::FallbacksPerMinute => continue,
                 ChartLine::WaitP50 => s.queue_wait_p50_ms as f64,
                 ChartLine::WaitP95 => s.queue_wait_p95_ms as f64,
+                _ => minute as f64,
             };
             out.push(((s.unix_ms - newest.unix_ms) as f64 / 1000.0, y));
         }
@@ -303,11 +305,19 @@ mod tests {
         for i in 0..120 {
             h.record(i * 1_000, reading(0, i as u64 * 500));
         }
-        // 500 tokens a second: 30k a minute, over the last minute only.
+        // 500 tokens a second: 30k in the trailing minute, shown over the last minute only.
         let pts = h.points(ChartLine::TokensReservedPerMinute, 60_000);
         assert_eq!(pts.len(), 61);
         assert_eq!(pts.last(), Some(&(0.0, 30_000.0)));
-        assert_eq!(pts[0].0, -60.0);
+        // A minute after the first message, which has nothing to compare with: 59 seconds' worth.
+        assert_eq!(pts[0], (-60.0, 29_500.0));
+        // A burst shows as what it is against a per-minute limit, not scaled up.
+        let mut b = History::default();
+        b.record(0, reading(0, 0));
+        b.record(1_000, reading(0, 10_000));
+        b.record(2_000, reading(0, 10_000));
+        let pts = b.points(ChartLine::TokensReservedPerMinute, 60_000);
+        assert_eq!(pts.last(), Some(&(0.0, 10_000.0)));
     }
 
     #[test]

@@ -32,7 +32,13 @@ fn spenders(d: &Dashboard) -> Vec<Spender> {
             kind: "client",
             name: c.client_id.clone(),
             process: if c.pid > 0 {
-                let user = if c.user.is_empty() { "?" } else { &c.user };
+                let user = if !c.user.is_empty() {
+                    c.user.clone()
+                } else if c.uid >= 0 {
+                    c.uid.to_string()
+                } else {
+                    "?".into()
+                };
                 let name = if c.process_name.is_empty() {
                     "?"
                 } else {
