@@ -38,6 +38,24 @@ pub enum BreakerGate {
     ProbeBusy,
 }
 
+/// A breaker's state as status shows it; `as_str` is its name on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BreakerState {
+    Closed,
+    Open,
+    HalfOpen,
+}
+
+impl BreakerState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BreakerState::Closed => "closed",
+            BreakerState::Open => "open",
+            BreakerState::HalfOpen => "half_open",
+        }
+    }
+}
+
 /// A change worth an event.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Transition {
@@ -64,11 +82,11 @@ impl Breaker {
         }
     }
 
-    pub fn state_name(&self, now: Instant) -> &'static str {
+    pub fn state(&self, now: Instant) -> BreakerState {
         match self.gate(now) {
-            BreakerGate::Closed => "closed",
-            BreakerGate::Open(_) => "open",
-            BreakerGate::ProbeFree | BreakerGate::ProbeBusy => "half_open",
+            BreakerGate::Closed => BreakerState::Closed,
+            BreakerGate::Open(_) => BreakerState::Open,
+            BreakerGate::ProbeFree | BreakerGate::ProbeBusy => BreakerState::HalfOpen,
         }
     }
 
@@ -174,7 +192,7 @@ mod tests {
             Some(Transition::Closed)
         );
         assert_eq!(b.gate(again), BreakerGate::Closed);
-        assert_eq!(b.state_name(again), "closed");
+        assert_eq!(b.state(again), BreakerState::Closed);
     }
 
     #[test]

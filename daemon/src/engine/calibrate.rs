@@ -237,7 +237,7 @@ impl Engine {
                 accepted.map_or(String::new(), |a| format!("; it accepted {a:.0}/{per} lately")),
             );
             let name = self.keys[id].name.clone();
-            self.event(now, &name, "calibrated", msg);
+            self.event(now, &name, EventKind::Calibrated, msg);
         }
         if self.keys[id].buckets.len() > had {
             self.rescope();

@@ -72,7 +72,7 @@ impl Engine {
             self.event(
                 at,
                 name,
-                "cooldown",
+                EventKind::Cooldown,
                 format!("cooling down for {secs:.1} s: {reason}{escalation}"),
             );
         }

@@ -96,7 +96,7 @@ impl Engine {
             self.event(
                 now,
                 "",
-                "released",
+                EventKind::Released,
                 format!(
                     "client {client_id:?} went away: {released} concurrency slot(s) given back"
                 ),
@@ -123,7 +123,7 @@ impl Engine {
             self.event(
                 now,
                 &name,
-                "expired",
+                EventKind::Expired,
                 "lease not reported within lease_ttl: settled at its estimate".into(),
             );
             n += 1;

@@ -35,7 +35,7 @@ mod tests;
 pub use llmctl_proto::text;
 
 pub use advice::{Action, Advice, Class};
-pub use breaker::BreakerConfig;
+pub use breaker::{BreakerConfig, BreakerState};
 pub use error::EngineError;
 pub use headers::is_limit_header;
 pub use headers::ProviderSignals;
@@ -442,9 +442,38 @@ const CONCURRENCY: usize = usize::MAX;
 pub struct EngineEvent {
     pub unix_ms: i64,
     pub key: String,
-    /// cooldown, give_up, fallback, expired, released, calibrated
-    pub kind: &'static str,
+    pub kind: EventKind,
     pub message: String,
+}
+
+/// What an event is about; `as_str` is its name on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventKind {
+    Cooldown,
+    GiveUp,
+    Fallback,
+    Breaker,
+    Expired,
+    Released,
+    Calibrated,
+    Reset,
+    Reconfigured,
+}
+
+impl EventKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Cooldown => "cooldown",
+            EventKind::GiveUp => "give_up",
+            EventKind::Fallback => "fallback",
+            EventKind::Breaker => "breaker",
+            EventKind::Expired => "expired",
+            EventKind::Released => "released",
+            EventKind::Calibrated => "calibrated",
+            EventKind::Reset => "reset",
+            EventKind::Reconfigured => "reconfigured",
+        }
+    }
 }
 
 /// How long a key must have been answered for before what its provider accepted measures the
@@ -681,7 +710,7 @@ impl Engine {
         }
     }
 
-    fn event(&mut self, now: Now, key: &str, kind: &'static str, message: String) {
+    fn event(&mut self, now: Now, key: &str, kind: EventKind, message: String) {
         if self.events.len() == EVENTS_KEPT {
             self.events.pop_front();
         }

@@ -4,6 +4,7 @@
 use super::breaker::{BreakerGate, Transition};
 use super::routes::Condition;
 use super::runs::{Run, RunBudget};
+use super::EventKind;
 use super::{
     AcquireRequest, Acquired, Action, Advice, Class, Engine, EngineError, Gate, KeyAttempt,
     KeyLimits, Lease, LeaseCtx, Need, Now, Outcome, Refusal, MAX_KEY_BYTES,
@@ -332,7 +333,7 @@ impl Engine {
             Transition::Reopened => format!("probe failed: circuit breaker open again for {open:.0} s"),
             Transition::Closed => "probe succeeded: circuit breaker closed".to_string(),
         };
-        self.event(now, &name, "breaker", message);
+        self.event(now, &name, EventKind::Breaker, message);
         self.mark_dirty(id);
     }
 

@@ -122,7 +122,7 @@ fn retries_within_the_profile_then_falls_back_along_the_chain() {
     assert!(
         events
             .iter()
-            .any(|e| e.kind == "fallback" && e.message.starts_with("to spare")),
+            .any(|e| e.kind == EventKind::Fallback && e.message.starts_with("to spare")),
         "{events:?}"
     );
 }
@@ -257,7 +257,7 @@ fn the_group_skips_keys_in_cooldown_or_with_an_open_breaker() {
         .expect("report");
     fx.e.report(&b.lease_id, &failed(500, 1), fx.now(4002))
         .expect("report");
-    assert_eq!(fx.key_status("primary", 4003).breaker, "open");
+    assert_eq!(fx.key_status("primary", 4003).breaker, BreakerState::Open);
     assert_eq!(via_group(&mut fx, "", 4003).key, "spare");
     // The key itself refuses with the breaker named, and says when to come back.
     match fx.acquire("primary", 0, 0, 0, 4004) {
@@ -271,7 +271,7 @@ fn the_group_skips_keys_in_cooldown_or_with_an_open_breaker() {
     assert!(
         events
             .iter()
-            .any(|e| e.kind == "breaker" && e.message.contains("opened")),
+            .any(|e| e.kind == EventKind::Breaker && e.message.contains("opened")),
         "{events:?}"
     );
 }
@@ -289,20 +289,23 @@ fn breaker_open_then_half_open_with_one_probe_then_closed() {
     let b = lease(&fx.acquire("primary", 0, 0, 0, 0));
     fx.e.report(&a, &failed(503, 1), fx.now(1)).expect("report");
     fx.e.report(&b, &failed(529, 1), fx.now(2)).expect("report");
-    assert_eq!(fx.key_status("primary", 3).breaker, "open");
+    assert_eq!(fx.key_status("primary", 3).breaker, BreakerState::Open);
     assert!(matches!(
         fx.acquire("primary", 0, 0, 0, 4000),
         Acquired::NotGranted(_)
     ));
     // Half-open: one probe goes, the rest wait for its answer.
     let probe = lease(&fx.acquire("primary", 0, 0, 0, 5002));
-    assert_eq!(fx.key_status("primary", 5002).breaker, "half_open");
+    assert_eq!(
+        fx.key_status("primary", 5002).breaker,
+        BreakerState::HalfOpen
+    );
     let w = waiter(&fx.acquire("primary", 0, 0, 10_000, 5003));
     fx.e.pump(fx.now(5100));
     assert!(fx.e.drain_answers().is_empty());
     fx.e.report(&probe, &ok(200), fx.now(5200)).expect("report");
     assert_eq!(granted_ids(&fx.e.drain_answers()), vec![w]);
-    assert_eq!(fx.key_status("primary", 5200).breaker, "closed");
+    assert_eq!(fx.key_status("primary", 5200).breaker, BreakerState::Closed);
 }
 
 #[test]

@@ -135,7 +135,7 @@ impl Engine {
         self.event(
             now,
             "",
-            "reconfigured",
+            EventKind::Reconfigured,
             format!("config reloaded: {} configured key(s)", keys.len()),
         );
         self.pump(now);

@@ -155,14 +155,14 @@ impl Engine {
             Action::Retry => self.keys[id].stats.retries_total += 1,
             Action::GiveUp => {
                 self.keys[id].stats.give_ups_total += 1;
-                self.event(now, &name, "give_up", advice.reason.clone());
+                self.event(now, &name, EventKind::GiveUp, advice.reason.clone());
             }
             Action::Fallback => {
                 let stats = &mut self.keys[id].stats;
                 stats.fallbacks_total += 1;
                 stats.fallbacks.add(self.base, now.mono, 1);
                 let msg = format!("to {}: {}", advice.fallback_key, advice.reason);
-                self.event(now, &name, "fallback", msg);
+                self.event(now, &name, EventKind::Fallback, msg);
             }
             Action::Done => {}
         }

@@ -56,7 +56,7 @@ impl Engine {
         self.event(
             now,
             key,
-            "reset",
+            EventKind::Reset,
             format!(
                 "reset by an operator: {} learned limit(s), {:.0} of debt, cooldown {}, breaker {}",
                 summary.learned_limits,

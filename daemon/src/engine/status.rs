@@ -74,7 +74,7 @@ pub struct KeyStatus {
     pub retries_total: u64,
     pub give_ups_total: u64,
     /// closed, open or half_open
-    pub breaker: &'static str,
+    pub breaker: super::breaker::BreakerState,
     pub breaker_open_remaining: Duration,
     pub requests_total: u64,
     pub granted_total: u64,
@@ -167,7 +167,7 @@ impl Engine {
                 fallbacks_per_minute: fallbacks_minute as f64,
                 retries_total: key.stats.retries_total,
                 give_ups_total: key.stats.give_ups_total,
-                breaker: key.breaker.state_name(now.mono),
+                breaker: key.breaker.state(now.mono),
                 breaker_open_remaining: key
                     .breaker
                     .open_until()

@@ -970,7 +970,11 @@ fn events_tell_what_happened_and_counters_follow_the_advice() {
     let ev = fx.e.recent_events(10);
     assert_eq!(
         ev.iter().map(|e| e.kind).collect::<Vec<_>>(),
-        vec!["cooldown", "calibrated", "give_up"]
+        vec![
+            EventKind::Cooldown,
+            EventKind::Calibrated,
+            EventKind::GiveUp
+        ]
     );
     assert!(
         ev[0].message.contains("3.0 s") && ev[0].message.contains("429"),

@@ -95,7 +95,7 @@ pub(super) fn filtered(st: &pb::StatusResponse, prefix: &str) -> pb::StatusRespo
 /// A key's status on the wire.
 fn key_status(k: KeyStatus) -> pb::KeyStatus {
     pb::KeyStatus {
-        breaker: k.breaker.to_string(),
+        breaker: k.breaker.as_str().to_string(),
         breaker_open_remaining_ms: k.breaker_open_remaining.as_millis() as i64,
         key: k.key,
         buckets: k
@@ -212,7 +212,7 @@ impl Shared {
                 .map(|e| pb::Event {
                     unix_ms: e.unix_ms,
                     key: e.key,
-                    kind: e.kind.to_string(),
+                    kind: e.kind.as_str().to_string(),
                     message: e.message,
                 })
                 .collect(),
