@@ -247,7 +247,7 @@ impl Metrics {
                 let label = FallbackLabel {
                     from: key,
                     to: advice.fallback_key.clone(),
-                    reason: advice.condition.to_string(),
+                    reason: advice.condition.map_or("", |c| c.as_str()).to_string(),
                 };
                 self.fallbacks.get_or_create(&label).inc();
             }

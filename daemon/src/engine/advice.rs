@@ -28,8 +28,8 @@ pub struct Advice {
     pub retry_after: Duration,
     pub fallback_key: String,
     pub reason: String,
-    /// Why a fallback was advised, in one word: rate_limited, unavailable, context_length.
-    pub condition: &'static str,
+    /// Why a fallback was advised (rate_limited, unavailable, context_length); None otherwise.
+    pub condition: Option<super::routes::Condition>,
 }
 
 /// What kind of answer the provider gave.

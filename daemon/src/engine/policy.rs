@@ -352,7 +352,7 @@ impl Engine {
             retry_after,
             fallback_key,
             reason,
-            condition: "",
+            condition: None,
         };
         let give_up =
             |reason: String| advice(Action::GiveUp, Duration::ZERO, String::new(), reason);
@@ -383,7 +383,7 @@ impl Engine {
                         let why =
                             format!("context length exceeded on {key}; {to} takes longer prompts");
                         let mut a = advice(Action::Fallback, Duration::ZERO, to, why);
-                        a.condition = Condition::ContextLength.as_str();
+                        a.condition = Some(Condition::ContextLength);
                         return a;
                     }
                 }
@@ -488,7 +488,7 @@ impl Engine {
                 Some(to) => {
                     let why = format!("{why} ({})", condition.as_str());
                     let mut a = advice(Action::Fallback, Duration::ZERO, to, why);
-                    a.condition = condition.as_str();
+                    a.condition = Some(condition);
                     a
                 }
                 None => give_up(why),
