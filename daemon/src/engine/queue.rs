@@ -1,0 +1,204 @@
+//! The wait queue: moving it as capacity comes back, estimating when a waiter can go, taking
+//! waiters out, and when the daemon should next look.
+
+use super::*;
+
+impl Engine {
+    /// Moves the queue: grants every waiter that can go now, in priority then arrival order;
+    /// a waiter that cannot go holds back the buckets it is short of from those behind it, so
+    /// a large request at the head is never starved by small ones. Waiters held past their
+    /// deadline by a cooldown are answered at once.
+    pub fn pump(&mut self, now: Now) {
+        if self.queue.is_empty() {
+            return;
+        }
+        let mut blocked: Vec<Slot> = Vec::new();
+        let order: Vec<(Reverse<i32>, WaiterId)> = self.queue.keys().copied().collect();
+        for qk in order {
+            let Some(w) = self.queue.get(&qk) else {
+                continue;
+            };
+            let (id, need, enqueued, deadline) = (w.key, w.need, w.enqueued, w.deadline);
+            let probes = match self.gate(id, now.mono) {
+                Gate::Open(p) => p,
+                Gate::Until(until) => {
+                    if until > deadline {
+                        if let Some(r) = self.remove_waiter(qk.1, now, Some(until)) {
+                            self.answers.push((qk.1, WaiterAnswer::NotGranted(r)));
+                        }
+                    }
+                    continue;
+                }
+                Gate::ProbeInFlight => continue,
+            };
+            if let Err(e) = self.check_fits(id, need) {
+                // A limit learned from headers shrank below what this waiter needs.
+                if let Some(mut r) = self.remove_waiter(qk.1, now, None) {
+                    r.reason = e.to_string();
+                    self.answers.push((qk.1, WaiterAnswer::NotGranted(r)));
+                }
+                continue;
+            }
+            let mut short = Vec::new();
+            if self.shortfall(id, need, now.mono, &blocked, &mut short) {
+                blocked.extend(short);
+                continue;
+            }
+            let Some(w) = self.queue.remove(&qk) else {
+                continue;
+            };
+            self.waiter_priority.remove(&qk.1);
+            let grant = self.grant(id, need, w.ctx, probes, now, enqueued);
+            self.answers.push((qk.1, WaiterAnswer::Granted(grant)));
+        }
+    }
+
+    /// When the waiter could be granted, counting refill, cooldowns and the needs of every
+    /// waiter ahead of it on the same buckets. None when it waits on concurrency.
+    pub(super) fn estimate(&mut self, wid: WaiterId, now: Instant) -> Option<Instant> {
+        let prio = *self.waiter_priority.get(&wid)?;
+        let w = self.queue.get(&(Reverse(prio), wid))?;
+        let (id, need) = (w.key, w.need);
+        let mut at = now;
+        match self.gate(id, now) {
+            Gate::Until(u) => at = at.max(u),
+            Gate::ProbeInFlight => return None,
+            Gate::Open(_) => {}
+        }
+        let scope = self.keys[id].scope.clone();
+        for &k in &scope {
+            if let Some(max) = self.keys[k].max_concurrency {
+                if self.keys[k].in_flight >= max {
+                    return None;
+                }
+            }
+            for bi in 0..self.keys[k].buckets.len() {
+                let dim = self.keys[k].buckets[bi].rate.dimension;
+                let n = need.amount(dim);
+                if n == 0.0 || !self.keys[k].buckets[bi].is_limited() {
+                    continue;
+                }
+                let ahead: f64 = self
+                    .queue
+                    .range(..(Reverse(prio), wid))
+                    .filter(|(_, o)| self.keys[o.key].scope.contains(&k))
+                    .map(|(_, o)| o.need.amount(dim))
+                    .sum();
+                let b = &mut self.keys[k].buckets[bi];
+                b.refill(now);
+                at = at.max(b.ready_at(ahead + b.required(n)));
+            }
+        }
+        Some(at)
+    }
+
+    pub(super) fn remove_waiter(
+        &mut self,
+        wid: WaiterId,
+        now: Now,
+        not_before: Option<Instant>,
+    ) -> Option<Refusal> {
+        let prio = self.waiter_priority.remove(&wid)?;
+        let w = self.queue.remove(&(Reverse(prio), wid))?;
+        let key = &mut self.keys[w.key];
+        key.stats.rejected_total += 1;
+        let (reason, not_before_unix_ms) = match not_before {
+            Some(at) => {
+                let name = &self.keys[w.key].name;
+                let why = match (self.cooldowns_reason(w.key, now.mono), self.keys[w.key].breaker.gate(now.mono)) {
+                    (Some(r), _) => format!("key {name:?} is cooling down ({r})"),
+                    (None, breaker::BreakerGate::Open(_)) => {
+                        format!("key {name:?} is unavailable: its circuit breaker is open after repeated failures")
+                    }
+                    (None, _) => format!("capacity on key {name:?} will not be there in time"),
+                };
+                (why, now.unix_of(at))
+            }
+            None => (
+                format!("no capacity on key {:?} within max_wait (concurrency full or a probe in flight)", self.keys[w.key].name),
+                0,
+            ),
+        };
+        Some(Refusal {
+            key: self.keys[w.key].name.clone(),
+            not_before_unix_ms,
+            reason,
+            waited: now.mono.saturating_duration_since(w.enqueued),
+        })
+    }
+
+    /// The caller gave up waiting (max_wait passed, or it went away): leaves the queue and
+    /// says when it might succeed.
+    pub fn cancel(&mut self, wid: WaiterId, now: Now) -> Option<Refusal> {
+        let estimate = self.estimate(wid, now.mono);
+        let refusal = self.remove_waiter(wid, now, estimate);
+        // Leaving can unblock those behind it.
+        self.pump(now);
+        refusal
+    }
+
+    /// Answers produced for queued waiters since the last call.
+    pub fn drain_answers(&mut self) -> Vec<(WaiterId, WaiterAnswer)> {
+        std::mem::take(&mut self.answers)
+    }
+
+    pub fn waiting(&self) -> usize {
+        self.queue.len()
+    }
+
+    pub fn lease_count(&self) -> usize {
+        self.leases.len()
+    }
+
+    /// The next moment something may change without a call: a waiter's buckets refill, a
+    /// cooldown ends, a lease expires.
+    pub fn next_wakeup(&mut self, now: Now) -> Option<Instant> {
+        let mut next = self.expiries.peek().map(|Reverse((at, _))| *at);
+        let mut consider = |at: Instant| next = Some(next.map_or(at, |n: Instant| n.min(at)));
+        let waiters: Vec<(usize, Need)> = self.queue.values().map(|w| (w.key, w.need)).collect();
+        for (id, need) in waiters {
+            match self.gate(id, now.mono) {
+                Gate::Until(u) => consider(u),
+                Gate::ProbeInFlight => {}
+                Gate::Open(_) => {
+                    let mut at: Option<Instant> = None;
+                    for si in 0..self.keys[id].scope.len() {
+                        let k = self.keys[id].scope[si];
+                        for b in &mut self.keys[k].buckets {
+                            let n = need.amount(b.rate.dimension);
+                            if n > 0.0 && b.is_limited() {
+                                b.refill(now.mono);
+                                let mut r = b.ready_at(b.required(n));
+                                // A probe that may rise sooner is looked at then.
+                                if let Some(step) = b.next_step() {
+                                    r = r.min(step);
+                                }
+                                at = Some(at.map_or(r, |a| a.max(r)));
+                            }
+                        }
+                    }
+                    if let Some(at) = at {
+                        // Ready now yet still waiting: held by concurrency or by a waiter ahead,
+                        // which a report, a release or that waiter's own time will move.
+                        if at > now.mono {
+                            consider(at);
+                        }
+                    }
+                }
+            }
+        }
+        next
+    }
+
+    /// Fills every bucket to capacity: for a limiter that knows its quota is unused (a fresh
+    /// in-process bucket, a test). The daemon never does this on its own.
+    pub fn fill(&mut self, now: Now) {
+        for id in 0..self.keys.len() {
+            for b in &mut self.keys[id].buckets {
+                b.level = b.rate.capacity;
+                b.updated = now.mono;
+            }
+            self.mark_dirty(id);
+        }
+    }
+}
