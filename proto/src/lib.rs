@@ -7,6 +7,23 @@ pub mod v1 {
 
 pub mod text;
 
+impl v1::RefusalReason {
+    /// The short name programs match on ("run_budget"), as the clients spell it; "" when
+    /// unspecified.
+    pub fn short_name(self) -> &'static str {
+        match self {
+            Self::Unspecified => "",
+            Self::Capacity => "capacity",
+            Self::Concurrency => "concurrency",
+            Self::Cooldown => "cooldown",
+            Self::BreakerOpen => "breaker_open",
+            Self::RunBudget => "run_budget",
+            Self::RouteGroup => "route_group",
+            Self::Stopping => "stopping",
+        }
+    }
+}
+
 /// The encoded file descriptor set of `llmctl.v1`, for gRPC server reflection.
 pub const FILE_DESCRIPTOR_SET: &[u8] =
     include_bytes!(concat!(env!("OUT_DIR"), "/llmctl_descriptor.bin"));

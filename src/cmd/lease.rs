@@ -171,6 +171,7 @@ pub async fn acquire(args: AcquireArgs, socket: PathBuf) -> ExitCode {
                 "waited_ms": r.waited_ms,
                 "not_before_unix_ms": r.not_before_unix_ms,
                 "reason": r.reason,
+                "reason_code": r.reason_code().short_name(),
                 "expires_unix_ms": r.expires_unix_ms,
             })
         );

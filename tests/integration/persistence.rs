@@ -102,6 +102,7 @@ async fn sigterm_answers_waiters_flushes_and_exits_0() {
     let o = waiter.join().expect("waiter");
     assert_eq!(o.status.code(), Some(75));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert_eq!(v["reason_code"], "stopping", "{v}");
     assert!(
         v["reason"].as_str().unwrap_or("").contains("stopping"),
         "{v}"

@@ -163,6 +163,7 @@ async fn run_budgets_refuse_past_the_bound_and_show_in_status() {
     let o = d.cli(&["acquire", "k", "--run-id", "agent-7", "--json"]);
     assert_eq!(o.status.code(), Some(75));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert_eq!(v["reason_code"], "run_budget", "{v}");
     assert!(
         v["reason"].as_str().unwrap_or("").starts_with("run_budget"),
         "{v}"

@@ -82,6 +82,7 @@ def test_not_granted_carries_not_before_and_the_reason(daemon: Daemon, client: l
     assert e.value.not_before is not None
     assert abs(e.value.not_before.timestamp() - until.timestamp()) < 0.05
     assert e.value.key == "anthropic/opus" and "cool" in e.value.reason
+    assert e.value.reason_code == "cooldown"
     assert e.value.retry_after is not None and 2 < e.value.retry_after <= 3.1
     assert "anthropic/opus" in str(e.value)
     k = daemon.key("anthropic/opus")

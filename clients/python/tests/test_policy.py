@@ -76,6 +76,7 @@ def test_a_route_group_grants_its_first_member_that_can_serve(policy: Any) -> No
         c.acquire(route_group="chat", max_wait=0)
     assert not isinstance(e.value, llmctl.RunBudgetExceeded)
     assert 'no key of route group "chat" can serve' in e.value.reason
+    assert e.value.reason_code == "route_group"
     assert "primary (cooling down)" in e.value.reason and e.value.not_before is not None
 
 
@@ -130,7 +131,7 @@ def test_a_run_past_its_budget_is_refused_with_run_budget_exceeded(policy: Any) 
         c.acquire("k", run_id="agent-7", max_wait=5)
     assert isinstance(e.value, llmctl.NotGranted)
     assert e.value.run_id == "agent-7" and e.value.key == "k"
-    assert e.value.reason.startswith("run_budget") and "max_calls is 2" in e.value.reason
+    assert e.value.reason_code == "run_budget" and "max_calls is 2" in e.value.reason
     assert "run 'agent-7'" in str(e.value)
     run = c.run_status("agent-7")
     assert run is not None

@@ -47,6 +47,7 @@ impl Engine {
         let ids: Vec<WaiterId> = self.queue.keys().map(|(_, w)| *w).collect();
         for wid in ids {
             if let Some(mut r) = self.remove_waiter(wid, now, None) {
+                r.code = RefusalCode::Stopping;
                 r.reason = reason.to_string();
                 self.answers.push((wid, WaiterAnswer::NotGranted(r)));
             }

@@ -7,7 +7,7 @@ use super::runs::{Run, RunBudget};
 use super::EventKind;
 use super::{
     AcquireRequest, Acquired, Action, Advice, Class, Engine, EngineError, Gate, KeyAttempt,
-    KeyLimits, Lease, LeaseCtx, Need, Now, Outcome, Refusal, MAX_KEY_BYTES,
+    KeyLimits, Lease, LeaseCtx, Need, Now, Outcome, Refusal, RefusalCode, MAX_KEY_BYTES,
 };
 use std::time::Duration;
 
@@ -124,6 +124,7 @@ impl Engine {
                 String::new()
             },
             not_before_unix_ms: 0,
+            code: RefusalCode::RunBudget,
             reason,
             waited: Duration::ZERO,
         }))
@@ -293,6 +294,7 @@ impl Engine {
         Ok(Acquired::NotGranted(Refusal {
             key: String::new(),
             not_before_unix_ms: not_before.unwrap_or(0),
+            code: RefusalCode::RouteGroup,
             reason: format!(
                 "no key of route group {:?} can serve within max_wait: {}",
                 group.name,

@@ -262,6 +262,7 @@ fn the_group_skips_keys_in_cooldown_or_with_an_open_breaker() {
     // The key itself refuses with the breaker named, and says when to come back.
     match fx.acquire("primary", 0, 0, 0, 4004) {
         Acquired::NotGranted(r) => {
+            assert_eq!(r.code, RefusalCode::BreakerOpen);
             assert!(r.reason.contains("circuit breaker"), "{}", r.reason);
             assert_eq!(r.not_before_unix_ms, T0_UNIX + 4001 + 5000);
         }
@@ -325,7 +326,7 @@ fn run_budgets_refuse_further_calls() {
     lease(&fx.acquire_req(req("agent-1"), 0));
     match fx.acquire_req(req("agent-1"), 0) {
         Acquired::NotGranted(r) => assert!(
-            r.reason.starts_with("run_budget") && r.reason.contains("max_calls"),
+            r.code == RefusalCode::RunBudget && r.reason.contains("max_calls"),
             "{}",
             r.reason
         ),
@@ -334,7 +335,11 @@ fn run_budgets_refuse_further_calls() {
     // Another run is not affected; the wall-time bound applies later.
     lease(&fx.acquire_req(req("agent-2"), 0));
     match fx.acquire_req(req("agent-2"), 61_000) {
-        Acquired::NotGranted(r) => assert!(r.reason.contains("max_wall_time"), "{}", r.reason),
+        Acquired::NotGranted(r) => assert!(
+            r.code == RefusalCode::RunBudget && r.reason.contains("max_wall_time"),
+            "{}",
+            r.reason
+        ),
         other => panic!("{other:?}"),
     }
     // Retries count per run; past max_retries the advice is to give up.
@@ -412,4 +417,24 @@ fn unknown_profiles_and_groups_are_named() {
         err.to_string().contains("no member without `when`"),
         "{err}"
     );
+}
+
+#[test]
+fn a_group_whose_keys_all_cool_refuses_with_the_route_group_code() {
+    let mut fx = policy_fx(BreakerConfig::default(), RunBudget::default());
+    for key in ["primary", "spare", "long", "last"] {
+        fx.e.cooldown(key, Duration::from_secs(3), "test", fx.now(0))
+            .expect("cooldown");
+    }
+    let req = AcquireRequest {
+        route_group: "chat".into(),
+        ..AcquireRequest::default()
+    };
+    match fx.acquire_req(req, 1) {
+        Acquired::NotGranted(r) => {
+            assert_eq!(r.code, RefusalCode::RouteGroup);
+            assert_eq!(r.not_before_unix_ms, T0_UNIX + 3000);
+        }
+        other => panic!("{other:?}"),
+    }
 }

@@ -102,19 +102,21 @@ impl Engine {
         let w = self.queue.remove(&(Reverse(prio), wid))?;
         let key = &mut self.keys[w.key];
         key.stats.rejected_total += 1;
-        let (reason, not_before_unix_ms) = match not_before {
+        let (code, reason, not_before_unix_ms) = match not_before {
             Some(at) => {
                 let name = &self.keys[w.key].name;
-                let why = match (self.cooldowns_reason(w.key, now.mono), self.keys[w.key].breaker.gate(now.mono)) {
-                    (Some(r), _) => format!("key {name:?} is cooling down ({r})"),
-                    (None, breaker::BreakerGate::Open(_)) => {
-                        format!("key {name:?} is unavailable: its circuit breaker is open after repeated failures")
-                    }
-                    (None, _) => format!("capacity on key {name:?} will not be there in time"),
+                let (code, why) = match (self.cooldowns_reason(w.key, now.mono), self.keys[w.key].breaker.gate(now.mono)) {
+                    (Some(r), _) => (RefusalCode::Cooldown, format!("key {name:?} is cooling down ({r})")),
+                    (None, breaker::BreakerGate::Open(_)) => (
+                        RefusalCode::BreakerOpen,
+                        format!("key {name:?} is unavailable: its circuit breaker is open after repeated failures"),
+                    ),
+                    (None, _) => (RefusalCode::Capacity, format!("capacity on key {name:?} will not be there in time")),
                 };
-                (why, now.unix_of(at))
+                (code, why, now.unix_of(at))
             }
             None => (
+                RefusalCode::Concurrency,
                 format!("no capacity on key {:?} within max_wait (concurrency full or a probe in flight)", self.keys[w.key].name),
                 0,
             ),
@@ -122,6 +124,7 @@ impl Engine {
         Some(Refusal {
             key: self.keys[w.key].name.clone(),
             not_before_unix_ms,
+            code,
             reason,
             waited: now.mono.saturating_duration_since(w.enqueued),
         })

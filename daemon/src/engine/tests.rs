@@ -197,6 +197,7 @@ fn refuses_at_once_with_not_before_when_capacity_cannot_come_in_time() {
     match fx.acquire("k", 0, 0, 150, 0) {
         Acquired::NotGranted(r) => {
             assert_eq!(r.not_before_unix_ms, T0_UNIX + 200);
+            assert_eq!(r.code, RefusalCode::Capacity);
             assert!(r.reason.contains("capacity"), "{}", r.reason);
         }
         other => panic!("{other:?}"),
@@ -439,6 +440,7 @@ fn a_429_with_retry_after_cools_the_key_and_its_descendants() {
     match fx.acquire("p/child", 0, 0, 500, 10) {
         Acquired::NotGranted(r) => {
             assert_eq!(r.not_before_unix_ms, T0_UNIX + 2000);
+            assert_eq!(r.code, RefusalCode::Cooldown);
             assert!(r.reason.contains("cooling down"), "{}", r.reason);
         }
         other => panic!("{other:?}"),
@@ -634,7 +636,10 @@ fn concurrency_limit_holds_requests_until_a_report() {
     let a = lease(&fx.acquire("k", 0, 0, 0, 0));
     lease(&fx.acquire("k", 0, 0, 0, 0));
     match fx.acquire("k", 0, 0, 0, 0) {
-        Acquired::NotGranted(r) => assert_eq!(r.not_before_unix_ms, 0),
+        Acquired::NotGranted(r) => {
+            assert_eq!(r.not_before_unix_ms, 0);
+            assert_eq!(r.code, RefusalCode::Concurrency);
+        }
         other => panic!("{other:?}"),
     }
     let w = waiter(&fx.acquire("k", 0, 0, 1000, 0));
@@ -929,7 +934,9 @@ fn stopping_answers_every_waiter() {
     let answers = fx.e.drain_answers();
     assert_eq!(answers.len(), 1);
     assert_eq!(answers[0].0, w);
-    assert!(matches!(&answers[0].1, WaiterAnswer::NotGranted(r) if r.reason == "daemon stopping"));
+    assert!(
+        matches!(&answers[0].1, WaiterAnswer::NotGranted(r) if r.reason == "daemon stopping" && r.code == RefusalCode::Stopping)
+    );
     assert_eq!(fx.e.waiting(), 0);
 }
 

@@ -117,8 +117,27 @@ pub struct Refusal {
     pub key: String,
     /// 0 when unknown (waiting on concurrency).
     pub not_before_unix_ms: i64,
+    pub code: RefusalCode,
+    /// The same, in words for a person.
     pub reason: String,
     pub waited: Duration,
+}
+
+/// Why an acquire was not granted, for a program (the proto's `RefusalReason`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RefusalCode {
+    /// The buckets will not hold enough within max_wait.
+    Capacity,
+    /// No concurrency slot, or a probe in flight, within max_wait.
+    Concurrency,
+    Cooldown,
+    BreakerOpen,
+    /// The run's budget is spent.
+    RunBudget,
+    /// No key of the route group could serve.
+    RouteGroup,
+    /// The daemon is stopping.
+    Stopping,
 }
 
 pub type WaiterId = u64;

@@ -3,8 +3,8 @@
 
 use super::{now, Shared};
 use crate::engine::{
-    self, Acquired, Action, EngineError, Grant, Outcome, ProviderSignals, Refusal, WaiterAnswer,
-    WaiterId, MAX_UNITS,
+    self, Acquired, Action, EngineError, Grant, Outcome, ProviderSignals, Refusal, RefusalCode,
+    WaiterAnswer, WaiterId, MAX_UNITS,
 };
 use llmctl_proto::v1 as pb;
 use std::pin::Pin;
@@ -86,6 +86,7 @@ fn granted(g: Grant) -> pb::AcquireResponse {
         not_before_unix_ms: 0,
         reason: String::new(),
         expires_unix_ms: g.expires_unix_ms,
+        reason_code: pb::RefusalReason::Unspecified as i32,
     }
 }
 
@@ -98,6 +99,19 @@ fn refused(r: Refusal) -> pb::AcquireResponse {
         not_before_unix_ms: r.not_before_unix_ms,
         reason: r.reason,
         expires_unix_ms: 0,
+        reason_code: refusal_reason(r.code) as i32,
+    }
+}
+
+fn refusal_reason(code: RefusalCode) -> pb::RefusalReason {
+    match code {
+        RefusalCode::Capacity => pb::RefusalReason::Capacity,
+        RefusalCode::Concurrency => pb::RefusalReason::Concurrency,
+        RefusalCode::Cooldown => pb::RefusalReason::Cooldown,
+        RefusalCode::BreakerOpen => pb::RefusalReason::BreakerOpen,
+        RefusalCode::RunBudget => pb::RefusalReason::RunBudget,
+        RefusalCode::RouteGroup => pb::RefusalReason::RouteGroup,
+        RefusalCode::Stopping => pb::RefusalReason::Stopping,
     }
 }
 
@@ -151,6 +165,7 @@ impl Waiting {
                 Err(_) => refused(Refusal {
                     key: String::new(),
                     not_before_unix_ms: 0,
+                    code: RefusalCode::Stopping,
                     reason: "the llmctl daemon is stopping; acquire again when it is back".into(),
                     waited: Duration::ZERO,
                 }),

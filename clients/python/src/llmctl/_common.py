@@ -225,9 +225,21 @@ def not_granted(resp: pb.AcquireResponse, req: pb.AcquireRequest) -> errors.NotG
     key = resp.key or req.key or req.route_group
     not_before = from_unix_ms(resp.not_before_unix_ms)
     waited = resp.waited_ms / 1000.0
-    if resp.reason.startswith("run_budget"):
+    if resp.reason_code == pb.REFUSAL_REASON_RUN_BUDGET:
         return errors.RunBudgetExceeded(key, resp.reason, not_before, waited, req.run_id)
-    return errors.NotGranted(key, resp.reason, not_before, waited)
+    return errors.NotGranted(key, resp.reason, not_before, waited, refusal_code(resp.reason_code))
+
+
+def refusal_code(code: int) -> str:
+    """A `RefusalReason` as the short name `NotGranted.reason_code` carries ("" when unspecified
+    or unknown to this client)."""
+    if code == pb.REFUSAL_REASON_UNSPECIFIED:
+        return ""
+    try:
+        name: str = pb.RefusalReason.Name(code)
+    except ValueError:
+        return ""
+    return name.removeprefix("REFUSAL_REASON_").lower()
 
 
 # A first attempt further ahead than this is a mistake (milliseconds given for seconds, say).

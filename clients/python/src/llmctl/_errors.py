@@ -32,7 +32,10 @@ class NotGranted(LlmctlError):
     """The daemon could not grant the lease within ``max_wait``.
 
     ``not_before`` is the earliest time (an aware UTC datetime) at which asking again may succeed,
-    or None when the daemon does not know; ``reason`` is the daemon's explanation.
+    or None when the daemon does not know; ``reason`` is the daemon's explanation in words, and
+    ``reason_code`` the same for a program: ``"capacity"``, ``"concurrency"``, ``"cooldown"``,
+    ``"breaker_open"``, ``"run_budget"``, ``"route_group"``, ``"stopping"``, or ``""`` when the
+    daemon did not say.
     """
 
     def __init__(
@@ -41,11 +44,13 @@ class NotGranted(LlmctlError):
         reason: str,
         not_before: Optional[_dt.datetime],
         waited: float = 0.0,
+        reason_code: str = "",
     ) -> None:
         when = f"; ask again after {not_before.isoformat()}" if not_before else ""
         super().__init__(f"llmctl did not grant {key!r} in time: {reason or 'no capacity'}{when}")
         self.key = key
         self.reason = reason
+        self.reason_code = reason_code
         self.not_before = not_before
         self.waited = waited
 
@@ -70,7 +75,7 @@ class RunBudgetExceeded(NotGranted):
         waited: float = 0.0,
         run_id: str = "",
     ) -> None:
-        super().__init__(key, reason, not_before, waited)
+        super().__init__(key, reason, not_before, waited, "run_budget")
         self.run_id = run_id
         self.message = f"llmctl refused {key!r} for run {run_id!r}: {reason}"
         self.args = (self.message,)

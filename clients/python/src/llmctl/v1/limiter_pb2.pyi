@@ -7,6 +7,17 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class RefusalReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    REFUSAL_REASON_UNSPECIFIED: _ClassVar[RefusalReason]
+    REFUSAL_REASON_CAPACITY: _ClassVar[RefusalReason]
+    REFUSAL_REASON_CONCURRENCY: _ClassVar[RefusalReason]
+    REFUSAL_REASON_COOLDOWN: _ClassVar[RefusalReason]
+    REFUSAL_REASON_BREAKER_OPEN: _ClassVar[RefusalReason]
+    REFUSAL_REASON_RUN_BUDGET: _ClassVar[RefusalReason]
+    REFUSAL_REASON_ROUTE_GROUP: _ClassVar[RefusalReason]
+    REFUSAL_REASON_STOPPING: _ClassVar[RefusalReason]
+
 class Advice(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     ADVICE_UNSPECIFIED: _ClassVar[Advice]
@@ -14,6 +25,14 @@ class Advice(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     RETRY: _ClassVar[Advice]
     GIVE_UP: _ClassVar[Advice]
     FALLBACK: _ClassVar[Advice]
+REFUSAL_REASON_UNSPECIFIED: RefusalReason
+REFUSAL_REASON_CAPACITY: RefusalReason
+REFUSAL_REASON_CONCURRENCY: RefusalReason
+REFUSAL_REASON_COOLDOWN: RefusalReason
+REFUSAL_REASON_BREAKER_OPEN: RefusalReason
+REFUSAL_REASON_RUN_BUDGET: RefusalReason
+REFUSAL_REASON_ROUTE_GROUP: RefusalReason
+REFUSAL_REASON_STOPPING: RefusalReason
 ADVICE_UNSPECIFIED: Advice
 DONE: Advice
 RETRY: Advice
@@ -63,7 +82,7 @@ class AcquireRequest(_message.Message):
     def __init__(self, key: _Optional[str] = ..., requests: _Optional[int] = ..., input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., priority: _Optional[int] = ..., max_wait_ms: _Optional[int] = ..., client_id: _Optional[str] = ..., run_id: _Optional[str] = ..., route_group: _Optional[str] = ..., profile: _Optional[str] = ...) -> None: ...
 
 class AcquireResponse(_message.Message):
-    __slots__ = ("granted", "lease_id", "key", "waited_ms", "not_before_unix_ms", "reason", "expires_unix_ms")
+    __slots__ = ("granted", "lease_id", "key", "waited_ms", "not_before_unix_ms", "reason", "expires_unix_ms", "reason_code")
     GRANTED_FIELD_NUMBER: _ClassVar[int]
     LEASE_ID_FIELD_NUMBER: _ClassVar[int]
     KEY_FIELD_NUMBER: _ClassVar[int]
@@ -71,6 +90,7 @@ class AcquireResponse(_message.Message):
     NOT_BEFORE_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
     EXPIRES_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
+    REASON_CODE_FIELD_NUMBER: _ClassVar[int]
     granted: bool
     lease_id: str
     key: str
@@ -78,7 +98,8 @@ class AcquireResponse(_message.Message):
     not_before_unix_ms: int
     reason: str
     expires_unix_ms: int
-    def __init__(self, granted: bool = ..., lease_id: _Optional[str] = ..., key: _Optional[str] = ..., waited_ms: _Optional[int] = ..., not_before_unix_ms: _Optional[int] = ..., reason: _Optional[str] = ..., expires_unix_ms: _Optional[int] = ...) -> None: ...
+    reason_code: RefusalReason
+    def __init__(self, granted: bool = ..., lease_id: _Optional[str] = ..., key: _Optional[str] = ..., waited_ms: _Optional[int] = ..., not_before_unix_ms: _Optional[int] = ..., reason: _Optional[str] = ..., expires_unix_ms: _Optional[int] = ..., reason_code: _Optional[_Union[RefusalReason, str]] = ...) -> None: ...
 
 class ReportRequest(_message.Message):
     __slots__ = ("lease_id", "status_code", "headers", "input_tokens", "cached_input_tokens", "output_tokens", "error_type", "error_message", "stream_started", "attempt", "usage_known", "first_attempt_unix_ms")
