@@ -2,6 +2,7 @@
 //! one to the other on a Unix socket.
 
 pub mod config;
+pub mod duration;
 pub mod engine;
 pub mod metrics;
 pub mod paths;

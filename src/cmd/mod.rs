@@ -25,7 +25,7 @@ pub async fn connect(socket: &Path) -> Result<LimiterClient<Channel>, ExitCode> 
 
 /// Reads a duration flag: `250ms`, `2s`, `1m`, `1h`.
 pub fn duration(s: &str) -> Result<std::time::Duration, String> {
-    llmctl_daemon::config::parse_duration(s)
+    llmctl_daemon::duration::parse(s)
 }
 
 pub use llmctl_client::time::rfc3339;

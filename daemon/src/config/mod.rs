@@ -31,43 +31,7 @@ pub enum ConfigError {
     Invalid { path: String, message: String },
 }
 
-/// Reads a duration: `250ms`, `2s`, `1m`, `1h`, `1d`, or combinations like `1m30s`.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let t = s.trim();
-    let fail = || format!("{s:?} is not a duration; write it like 250ms, 2s, 1m or 1h");
-    if t.is_empty() {
-        return Err(fail());
-    }
-    let mut total = 0f64;
-    let mut rest = t;
-    while !rest.is_empty() {
-        let n_len = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        if n_len == 0 {
-            return Err(fail());
-        }
-        let n: f64 = rest[..n_len].parse().map_err(|_| fail())?;
-        rest = &rest[n_len..];
-        let u_len = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let unit = match rest[..u_len].trim() {
-            "ms" => 1e-3,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            "d" => 86_400.0,
-            _ => return Err(fail()),
-        };
-        rest = &rest[u_len..];
-        total += n * unit;
-    }
-    if !total.is_finite() || total > 1e9 {
-        return Err(fail());
-    }
-    Ok(Duration::from_secs_f64(total))
-}
+use crate::duration::parse as parse_duration;
 
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -633,18 +597,5 @@ max_wall_time = "5m"
         assert!(m.contains("max_calls = 0"), "{m}");
         let m = err("[daemon]\nmax_attempts = 3\n");
         assert!(m.contains("max_attempts"), "{m}");
-    }
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
-        assert_eq!(parse_duration("2s"), Ok(Duration::from_secs(2)));
-        assert_eq!(parse_duration("1m"), Ok(Duration::from_secs(60)));
-        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
-        assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
-        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
-        for bad in ["", "5", "s", "2 weeks", "-1s", "1x"] {
-            assert!(parse_duration(bad).is_err(), "{bad:?}");
-        }
     }
 }

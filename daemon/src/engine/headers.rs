@@ -257,33 +257,7 @@ fn go_duration_secs(s: &str) -> Option<f64> {
         let secs: f64 = s.parse().ok()?;
         return (secs > 0.0 && secs.is_finite()).then_some(secs);
     }
-    let mut total = 0.0f64;
-    let mut rest = s;
-    while !rest.is_empty() {
-        let num_len = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        if num_len == 0 {
-            return None;
-        }
-        let n: f64 = rest[..num_len].parse().ok()?;
-        rest = &rest[num_len..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let secs_per_unit = match &rest[..unit_len] {
-            "h" => 3600.0,
-            "m" => 60.0,
-            "s" => 1.0,
-            "ms" => 1e-3,
-            "us" | "µs" => 1e-6,
-            "ns" => 1e-9,
-            _ => return None,
-        };
-        rest = &rest[unit_len..];
-        total += n * secs_per_unit;
-    }
-    total.is_finite().then_some(total)
+    crate::duration::parse_secs(s)
 }
 
 /// Delay hints inside error messages: OpenAI's "Please try again in 1.146s" (or "in 20ms",
@@ -323,113 +297,19 @@ pub fn parse_message_hint(message: &str) -> Option<Duration> {
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date.
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = if y >= 0 { y } else { y - 399 } / 400;
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-fn unix_ms(y: i64, mo: i64, d: i64, h: i64, mi: i64, s: i64) -> Option<i64> {
-    // Years outside this range are no provider's clock, and would overflow the arithmetic.
-    let valid = (1970..=9999).contains(&y)
-        && (1..=12).contains(&mo)
-        && (1..=31).contains(&d)
-        && (0..=23).contains(&h)
-        && (0..=59).contains(&mi)
-        && (0..=60).contains(&s);
-    valid.then(|| ((days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60_000 + s * 1000)
-}
-
-fn month(s: &str) -> Option<i64> {
-    const MONTHS: [&str; 12] = [
-        "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
-    ];
-    let s = s.to_ascii_lowercase();
-    MONTHS.iter().position(|m| *m == s).map(|i| i as i64 + 1)
-}
-
-fn hms(s: &str) -> Option<(i64, i64, i64)> {
-    let mut it = s.split(':').map(|p| p.parse::<i64>().ok());
-    let t = (it.next()??, it.next()??, it.next()??);
-    it.next().is_none().then_some(t)
-}
-
-/// HTTP-date: IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), rfc850
-/// (`Sunday, 06-Nov-94 08:49:37 GMT`) and asctime (`Sun Nov  6 08:49:37 1994`, UTC).
+/// HTTP-date (RFC 9110) in any of its three forms: IMF-fixdate
+/// (`Sun, 06 Nov 1994 08:49:37 GMT`), rfc850 (`Sunday, 06-Nov-94 08:49:37 GMT`) and asctime
+/// (`Sun Nov  6 08:49:37 1994`), as Unix ms.
 pub fn parse_http_date_ms(s: &str) -> Option<i64> {
-    let parts: Vec<&str> = s.split_whitespace().collect();
-    match parts.as_slice() {
-        [_, d, mo, y, t, "GMT"] => {
-            let (h, mi, se) = hms(t)?;
-            unix_ms(y.parse().ok()?, month(mo)?, d.parse().ok()?, h, mi, se)
-        }
-        [_, dmy, t, "GMT"] => {
-            let mut it = dmy.split('-');
-            let (d, mo, y) = (it.next()?, it.next()?, it.next()?);
-            let y: i64 = y.parse().ok()?;
-            // rfc850 two-digit years: RFC 9110 says pick the nearest century; providers are recent.
-            let y = if y < 100 {
-                if y < 70 {
-                    2000 + y
-                } else {
-                    1900 + y
-                }
-            } else {
-                y
-            };
-            let (h, mi, se) = hms(t)?;
-            unix_ms(y, month(mo)?, d.parse().ok()?, h, mi, se)
-        }
-        [_, mo, d, t, y] => {
-            let (h, mi, se) = hms(t)?;
-            unix_ms(y.parse().ok()?, month(mo)?, d.parse().ok()?, h, mi, se)
-        }
-        _ => None,
-    }
+    let t = httpdate::parse_http_date(s.trim()).ok()?;
+    let ms = t.duration_since(std::time::UNIX_EPOCH).ok()?.as_millis();
+    i64::try_from(ms).ok()
 }
 
 /// RFC 3339 (`2025-08-21T12:40:59Z`, fractions and offsets allowed) as Unix ms.
 pub fn parse_rfc3339_ms(s: &str) -> Option<i64> {
-    let s = s.trim();
-    let b = s.as_bytes();
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
-        return None;
-    }
-    let num = |r: std::ops::Range<usize>| s.get(r)?.parse::<i64>().ok();
-    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (h, mi, se) = hms(s.get(11..19)?)?;
-    let mut rest = s.get(19..)?;
-    let mut frac_ms = 0i64;
-    if let Some(r) = rest.strip_prefix('.') {
-        let n = r.find(|c: char| !c.is_ascii_digit()).unwrap_or(r.len());
-        if n == 0 {
-            return None;
-        }
-        let digits = &r[..n.min(3)];
-        frac_ms = digits.parse::<i64>().ok()? * 10i64.pow(3 - digits.len() as u32);
-        rest = &r[n..];
-    }
-    let offset_min = match rest {
-        "Z" | "z" => 0,
-        _ => {
-            let sign = match rest.as_bytes().first()? {
-                b'+' => 1,
-                b'-' => -1,
-                _ => return None,
-            };
-            let (oh, om) = rest.get(1..)?.split_once(':')?;
-            let (oh, om) = (oh.parse::<i64>().ok()?, om.parse::<i64>().ok()?);
-            if !(0..=23).contains(&oh) || !(0..=59).contains(&om) {
-                return None;
-            }
-            sign * (oh * 60 + om)
-        }
-    };
-    Some(unix_ms(y, mo, d, h, mi, se)? + frac_ms - offset_min * 60_000)
+    let t: jiff::Timestamp = s.trim().parse().ok()?;
+    Some(t.as_millisecond())
 }
 
 #[cfg(test)]

@@ -312,7 +312,7 @@ pub struct Engine {
     cooldowns_dirty: bool,
     dirty_keys: Vec<usize>,
     answers: Vec<(WaiterId, WaiterAnswer)>,
-    rng: u64,
+    rng: fastrand::Rng,
     events: VecDeque<EngineEvent>,
     runs: HashMap<String, runs::Run>,
     /// Index of `config.default_profile` in `config.profiles`.
@@ -349,7 +349,7 @@ impl Engine {
             cooldowns_dirty: false,
             dirty_keys: Vec::new(),
             answers: Vec::new(),
-            rng: epoch | 1,
+            rng: fastrand::Rng::with_seed(epoch),
             events: VecDeque::new(),
             runs: HashMap::new(),
             default_profile: 0,
@@ -390,13 +390,8 @@ impl Engine {
             .collect()
     }
 
-    fn next_random(&mut self) -> u64 {
-        // xorshift64*: enough for jitter, and deterministic for a given epoch.
-        let mut x = self.rng;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.rng = x;
-        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    /// A draw in [0, 1) for jitter: deterministic for a given epoch.
+    fn next_random(&mut self) -> f64 {
+        self.rng.f64()
     }
 }

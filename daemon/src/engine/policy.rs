@@ -428,7 +428,7 @@ impl Engine {
                 (cond, until.saturating_duration_since(now.mono))
             }
             _ => {
-                let draw = (self.next_random() >> 11) as f64 / (1u64 << 53) as f64;
+                let draw = self.next_random();
                 let backoff = profile.delay(attempt, draw);
                 (
                     Condition::Unavailable,

@@ -24,7 +24,7 @@ pub enum SocketError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("socket_group {0:?} is not a group on this host (see /etc/group); create it or remove socket_group")]
+    #[error("socket_group {0:?} is not a group on this host (`getent group` lists them); create it or remove socket_group")]
     UnknownGroup(String),
     #[error(
         "the socket folder {path} {why}, so another user could listen in the daemon's place; \
@@ -87,19 +87,17 @@ impl Drop for SocketGuard {
     }
 }
 
-/// Looks a group's id up in /etc/group.
+/// Looks a group's id up by name (through the system's group database, so directory groups
+/// count too), or takes a number as the id itself.
 fn group_id(name: &str) -> Result<u32, SocketError> {
-    let text =
-        std::fs::read_to_string("/etc/group").map_err(io("read", Path::new("/etc/group")))?;
-    text.lines()
-        .filter_map(|l| {
-            let mut f = l.split(':');
-            let (n, _, gid) = (f.next()?, f.next()?, f.next()?);
-            (n == name).then(|| gid.parse().ok()).flatten()
-        })
-        .next()
-        .or_else(|| name.parse().ok())
-        .ok_or_else(|| SocketError::UnknownGroup(name.to_string()))
+    let unknown = || SocketError::UnknownGroup(name.to_string());
+    match nix::unistd::Group::from_name(name) {
+        Ok(Some(g)) => Ok(g.gid.as_raw()),
+        Ok(None) => name.parse().map_err(|_| unknown()),
+        Err(e) => Err(io("look up socket_group", Path::new("/etc/group"))(
+            e.into(),
+        )),
+    }
 }
 
 /// Binds `path` for this daemon alone.
@@ -183,4 +181,18 @@ pub fn bind(path: &Path, group: Option<&str>) -> Result<(UnixListener, SocketGua
             _lock: lock,
         },
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_group_is_found_by_name_or_taken_as_a_number() {
+        assert_eq!(group_id("root").expect("root"), 0);
+        assert_eq!(group_id("4242").expect("number"), 4242);
+        let e = group_id("no-such-group-llmctl").expect_err("unknown");
+        assert!(matches!(e, SocketError::UnknownGroup(ref n) if n == "no-such-group-llmctl"));
+        assert!(e.to_string().contains("getent group"), "{e}");
+    }
 }

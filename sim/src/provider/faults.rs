@@ -40,19 +40,9 @@ pub struct Fault {
     pub until: Option<Duration>,
 }
 
+/// A duration in the project's one syntax (`500ms`, `2s`, `1m30s`).
 fn parse_dur(s: &str) -> Option<Duration> {
-    let s = s.trim();
-    let (num, mult) = if let Some(n) = s.strip_suffix("ms") {
-        (n, 1e-3)
-    } else if let Some(n) = s.strip_suffix('s') {
-        (n, 1.0)
-    } else if let Some(n) = s.strip_suffix('m') {
-        (n, 60.0)
-    } else {
-        return None;
-    };
-    let v: f64 = num.parse().ok()?;
-    (v.is_finite() && v >= 0.0).then(|| Duration::from_secs_f64(v * mult))
+    llmctl_daemon::duration::parse_secs(s).map(Duration::from_secs_f64)
 }
 
 impl Fault {

@@ -133,7 +133,7 @@ struct State_ {
     faults: Vec<Fault>,
     started: Instant,
     stats: Stats,
-    rng: u64,
+    rng: fastrand::Rng,
     next_id: u64,
 }
 
@@ -168,7 +168,7 @@ impl Provider {
             faults: config.faults.clone(),
             started: now,
             stats: Stats::default(),
-            rng: 0x9e37_79b9_7f4a_7c15 ^ u64::from(std::process::id()),
+            rng: fastrand::Rng::with_seed(0x9e37_79b9_7f4a_7c15 ^ u64::from(std::process::id())),
             next_id: 1,
         };
         Provider {
@@ -208,12 +208,7 @@ impl Provider {
     }
 
     fn draw(s: &mut State_) -> f64 {
-        let mut x = s.rng;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        s.rng = x;
-        (x >> 11) as f64 / (1u64 << 53) as f64
+        s.rng.f64()
     }
 
     /// Admission: faults first, then every configured bucket, all or nothing.

@@ -114,7 +114,7 @@ impl Scenario {
     /// provider at 20 requests/s with a burst of 5 and 25k tokens/s with a 2 s burst, so that
     /// both limits bind (the jobs ask for about 26k tokens/s at 20 requests/s).
     pub fn calibrate(calibration: Calibration, jobs: Option<usize>) -> Scenario {
-        let mut rng = Rng(0x5eed_1234_abcd_ef01);
+        let mut rng = Rng::with_seed(0x5eed_1234_abcd_ef01);
         let mut provider = provider(
             1200.0,
             5.0,

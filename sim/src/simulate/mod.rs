@@ -11,6 +11,7 @@ pub use report::table;
 
 use crate::local_daemon::LocalDaemon;
 use crate::provider::{FakeProvider, Limits, ProviderConfig, RetryAfter};
+use fastrand::Rng;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -205,17 +206,6 @@ pub struct Scenario {
     pub calibration: Option<Calibration>,
 }
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
 fn provider(
     rpm: f64,
     burst: f64,
@@ -244,7 +234,7 @@ fn mixed_jobs(n: usize, rng: &mut Rng) -> Vec<Job> {
     const SIZES: [u64; 4] = [100, 400, 1000, 3000];
     (0..n)
         .map(|_| Job {
-            input_tokens: SIZES[(rng.next() % 4) as usize],
+            input_tokens: SIZES[rng.usize(..SIZES.len())],
             max_tokens: 200,
             priority: 0,
             interactive: false,
@@ -272,7 +262,7 @@ fn deal(jobs: Vec<Job>, processes: usize, first_share: Option<f64>) -> Vec<Vec<J
 impl Scenario {
     /// `jobs` overrides the job count of incident, skew and priority.
     pub fn build(name: ScenarioName, jobs: Option<usize>) -> Scenario {
-        let mut rng = Rng(0x5eed_1234_abcd_ef01);
+        let mut rng = Rng::with_seed(0x5eed_1234_abcd_ef01);
         // 20 requests/s with a burst of 20; 20k tokens/s with a 5 s burst; rejected requests count.
         let incident_provider = || {
             provider(

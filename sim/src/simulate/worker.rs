@@ -23,7 +23,7 @@ struct Ctx {
     /// The per-process bucket of the bucket-* strategies.
     local: Option<Mutex<Engine>>,
     client_id: String,
-    rng: Mutex<u64>,
+    rng: Mutex<fastrand::Rng>,
 }
 
 #[derive(Default)]
@@ -78,11 +78,7 @@ fn local_engine(spec: &WorkerSpec) -> Option<Mutex<Engine>> {
 
 impl Ctx {
     fn jitter(&self) -> f64 {
-        let mut x = self.rng.lock().unwrap_or_else(|p| p.into_inner());
-        *x ^= *x << 13;
-        *x ^= *x >> 7;
-        *x ^= *x << 17;
-        (*x >> 11) as f64 / (1u64 << 53) as f64
+        self.rng.lock().unwrap_or_else(|p| p.into_inner()).f64()
     }
 
     fn deadline(&self) -> Instant {
@@ -421,7 +417,7 @@ pub async fn run(spec: WorkerSpec) -> WorkerResult {
         local: local_engine(&spec),
         http: HttpClient::new(),
         client_id,
-        rng: Mutex::new(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1),
+        rng: Mutex::new(fastrand::Rng::with_seed(seed)),
         spec,
     });
     let result = Arc::new(Mutex::new(WorkerResult::default()));
