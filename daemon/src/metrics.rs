@@ -284,13 +284,19 @@ impl Metrics {
         // A limit's source changes as it calibrates: drop the old series with it.
         self.limit_effective.clear();
         for k in keys {
-            for b in k.buckets.iter().filter(|b| b.period == Period::Minute) {
+            for b in k
+                .buckets
+                .iter()
+                .filter(|b| b.bucket.period == Period::Minute)
+            {
                 let label = LimitLabel {
                     key: k.key.clone(),
-                    dimension: b.dimension.as_str().into(),
-                    source: b.source.as_str().into(),
+                    dimension: b.bucket.dimension.as_str().into(),
+                    source: b.bucket.source.as_str().into(),
                 };
-                self.limit_effective.get_or_create(&label).set(b.limit);
+                self.limit_effective
+                    .get_or_create(&label)
+                    .set(b.bucket.limit);
             }
             let active = i64::from(!k.cooldown_remaining.is_zero());
             self.cooldown_active

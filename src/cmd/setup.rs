@@ -62,10 +62,10 @@ fn check(args: CheckArgs) -> ExitCode {
             .map(|b| {
                 format!(
                     "{} {}/{} (burst {})",
-                    b.dimension,
-                    b.limit,
-                    b.period.as_str(),
-                    b.capacity
+                    b.bucket.dimension,
+                    b.bucket.limit,
+                    b.bucket.period.as_str(),
+                    b.bucket.capacity
                 )
             })
             .collect();

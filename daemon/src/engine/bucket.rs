@@ -231,6 +231,18 @@ impl Bucket {
         self.ramp.as_ref().map_or(1.0, |r| r.factor(now))
     }
 
+    /// What the bucket enforces and holds, with `capacity` as the caller reads it.
+    pub fn level_of(&self, capacity: f64) -> super::BucketLevel {
+        super::BucketLevel {
+            dimension: self.rate.dimension,
+            period: self.rate.period,
+            limit: self.rate.limit,
+            capacity,
+            level: self.level,
+            source: self.source,
+        }
+    }
+
     /// The capacity allowed at `now` (less while ramping up).
     pub fn capacity_now(&self, now: Instant) -> f64 {
         self.rate.capacity * self.ramp_factor(now)

@@ -7,7 +7,7 @@ use super::*;
 fn bucket_of(st: &KeyStatus, dim: Dimension) -> BucketStatus {
     st.buckets
         .iter()
-        .find(|b| b.dimension == dim)
+        .find(|b| b.bucket.dimension == dim)
         .cloned()
         .unwrap_or_else(|| panic!("no {dim} bucket in {st:?}"))
 }
@@ -37,7 +37,10 @@ fn a_limit_header_lowers_the_configured_limit_and_never_raises_it() {
     .filled();
     report(&mut fx, "o", 200, &requests_headers("300", "4", "0s"), 0);
     let b = bucket_of(&fx.key_status("o", 0), Dimension::Requests);
-    assert_eq!((b.limit, b.source), (300.0, LimitSource::Headers));
+    assert_eq!(
+        (b.bucket.limit, b.bucket.source),
+        (300.0, LimitSource::Headers)
+    );
     assert_eq!(b.configured_limit, Some(600.0));
     assert_eq!(
         (b.learned_limit, b.learned_source),
@@ -46,7 +49,10 @@ fn a_limit_header_lowers_the_configured_limit_and_never_raises_it() {
     // The provider's tier goes up: the config stays the bound the user chose.
     report(&mut fx, "o", 200, &requests_headers("1200", "4", "0s"), 10);
     let b = bucket_of(&fx.key_status("o", 10), Dimension::Requests);
-    assert_eq!((b.limit, b.source), (600.0, LimitSource::Config));
+    assert_eq!(
+        (b.bucket.limit, b.bucket.source),
+        (600.0, LimitSource::Config)
+    );
     assert_eq!(b.learned_limit, Some(1200.0));
 }
 
@@ -55,16 +61,23 @@ fn a_learned_limit_follows_the_headers_both_ways() {
     let mut fx = Fx::new(vec![]);
     report(&mut fx, "n", 200, &requests_headers("1200", "5", "0s"), 0);
     let b = bucket_of(&fx.key_status("n", 0), Dimension::Requests);
-    assert_eq!((b.limit, b.source), (1200.0, LimitSource::Headers));
+    assert_eq!(
+        (b.bucket.limit, b.bucket.source),
+        (1200.0, LimitSource::Headers)
+    );
     assert_eq!(b.configured_limit, None);
     report(&mut fx, "n", 200, &requests_headers("600", "5", "0s"), 10);
     assert_eq!(
-        bucket_of(&fx.key_status("n", 10), Dimension::Requests).limit,
+        bucket_of(&fx.key_status("n", 10), Dimension::Requests)
+            .bucket
+            .limit,
         600.0
     );
     report(&mut fx, "n", 200, &requests_headers("2400", "5", "0s"), 20);
     assert_eq!(
-        bucket_of(&fx.key_status("n", 20), Dimension::Requests).limit,
+        bucket_of(&fx.key_status("n", 20), Dimension::Requests)
+            .bucket
+            .limit,
         2400.0
     );
 }
@@ -84,7 +97,11 @@ fn capacity_comes_from_remaining_and_reset_not_one_second_of_rate() {
         );
     }
     let b = bucket_of(&fx.key_status("o", 3000), Dimension::Requests);
-    assert!((b.capacity - 5.0).abs() < 0.05, "capacity {}", b.capacity);
+    assert!(
+        (b.bucket.capacity - 5.0).abs() < 0.05,
+        "capacity {}",
+        b.bucket.capacity
+    );
     assert_eq!(b.capacity_source, LimitSource::Headers);
 
     // Anthropic: an RFC 3339 reset in whole seconds, read a second short.
@@ -98,7 +115,11 @@ fn capacity_comes_from_remaining_and_reset_not_one_second_of_rate() {
     report(&mut fx, "a", 200, &h, 0);
     let b = bucket_of(&fx.key_status("a", 0), Dimension::Tokens);
     // 1000/s: 2000 left, full in 2 to 3 s: at least 4000.
-    assert!((b.capacity - 4000.0).abs() < 1.0, "capacity {}", b.capacity);
+    assert!(
+        (b.bucket.capacity - 4000.0).abs() < 1.0,
+        "capacity {}",
+        b.bucket.capacity
+    );
 }
 
 /// RFC 3339 with whole seconds, as Anthropic writes its resets.
@@ -134,7 +155,7 @@ fn a_learned_capacity_never_refuses_a_request_as_too_large() {
     ];
     report(&mut fx, "t", 200, &h, 0);
     let b = bucket_of(&fx.key_status("t", 0), Dimension::Tokens);
-    assert!(b.capacity < 1100.0, "capacity {}", b.capacity);
+    assert!(b.bucket.capacity < 1100.0, "capacity {}", b.bucket.capacity);
     // 3000 tokens is above that guess: it waits for a full bucket instead of failing.
     assert!(matches!(
         fx.e.acquire(
@@ -174,7 +195,9 @@ fn absurd_header_values_are_ignored_and_counted() {
     let st = fx.key_status("x", 10);
     assert_eq!(st.headers_ignored_total, 3);
     assert!(
-        st.buckets.iter().all(|b| b.source != LimitSource::Headers),
+        st.buckets
+            .iter()
+            .all(|b| b.bucket.source != LimitSource::Headers),
         "{st:?}"
     );
 }
@@ -274,9 +297,13 @@ fn a_429_lowers_the_rate_once_per_flight_and_empties_the_bucket_until_the_cooldo
     fx.e.report(&a, &r429(2000), fx.now(2000)).expect("report");
     let st = fx.key_status("k", 2000);
     let bk = bucket_of(&st, Dimension::Requests);
-    assert_eq!(bk.source, LimitSource::Aimd);
+    assert_eq!(bk.bucket.source, LimitSource::Aimd);
     // No answer has come back yet to say what the provider accepts: the usual 15 %.
-    assert!((bk.limit - 1020.0).abs() < 1e-6, "{}", bk.limit);
+    assert!(
+        (bk.bucket.limit - 1020.0).abs() < 1e-6,
+        "{}",
+        bk.bucket.limit
+    );
     assert_eq!(bk.configured_limit, Some(1200.0));
     // Empty until the cooldown (the provider's 500 ms) ends, then refilling for the probe.
     assert!(fx.level("k", Dimension::Requests, 2500).abs() < 0.05);
@@ -285,12 +312,14 @@ fn a_429_lowers_the_rate_once_per_flight_and_empties_the_bucket_until_the_cooldo
         Acquired::NotGranted(_)
     ));
     // b was in flight when the rate was cut: its 429, even past the hold, does not cut again.
-    let cut = bk.limit;
+    let cut = bk.bucket.limit;
     let late = 2000 + bucket::aimd::CUT_HOLD.as_millis() as u64 + 1;
     fx.e.report(&b, &r429(late as i64), fx.now(late))
         .expect("report");
     assert_eq!(
-        bucket_of(&fx.key_status("k", late), Dimension::Requests).limit,
+        bucket_of(&fx.key_status("k", late), Dimension::Requests)
+            .bucket
+            .limit,
         cut
     );
     // One granted after the cut does (once b's cooldown is over and the bucket refilled).
@@ -298,7 +327,12 @@ fn a_429_lowers_the_rate_once_per_flight_and_empties_the_bucket_until_the_cooldo
     let c = lease(&fx.acquire("k", 0, 0, 0, then));
     fx.e.report(&c, &r429(then as i64), fx.now(then))
         .expect("report");
-    assert!(bucket_of(&fx.key_status("k", then), Dimension::Requests).limit < cut);
+    assert!(
+        bucket_of(&fx.key_status("k", then), Dimension::Requests)
+            .bucket
+            .limit
+            < cut
+    );
 }
 
 #[test]
@@ -315,14 +349,18 @@ fn the_probe_rises_only_with_demand_and_never_above_the_config() {
         fx.now(0),
     )
     .expect("report");
-    let cut = bucket_of(&fx.key_status("k", 0), Dimension::Requests).limit;
+    let cut = bucket_of(&fx.key_status("k", 0), Dimension::Requests)
+        .bucket
+        .limit;
     // Requests that find room at once are no demand: nothing rises.
     for ms in (1000..5000).step_by(250) {
         let id = lease(&fx.acquire("k", 0, 0, 0, ms));
         fx.e.report(&id, &ok(200), fx.now(ms)).expect("report");
     }
     assert_eq!(
-        bucket_of(&fx.key_status("k", 5000), Dimension::Requests).limit,
+        bucket_of(&fx.key_status("k", 5000), Dimension::Requests)
+            .bucket
+            .limit,
         cut
     );
     // Demand beyond the bucket: the rate climbs back, and stops at the configured limit.
@@ -333,13 +371,18 @@ fn the_probe_rises_only_with_demand_and_never_above_the_config() {
             fx.e.report(&g.lease_id, &ok(200), fx.now(ms))
                 .expect("report");
         }
-        let l = bucket_of(&fx.key_status("k", ms), Dimension::Requests).limit;
+        let l = bucket_of(&fx.key_status("k", ms), Dimension::Requests)
+            .bucket
+            .limit;
         assert!(l >= last && l <= 1200.0, "{last} then {l}");
         last = l;
         ms += 10;
     }
     let b = bucket_of(&fx.key_status("k", ms), Dimension::Requests);
-    assert_eq!((b.limit, b.source), (1200.0, LimitSource::Config));
+    assert_eq!(
+        (b.bucket.limit, b.bucket.source),
+        (1200.0, LimitSource::Config)
+    );
 }
 
 /// A provider that limits requests with a continuously refilled bucket, counts rejected
@@ -429,7 +472,7 @@ fn a_header_less_limit_is_found_and_held_without_oscillation() {
                     .find(|k| k.key == "h")
                     .and_then(|k| k.buckets.into_iter().next())
             {
-                limits_seen.push((ms, b.limit));
+                limits_seen.push((ms, b.bucket.limit));
             }
         }
     }
@@ -464,7 +507,7 @@ fn first_contact_starts_slowly_and_ends_when_headers_name_the_limits() {
         .count();
     assert_eq!(granted, bucket::aimd::START_BURST as usize);
     let b = bucket_of(&fx.key_status("new", 0), Dimension::Requests);
-    assert_eq!(b.source, LimitSource::Aimd);
+    assert_eq!(b.bucket.source, LimitSource::Aimd);
     // A response naming limits ends the probing: the headers rule.
     report(
         &mut fx,
@@ -474,7 +517,10 @@ fn first_contact_starts_slowly_and_ends_when_headers_name_the_limits() {
         1000,
     );
     let b = bucket_of(&fx.key_status("new", 1000), Dimension::Requests);
-    assert_eq!((b.limit, b.source), (6000.0, LimitSource::Headers));
+    assert_eq!(
+        (b.bucket.limit, b.bucket.source),
+        (6000.0, LimitSource::Headers)
+    );
     // A provider that names only token limits has none on requests: no bucket is left.
     let mut fx = Fx::new(vec![]);
     report(
@@ -485,7 +531,10 @@ fn first_contact_starts_slowly_and_ends_when_headers_name_the_limits() {
         0,
     );
     let st = fx.key_status("t", 0);
-    assert!(st.buckets.iter().all(|b| b.dimension == Dimension::Tokens));
+    assert!(st
+        .buckets
+        .iter()
+        .all(|b| b.bucket.dimension == Dimension::Tokens));
 }
 
 #[test]
@@ -504,7 +553,7 @@ fn first_contact_without_answers_doubles_ahead_of_demand() {
     // Within a few seconds the probe is ahead of the demand: nothing waits any more.
     assert_eq!(refused_late, 0);
     let b = bucket_of(&fx.key_status("open", 6000), Dimension::Requests);
-    assert!(b.limit >= 60_000.0, "{}", b.limit);
+    assert!(b.bucket.limit >= 60_000.0, "{}", b.bucket.limit);
     // With no demand past it, it stops there; demand far beyond ends the probe altogether.
     let mut b = bucket::Bucket::learned(Dimension::Requests, fx.base);
     b.start_first_contact(fx.base);
@@ -600,21 +649,21 @@ fn learned_limits_survive_a_restart() {
     let after = bucket_of(&fresh.key_status("c", 0), Dimension::Requests);
     assert_eq!(
         (
-            after.limit,
-            after.capacity,
-            after.source,
+            after.bucket.limit,
+            after.bucket.capacity,
+            after.bucket.source,
             after.configured_limit
         ),
         (
-            before.limit,
-            before.capacity,
+            before.bucket.limit,
+            before.bucket.capacity,
             LimitSource::Aimd,
             Some(2400.0)
         )
     );
     let p = fresh.key_status("p", 0);
     assert_eq!(
-        (p.output_counted_as_source, p.buckets[0].source),
+        (p.output_counted_as_source, p.buckets[0].bucket.source),
         (AccountingSource::Headers, LimitSource::Headers)
     );
 }
@@ -630,7 +679,7 @@ fn a_configured_burst_still_refuses_what_can_never_fit_when_headers_lower_it() {
     ];
     report(&mut fx, "c", 200, &h, 0);
     let b = bucket_of(&fx.key_status("c", 0), Dimension::Tokens);
-    assert!(b.capacity < 5100.0, "{}", b.capacity);
+    assert!(b.bucket.capacity < 5100.0, "{}", b.bucket.capacity);
     let ask = |fx: &mut Fx, tokens| {
         fx.e.acquire(
             &AcquireRequest {

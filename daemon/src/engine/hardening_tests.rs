@@ -155,7 +155,7 @@ fn reset_forgets_learned_limits_debt_cooldown_and_breaker() {
     assert!(s.debt > 0.0 && s.cooldown);
     let after = fx.key_status("c", 0);
     assert_eq!(after.buckets.len(), 1, "the configured bucket stays");
-    assert_eq!(after.buckets[0].level, 0.0);
+    assert_eq!(after.buckets[0].bucket.level, 0.0);
     assert_eq!(after.cooldown_remaining, Duration::ZERO);
     assert!(matches!(
         fx.e.reset("unknown", fx.now(0)),
@@ -191,11 +191,14 @@ fn a_new_config_keeps_levels_leases_and_learned_limits() {
     fx.e.reconfigure(config.clone(), next, fx.now(0))
         .expect("reconfigure");
     let k = fx.key_status("k", 0);
-    assert_eq!((k.buckets[0].limit, k.buckets[0].capacity), (600.0, 20.0));
-    assert_eq!(k.buckets[0].level, before, "the level is kept");
+    assert_eq!(
+        (k.buckets[0].bucket.limit, k.buckets[0].bucket.capacity),
+        (600.0, 20.0)
+    );
+    assert_eq!(k.buckets[0].bucket.level, before, "the level is kept");
     assert!(fx.key_status("gone", 0).buckets.is_empty());
     assert_eq!(
-        fx.key_status("new", 0).buckets[0].level,
+        fx.key_status("new", 0).buckets[0].bucket.level,
         0.0,
         "starts empty"
     );
@@ -211,7 +214,7 @@ fn a_new_config_keeps_levels_leases_and_learned_limits() {
         },
     )];
     assert!(fx.e.reconfigure(config, bad, fx.now(2)).is_err());
-    assert_eq!(fx.key_status("k", 2).buckets[0].limit, 600.0);
+    assert_eq!(fx.key_status("k", 2).buckets[0].bucket.limit, 600.0);
 }
 
 fn small(max_keys: usize, max_leases: usize, max_waiters: usize, max_runs: usize) -> Fx {
@@ -366,7 +369,7 @@ fn a_reload_on_a_full_table_adds_its_configured_keys() {
     ];
     fx.e.reconfigure(config, next, fx.now(1))
         .expect("a valid config is applied whole");
-    assert_eq!(fx.key_status("added", 1).buckets[0].limit, 60.0);
+    assert_eq!(fx.key_status("added", 1).buckets[0].bucket.limit, 60.0);
 }
 
 #[test]

@@ -48,7 +48,7 @@ use keys::{ancestors, validate_units};
 pub use limits::{
     AccountingSource, Dimension, KeyLimits, LimitSource, OutputCounting, Period, Provider, Rate,
 };
-pub use persist::{BucketSnapshot, CooldownSnapshot, KeySnapshot};
+pub use persist::{BucketLevel, BucketSnapshot, CooldownSnapshot, KeySnapshot};
 pub use profiles::{Backoff, RetryProfile};
 pub use reset::ResetSummary;
 pub use routes::{Condition, RouteGroup, RouteMember};

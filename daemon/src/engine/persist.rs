@@ -24,19 +24,29 @@ impl KeySnapshot {
     pub fn assume_spent_until(&mut self, crash_unix_ms: i64) {
         self.saved_unix_ms = self.saved_unix_ms.max(crash_unix_ms);
         for b in &mut self.buckets {
-            b.level = b.level.min(0.0);
+            b.bucket.level = b.bucket.level.min(0.0);
         }
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct BucketSnapshot {
+/// What a bucket enforces and holds: the part the store keeps and status shows alike.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BucketLevel {
     pub dimension: Dimension,
     pub period: Period,
+    /// Effective: what is enforced.
     pub limit: f64,
     pub capacity: f64,
     pub level: f64,
+    /// Where the effective limit came from.
     pub source: LimitSource,
+}
+
+/// A bucket as the store keeps it. Postcard writes a nested struct as its fields in order,
+/// so the bytes are those of the flat record this was before.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BucketSnapshot {
+    pub bucket: BucketLevel,
     /// What the headers last said (limit, inferred capacity).
     pub headers_limit: Option<f64>,
     pub headers_capacity: Option<f64>,
@@ -93,12 +103,7 @@ impl Engine {
                 .map(|b| {
                     b.refill(now.mono);
                     BucketSnapshot {
-                        dimension: b.rate.dimension,
-                        period: b.rate.period,
-                        limit: b.rate.limit,
-                        capacity: b.rate.capacity,
-                        level: b.level,
-                        source: b.source,
+                        bucket: b.level_of(b.rate.capacity),
                         headers_limit: b.headers.as_ref().map(|h| h.limit),
                         headers_capacity: b.headers.as_ref().and_then(|h| h.capacity),
                         aimd_rate: b.aimd.as_ref().map(|a| a.rate),
@@ -159,29 +164,31 @@ impl Engine {
             }
             let elapsed_ms = (now.unix_ms - snap.saved_unix_ms).max(0) as f64;
             for b in &snap.buckets {
-                if !(b.level.is_finite()
-                    && b.limit.is_finite()
-                    && b.limit > 0.0
-                    && b.capacity.is_finite())
+                if !(b.bucket.level.is_finite()
+                    && b.bucket.limit.is_finite()
+                    && b.bucket.limit > 0.0
+                    && b.bucket.capacity.is_finite())
                 {
                     continue;
                 }
                 let key = &mut self.keys[id];
-                let existing = key
-                    .buckets
-                    .iter()
-                    .position(|x| x.rate.dimension == b.dimension && x.rate.period == b.period);
+                let existing = key.buckets.iter().position(|x| {
+                    x.rate.dimension == b.bucket.dimension && x.rate.period == b.bucket.period
+                });
                 // Saved before limits had sources of their own: a learned bucket's limit was
                 // its headers'.
-                let headers = b
-                    .headers_limit
-                    .map(|l| (l, b.headers_capacity))
-                    .or((b.source == LimitSource::Headers).then_some((b.limit, Some(b.capacity))));
+                let headers = b.headers_limit.map(|l| (l, b.headers_capacity)).or((b
+                    .bucket
+                    .source
+                    == LimitSource::Headers)
+                    .then_some((b.bucket.limit, Some(b.bucket.capacity))));
                 let probe = b.aimd_rate.map(|r| (r, b.aimd_refused_rate));
                 let i = match existing {
                     Some(i) => i,
-                    None if b.source != LimitSource::Config && b.period == Period::Minute => {
-                        key.minute_bucket(b.dimension, now.mono)
+                    None if b.bucket.source != LimitSource::Config
+                        && b.bucket.period == Period::Minute =>
+                    {
+                        key.minute_bucket(b.bucket.dimension, now.mono)
                     }
                     None => continue,
                 };
@@ -190,7 +197,7 @@ impl Engine {
                 if !bucket.is_limited() {
                     continue;
                 }
-                let refilled = b.level + elapsed_ms * bucket.rate.per_ms();
+                let refilled = b.bucket.level + elapsed_ms * bucket.rate.per_ms();
                 bucket.level = refilled.min(bucket.rate.capacity);
                 bucket.updated = now.mono;
                 restored[id] = true;

@@ -5,14 +5,8 @@ use super::*;
 /// What status shows of one bucket.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BucketStatus {
-    pub dimension: Dimension,
-    pub period: Period,
-    /// Effective: what is enforced.
-    pub limit: f64,
-    pub capacity: f64,
-    pub level: f64,
-    /// Where the effective limit came from.
-    pub source: LimitSource,
+    /// What is enforced now; `capacity` as it is while a ramp-up lasts.
+    pub bucket: BucketLevel,
     pub capacity_source: LimitSource,
     pub configured_limit: Option<f64>,
     pub configured_capacity: Option<f64>,
@@ -35,12 +29,7 @@ impl BucketStatus {
             (None, a) => a,
         };
         BucketStatus {
-            dimension: b.rate.dimension,
-            period: b.rate.period,
-            limit: b.rate.limit,
-            capacity: b.capacity_now(now),
-            level: b.level,
-            source: b.source,
+            bucket: b.level_of(b.capacity_now(now)),
             capacity_source: b.capacity_source,
             configured_limit: b.configured.map(|c| c.limit),
             configured_capacity: b.configured.map(|c| c.capacity),

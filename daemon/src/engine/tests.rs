@@ -89,8 +89,9 @@ impl Fx {
         let k = st.iter().find(|k| k.key == key).expect("key in status");
         k.buckets
             .iter()
-            .find(|b| b.dimension == dim)
+            .find(|b| b.bucket.dimension == dim)
             .expect("bucket")
+            .bucket
             .level
     }
 
@@ -565,10 +566,14 @@ fn remaining_headers_lower_a_bucket_and_limit_headers_create_one() {
     let tokens = st
         .buckets
         .iter()
-        .find(|b| b.dimension == Dimension::Tokens)
+        .find(|b| b.bucket.dimension == Dimension::Tokens)
         .expect("created");
     assert_eq!(
-        (tokens.limit, tokens.level, tokens.source),
+        (
+            tokens.bucket.limit,
+            tokens.bucket.level,
+            tokens.bucket.source
+        ),
         (90000.0, 45000.0, LimitSource::Headers)
     );
     assert_eq!(
@@ -659,7 +664,7 @@ fn snapshot_and_restore_refill_for_the_time_passed() {
     lease(&fx.acquire("k", 6000, 0, 0, 0));
     let snaps = fx.e.take_dirty(fx.now(0));
     assert_eq!(snaps.len(), 1);
-    assert_eq!(snaps[0].buckets[0].level, 4000.0);
+    assert_eq!(snaps[0].buckets[0].bucket.level, 4000.0);
     assert!(
         fx.e.take_dirty(fx.now(0)).is_empty(),
         "nothing changed since"
@@ -700,12 +705,12 @@ fn after_an_unclean_stop_buckets_count_as_spent_at_the_crash_and_debt_stays() {
     lease(&fx.acquire("k", 6000, 0, 0, 0));
     let mut snaps = fx.e.take_dirty(fx.now(0));
     let mut debt = snaps[0].clone();
-    debt.buckets[0].level = -500.0;
+    debt.buckets[0].bucket.level = -500.0;
     // Crashed 1.5 s after the snapshot, restarted 2 s after it (1 token per ms).
     let crash = T0_UNIX + 1500;
     snaps[0].assume_spent_until(crash);
     debt.assume_spent_until(crash);
-    assert_eq!(debt.buckets[0].level, -500.0, "debt is kept");
+    assert_eq!(debt.buckets[0].bucket.level, -500.0, "debt is kept");
     let mut fx2 = mk();
     fx2.e.restore(&snaps, &[], at(fx2.base, 2000));
     assert_eq!(

@@ -102,12 +102,12 @@ fn key_status(k: KeyStatus) -> pb::KeyStatus {
             .buckets
             .into_iter()
             .map(|b| pb::Bucket {
-                dimension: b.dimension.as_str().into(),
-                period: b.period.as_str().into(),
-                limit: b.limit,
-                capacity: b.capacity,
-                level: b.level,
-                source: b.source.as_str().into(),
+                dimension: b.bucket.dimension.as_str().into(),
+                period: b.bucket.period.as_str().into(),
+                limit: b.bucket.limit,
+                capacity: b.bucket.capacity,
+                level: b.bucket.level,
+                source: b.bucket.source.as_str().into(),
                 capacity_source: b.capacity_source.as_str().into(),
                 configured_limit: b.configured_limit.unwrap_or(0.0),
                 configured_capacity: b.configured_capacity.unwrap_or(0.0),

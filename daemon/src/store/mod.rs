@@ -6,9 +6,7 @@
 pub mod datadir;
 
 use crate::engine::claims::ClaimRecord;
-use crate::engine::{
-    BucketSnapshot, CooldownSnapshot, Dimension, KeySnapshot, LimitSource, Period,
-};
+use crate::engine::{BucketLevel, BucketSnapshot, CooldownSnapshot, KeySnapshot};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -109,19 +107,8 @@ pub struct Loaded {
 struct KeySnapshotV1 {
     key: String,
     saved_unix_ms: i64,
-    buckets: Vec<BucketSnapshotV1>,
+    buckets: Vec<BucketLevel>,
     last_headers: BTreeMap<String, String>,
-}
-
-#[derive(Deserialize)]
-#[cfg_attr(test, derive(serde::Serialize))]
-struct BucketSnapshotV1 {
-    dimension: Dimension,
-    period: Period,
-    limit: f64,
-    capacity: f64,
-    level: f64,
-    source: LimitSource,
 }
 
 impl From<KeySnapshotV1> for KeySnapshot {
@@ -132,13 +119,8 @@ impl From<KeySnapshotV1> for KeySnapshot {
             buckets: v
                 .buckets
                 .into_iter()
-                .map(|b| BucketSnapshot {
-                    dimension: b.dimension,
-                    period: b.period,
-                    limit: b.limit,
-                    capacity: b.capacity,
-                    level: b.level,
-                    source: b.source,
+                .map(|bucket| BucketSnapshot {
+                    bucket,
                     // A learned limit then was the headers' (restore reads `source`).
                     headers_limit: None,
                     headers_capacity: None,
@@ -502,18 +484,21 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::{Dimension, LimitSource, Period};
 
     fn snap(key: &str, level: f64) -> KeySnapshot {
         KeySnapshot {
             key: key.into(),
             saved_unix_ms: 5,
             buckets: vec![BucketSnapshot {
-                dimension: Dimension::Tokens,
-                period: Period::Minute,
-                limit: 100.0,
-                capacity: 100.0,
-                level,
-                source: LimitSource::Config,
+                bucket: BucketLevel {
+                    dimension: Dimension::Tokens,
+                    period: Period::Minute,
+                    limit: 100.0,
+                    capacity: 100.0,
+                    level,
+                    source: LimitSource::Config,
+                },
                 headers_limit: Some(80.0),
                 headers_capacity: Some(20.0),
                 aimd_rate: Some(60.0),
@@ -557,10 +542,44 @@ mod tests {
     }
 
     #[test]
+    fn a_bucket_record_keeps_the_bytes_of_its_flat_layout() {
+        // Records written when a bucket's fields were one flat struct must read the same.
+        #[derive(serde::Serialize)]
+        struct Flat {
+            dimension: Dimension,
+            period: Period,
+            limit: f64,
+            capacity: f64,
+            level: f64,
+            source: LimitSource,
+            headers_limit: Option<f64>,
+            headers_capacity: Option<f64>,
+            aimd_rate: Option<f64>,
+            aimd_refused_rate: f64,
+        }
+        let flat = Flat {
+            dimension: Dimension::Tokens,
+            period: Period::Minute,
+            limit: 100.0,
+            capacity: 100.0,
+            level: 4.0,
+            source: LimitSource::Config,
+            headers_limit: Some(80.0),
+            headers_capacity: Some(20.0),
+            aimd_rate: Some(60.0),
+            aimd_refused_rate: 70.0,
+        };
+        let bytes = postcard::to_stdvec(&flat).expect("encode");
+        let read: BucketSnapshot = postcard::from_bytes(&bytes).expect("decode");
+        assert_eq!(read, snap("k", 4.0).buckets[0]);
+        assert_eq!(postcard::to_stdvec(&read).expect("encode"), bytes);
+    }
+
+    #[test]
     fn records_of_the_first_layout_are_read_and_replaced() {
         let dir = std::env::temp_dir().join(format!("llmctl-store-v1-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let bucket = |dimension, level| BucketSnapshotV1 {
+        let bucket = |dimension, level| BucketLevel {
             dimension,
             period: Period::Minute,
             limit: 600.0,
@@ -587,15 +606,15 @@ mod tests {
             assert!(loaded.unreadable.is_empty(), "{:?}", loaded.unreadable);
             let k = &loaded.keys[0];
             assert_eq!(
-                (k.key.as_str(), k.buckets.len(), k.buckets[1].level),
+                (k.key.as_str(), k.buckets.len(), k.buckets[1].bucket.level),
                 ("old", 2, 7.0)
             );
-            assert_eq!(k.buckets[0].source, LimitSource::Headers);
+            assert_eq!(k.buckets[0].bucket.source, LimitSource::Headers);
             // Written anew: the new layout replaces it.
             s.save_keys(&[snap("old", 4.0)]).expect("save");
             let loaded = s.load().expect("load");
             assert_eq!(loaded.keys.len(), 1);
-            assert_eq!(loaded.keys[0].buckets[0].level, 4.0);
+            assert_eq!(loaded.keys[0].buckets[0].bucket.level, 4.0);
             assert_eq!(loaded.keys[0].buckets[0].aimd_rate, Some(60.0));
             assert!(s.keys_v1.is_empty());
         }
@@ -628,7 +647,7 @@ mod tests {
         let mut levels: Vec<(String, f64)> = loaded
             .keys
             .iter()
-            .map(|k| (k.key.clone(), k.buckets[0].level))
+            .map(|k| (k.key.clone(), k.buckets[0].bucket.level))
             .collect();
         levels.sort_by(|a, b| a.0.cmp(&b.0));
         assert_eq!(levels, vec![("a".into(), 20.0), ("b".into(), -3.0)]);
