@@ -2,7 +2,7 @@
 //! an empty call (Ping) measured in the same run, which is the floor for any call, and next to
 //! a Redis Lua token bucket over a Unix socket when redis-server is installed.
 
-use super::redis_bucket::{self, Resp, TempRedis};
+use super::redis_bucket::{self, TempRedis};
 use crate::exit;
 use clap::Args;
 use llmctl_client::pb;
@@ -84,7 +84,7 @@ impl Call {
 /// One client's connection: to the daemon, or to Redis with the script's SHA.
 enum Conn {
     Daemon(LimiterClient<Channel>),
-    Redis(Resp, String),
+    Redis(redis::aio::MultiplexedConnection, String),
 }
 
 struct Row {
@@ -169,7 +169,9 @@ struct Target<'a> {
 async fn connect_for(t: &Target<'_>, call: Call) -> Result<Conn, String> {
     match (call, t.redis) {
         (Call::RedisLua, Some((path, sha))) => Ok(Conn::Redis(
-            Resp::connect(path).await.map_err(|e| e.to_string())?,
+            redis_bucket::connect(path)
+                .await
+                .map_err(|e| e.to_string())?,
             sha.to_string(),
         )),
         (Call::RedisLua, None) => Err("no redis".into()),

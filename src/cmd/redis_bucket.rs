@@ -1,11 +1,10 @@
 //! The usual alternative to llmctl, measured beside it: a token bucket in a Redis Lua script,
-//! called over a Unix socket. A minimal RESP client is enough for EVALSHA.
+//! called over a Unix socket with the `redis` client.
 
+use redis::aio::MultiplexedConnection;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::UnixStream;
 
 /// Two buckets (requests, tokens), continuous refill, all or nothing: what llmctl's Acquire
 /// does for one key, in the shape people write it for Redis.
@@ -28,76 +27,10 @@ end
 return 0
 "#;
 
-#[derive(Debug, PartialEq)]
-pub enum Reply {
-    Simple(String),
-    Int(i64),
-    Bulk(Option<Vec<u8>>),
-    Array(Vec<Reply>),
-}
-
-pub struct Resp {
-    io: BufReader<UnixStream>,
-}
-
-impl Resp {
-    pub async fn connect(path: &Path) -> std::io::Result<Resp> {
-        Ok(Resp {
-            io: BufReader::new(UnixStream::connect(path).await?),
-        })
-    }
-
-    pub async fn call(&mut self, args: &[&[u8]]) -> std::io::Result<Reply> {
-        let mut out = format!("*{}\r\n", args.len()).into_bytes();
-        for a in args {
-            out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
-            out.extend_from_slice(a);
-            out.extend_from_slice(b"\r\n");
-        }
-        self.io.get_mut().write_all(&out).await?;
-        self.read().await
-    }
-
-    async fn line(&mut self) -> std::io::Result<String> {
-        let mut s = String::new();
-        self.io.read_line(&mut s).await?;
-        Ok(s.trim_end_matches("\r\n").to_string())
-    }
-
-    fn read(
-        &mut self,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = std::io::Result<Reply>> + Send + '_>>
-    {
-        Box::pin(async move {
-            let bad = |m: String| std::io::Error::new(std::io::ErrorKind::InvalidData, m);
-            let l = self.line().await?;
-            let (kind, rest) = l.split_at(l.len().min(1));
-            match kind {
-                "+" => Ok(Reply::Simple(rest.to_string())),
-                "-" => Err(bad(format!("redis: {rest}"))),
-                ":" => rest.parse().map(Reply::Int).map_err(|_| bad(l.clone())),
-                "$" => {
-                    let n: i64 = rest.parse().map_err(|_| bad(l.clone()))?;
-                    if n < 0 {
-                        return Ok(Reply::Bulk(None));
-                    }
-                    let mut buf = vec![0u8; n as usize + 2];
-                    self.io.read_exact(&mut buf).await?;
-                    buf.truncate(n as usize);
-                    Ok(Reply::Bulk(Some(buf)))
-                }
-                "*" => {
-                    let n: i64 = rest.parse().map_err(|_| bad(l.clone()))?;
-                    let mut items = Vec::new();
-                    for _ in 0..n.max(0) {
-                        items.push(self.read().await?);
-                    }
-                    Ok(Reply::Array(items))
-                }
-                _ => Err(bad(format!("unexpected reply {l:?}"))),
-            }
-        })
-    }
+/// A connection to the bench's Redis over its Unix socket.
+pub async fn connect(socket: &Path) -> redis::RedisResult<MultiplexedConnection> {
+    let client = redis::Client::open(format!("unix://{}", socket.display()))?;
+    client.get_multiplexed_async_connection().await
 }
 
 /// A redis-server of its own on a Unix socket in a temporary folder, stopped when dropped.
@@ -156,38 +89,64 @@ impl TempRedis {
 }
 
 /// Loads the script and returns its SHA.
-pub async fn load_script(socket: &Path) -> std::io::Result<String> {
-    let mut c = Resp::connect(socket).await?;
-    match c.call(&[b"SCRIPT", b"LOAD", SCRIPT.as_bytes()]).await? {
-        Reply::Bulk(Some(sha)) => Ok(String::from_utf8_lossy(&sha).to_string()),
-        other => Err(std::io::Error::other(format!(
-            "SCRIPT LOAD answered {other:?}"
-        ))),
-    }
+pub async fn load_script(socket: &Path) -> redis::RedisResult<String> {
+    let mut c = connect(socket).await?;
+    redis::cmd("SCRIPT")
+        .arg("LOAD")
+        .arg(SCRIPT)
+        .query_async(&mut c)
+        .await
 }
 
 /// One acquire against the Redis bucket: true when granted.
-pub async fn acquire(c: &mut Resp, sha: &str, key: &str) -> std::io::Result<bool> {
-    let now = llmctl_client::time::now_unix_ms().to_string();
-    let (kr, kt) = (format!("{key}:requests"), format!("{key}:tokens"));
+pub async fn acquire(
+    c: &mut MultiplexedConnection,
+    sha: &str,
+    key: &str,
+) -> redis::RedisResult<bool> {
+    let now = llmctl_client::time::now_unix_ms();
     // The same limits as the bench daemon's key: far above the load.
-    let rate = (1e12 / 60_000.0).to_string();
-    let cap = (1e12 / 60.0).to_string();
-    let args: [&[u8]; 11] = [
-        b"EVALSHA",
-        sha.as_bytes(),
-        b"2",
-        kr.as_bytes(),
-        kt.as_bytes(),
-        now.as_bytes(),
-        rate.as_bytes(),
-        cap.as_bytes(),
-        rate.as_bytes(),
-        cap.as_bytes(),
-        b"200",
-    ];
-    match c.call(&args).await? {
-        Reply::Int(n) => Ok(n == 1),
-        other => Err(std::io::Error::other(format!("EVALSHA answered {other:?}"))),
+    let rate = 1e12 / 60_000.0;
+    let cap = 1e12 / 60.0;
+    let granted: i64 = redis::cmd("EVALSHA")
+        .arg(sha)
+        .arg(2)
+        .arg(format!("{key}:requests"))
+        .arg(format!("{key}:tokens"))
+        .arg(now)
+        .arg(rate)
+        .arg(cap)
+        .arg(rate)
+        .arg(cap)
+        .arg(200)
+        .query_async(c)
+        .await?;
+    Ok(granted == 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_lua_bucket_grants_and_keeps_its_levels_in_redis() {
+        let r = TempRedis::start().expect("start redis-server").expect(
+            "redis-server is installed by scripts/test; run it, or apt-get install redis-server",
+        );
+        let sha = load_script(&r.socket).await.expect("load");
+        let mut c = connect(&r.socket).await.expect("connect");
+        assert!(acquire(&mut c, &sha, "k").await.expect("acquire"));
+        assert!(acquire(&mut c, &sha, "k").await.expect("acquire"));
+        let level: f64 = redis::cmd("HGET")
+            .arg("k:tokens")
+            .arg("l")
+            .query_async(&mut c)
+            .await
+            .expect("level");
+        // Two grants of 200 tokens from a full bucket: the second finds it full again unless
+        // both fell in the same millisecond (the refill is 1.7e7 tokens a millisecond).
+        let cap = 1e12 / 60.0;
+        let near = |x: f64| (level - x).abs() < 1.0;
+        assert!(near(cap - 200.0) || near(cap - 400.0), "{level}");
     }
 }
