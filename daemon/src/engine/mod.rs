@@ -23,6 +23,8 @@ mod policy;
 #[cfg(test)]
 mod policy_tests;
 pub mod profiles;
+#[cfg(test)]
+mod props_tests;
 mod queue;
 mod reconfigure;
 mod report;
