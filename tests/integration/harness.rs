@@ -179,6 +179,28 @@ impl Daemon {
             .level
     }
 
+    /// When the daemon last marked itself alive (`DIR/marker`), in Unix ms.
+    pub fn marker_alive_ms(&self) -> Option<i64> {
+        let text = std::fs::read_to_string(self.data.join("marker")).ok()?;
+        text.split_whitespace()
+            .find_map(|f| f.strip_prefix("alive="))?
+            .parse()
+            .ok()
+    }
+
+    /// Waits until a snapshot begun after `since_unix_ms` has been written: the writer marks
+    /// the daemon alive, writes what changed, and only then marks it alive again.
+    pub async fn wait_snapshot_after(&self, since_unix_ms: i64) {
+        let mut seen: Option<i64> = None;
+        eventually(Duration::from_secs(10), "two snapshot ticks", || {
+            let alive = self.marker_alive_ms().filter(|a| *a > since_unix_ms);
+            let done = matches!((seen, alive), (Some(s), Some(a)) if a > s);
+            seen = seen.or(alive);
+            async move { done }
+        })
+        .await;
+    }
+
     /// Waits until `key`'s `dimension` bucket is full.
     pub async fn wait_full(&self, key: &str, dimension: &str) {
         let deadline = Instant::now() + Duration::from_secs(30);
@@ -229,6 +251,19 @@ pub fn wait_until(limit: Duration, what: &str, mut f: impl FnMut() -> bool) {
     while !f() {
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
         std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Polls `f` until it holds, failing the test with `what` after `limit`.
+pub async fn eventually<F, Fut>(limit: Duration, what: &str, mut f: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = Instant::now() + limit;
+    while !f().await {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 

@@ -59,21 +59,28 @@ async fn every_metric_after_known_traffic() {
         r.priority = 3;
         c2.acquire(r).await.expect("acquire").into_inner()
     });
-    tokio::time::sleep(Duration::from_millis(300)).await;
     let http = HttpClient::new();
     let url = format!("http://127.0.0.1:{port}/metrics");
-    let during = String::from_utf8_lossy(
-        &http
-            .get(&url, Duration::from_secs(5))
-            .await
-            .expect("scrape")
-            .body,
+    let scrape = || async {
+        String::from_utf8_lossy(
+            &http
+                .get(&url, Duration::from_secs(5))
+                .await
+                .expect("scrape")
+                .body,
+        )
+        .to_string()
+    };
+    eventually(
+        Duration::from_secs(10),
+        "the waiter in llm_queue_depth",
+        || async {
+            scrape()
+                .await
+                .contains("llm_queue_depth{key=\"a\",priority=\"3\"} 1")
+        },
     )
-    .to_string();
-    assert!(
-        during.contains("llm_queue_depth{key=\"a\",priority=\"3\"} 1"),
-        "{during}"
-    );
+    .await;
     // A 503 through the route group: a's profile allows one attempt, so a fallback to b.
     let mut via = acquire("", 0);
     (via.key, via.route_group) = (String::new(), "g".into());

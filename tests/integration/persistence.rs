@@ -26,7 +26,7 @@ async fn kill_9_keeps_learned_limits_and_takes_unsnapshotted_grants_as_made() {
     let mut d = Daemon::start("");
     learn_half_empty(&d).await;
     // Snapshots are written every 250 ms while levels change.
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    d.wait_snapshot_after(now_unix_ms()).await;
     d.kill9();
     d.restart();
     let k = d.key("openai/m").await;
@@ -55,9 +55,12 @@ async fn kill_9_keeps_learned_limits_and_takes_unsnapshotted_grants_as_made() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deleted_store_starts_buckets_empty() {
     let mut d = Daemon::start("[keys.\"c\"]\ntokens_per_minute = 60000\nburst_tokens = 60000\n");
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    let before = d.level("c", "tokens").await;
-    assert!(before > 1000.0, "{before}");
+    eventually(
+        Duration::from_secs(10),
+        "the bucket to pass 1000 tokens",
+        || async { d.level("c", "tokens").await > 1000.0 },
+    )
+    .await;
     d.terminate();
     std::fs::remove_dir_all(&d.data).expect("delete the store");
     d.restart();
@@ -89,7 +92,14 @@ async fn sigterm_answers_waiters_flushes_and_exits_0() {
     let waiter = std::thread::spawn(move || {
         cli_on(&socket, &["acquire", "soon", "--max-wait", "20s", "--json"])
     });
-    std::thread::sleep(Duration::from_millis(500));
+    eventually(Duration::from_secs(10), "the waiter to queue", || async {
+        d.status()
+            .await
+            .keys
+            .iter()
+            .any(|k| k.key == "soon" && k.queue_depth == 1)
+    })
+    .await;
     let started = std::time::Instant::now();
     let out = d.terminate();
     assert_eq!(
