@@ -10,11 +10,11 @@ use std::time::Duration;
 
 #[derive(Args, Debug)]
 pub struct SimulateArgs {
-    /// herd, incident, skew, priority or calibrate (repeatable) [default: the first four]
-    #[arg(long = "scenario", value_name = "NAME")]
+    /// A workload to run (repeatable) [default: all but calibrate]
+    #[arg(long = "scenario", value_name = "NAME", value_enum)]
     scenarios: Vec<ScenarioName>,
-    /// llmctl, retry-jitter, retry-fixed, bucket-per-process or bucket-split (repeatable) [default: all]
-    #[arg(long = "strategy", value_name = "NAME")]
+    /// A strategy to compare (repeatable) [default: all]
+    #[arg(long = "strategy", value_name = "NAME", value_enum)]
     strategies: Vec<Strategy>,
     /// Jobs in the incident, skew and priority scenarios [default: 300, 300, 240]
     #[arg(long, value_name = "N")]
@@ -41,7 +41,7 @@ pub async fn run(args: SimulateArgs) -> ExitCode {
         args.scenarios
     };
     let strategies = if args.strategies.is_empty() {
-        Strategy::ALL.to_vec()
+        Strategy::all()
     } else {
         args.strategies
     };

@@ -1,10 +1,10 @@
-//! Limits that calibrate themselves: headers, capacity, accounting, AIMD, first contact, ramp
-//! up, persistence. All on the fake clock.
+//! Limits that calibrate themselves from headers, on the fake clock: limits, capacity, absurd
+//! values, output accounting. (Limits found without headers: probe_tests.)
 
 use super::tests::*;
 use super::*;
 
-fn bucket_of(st: &KeyStatus, dim: Dimension) -> BucketStatus {
+pub(super) fn bucket_of(st: &KeyStatus, dim: Dimension) -> BucketStatus {
     st.buckets
         .iter()
         .find(|b| b.bucket.dimension == dim)
@@ -12,7 +12,11 @@ fn bucket_of(st: &KeyStatus, dim: Dimension) -> BucketStatus {
         .unwrap_or_else(|| panic!("no {dim} bucket in {st:?}"))
 }
 
-fn requests_headers(limit: &str, remaining: &str, reset: &str) -> Vec<(&'static str, String)> {
+pub(super) fn requests_headers(
+    limit: &str,
+    remaining: &str,
+    reset: &str,
+) -> Vec<(&'static str, String)> {
     vec![
         ("x-ratelimit-limit-requests", limit.to_string()),
         ("x-ratelimit-remaining-requests", remaining.to_string()),
@@ -20,7 +24,7 @@ fn requests_headers(limit: &str, remaining: &str, reset: &str) -> Vec<(&'static 
     ]
 }
 
-fn report(fx: &mut Fx, key: &str, status: u16, headers: &[(&str, String)], ms: u64) {
+pub(super) fn report(fx: &mut Fx, key: &str, status: u16, headers: &[(&str, String)], ms: u64) {
     let lease_id = lease(&fx.acquire(key, 0, 0, 60_000, ms));
     let h: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let mut o = with_headers(status, &h, T0_UNIX + ms as i64);
@@ -124,25 +128,9 @@ fn capacity_comes_from_remaining_and_reset_not_one_second_of_rate() {
 
 /// RFC 3339 with whole seconds, as Anthropic writes its resets.
 fn llmctl_rfc3339_seconds(unix_ms: i64) -> String {
-    let secs = unix_ms / 1000;
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    // Civil date from days since 1970 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
+    jiff::Timestamp::from_second(unix_ms.div_euclid(1000))
+        .expect("a time within jiff's range")
+        .to_string()
 }
 
 #[test]
@@ -278,394 +266,6 @@ fn output_accounting_from_preset_headers_or_config() {
     (o.input_tokens, o.output_tokens) = (100, 50);
     fx.e.report(&id, &o, fx.now(1)).expect("report");
     assert!((before - fx.level("p/none", Dimension::Tokens, 1) - 500.0).abs() < 1.0);
-}
-
-#[test]
-fn a_429_lowers_the_rate_once_per_flight_and_empties_the_bucket_until_the_cooldown_ends() {
-    let mut fx = Fx::new(vec![(
-        "k",
-        limits(vec![rate(Dimension::Requests, 1200.0, 20.0)]),
-    )])
-    .filled();
-    let a = lease(&fx.acquire("k", 0, 0, 0, 0));
-    let b = lease(&fx.acquire("k", 0, 0, 0, 0));
-    let r429 = |ms: i64| {
-        let mut o = with_headers(429, &[("retry-after-ms", "500")], T0_UNIX + ms);
-        o.error_type = "rate_limit_exceeded".into();
-        o
-    };
-    fx.e.report(&a, &r429(2000), fx.now(2000)).expect("report");
-    let st = fx.key_status("k", 2000);
-    let bk = bucket_of(&st, Dimension::Requests);
-    assert_eq!(bk.bucket.source, LimitSource::Aimd);
-    // No answer has come back yet to say what the provider accepts: the usual 15 %.
-    assert!(
-        (bk.bucket.limit - 1020.0).abs() < 1e-6,
-        "{}",
-        bk.bucket.limit
-    );
-    assert_eq!(bk.configured_limit, Some(1200.0));
-    // Empty until the cooldown (the provider's 500 ms) ends, then refilling for the probe.
-    assert!(fx.level("k", Dimension::Requests, 2500).abs() < 0.05);
-    assert!(matches!(
-        fx.acquire("k", 0, 0, 0, 2500),
-        Acquired::NotGranted(_)
-    ));
-    // b was in flight when the rate was cut: its 429, even past the hold, does not cut again.
-    let cut = bk.bucket.limit;
-    let late = 2000 + bucket::aimd::CUT_HOLD.as_millis() as u64 + 1;
-    fx.e.report(&b, &r429(late as i64), fx.now(late))
-        .expect("report");
-    assert_eq!(
-        bucket_of(&fx.key_status("k", late), Dimension::Requests)
-            .bucket
-            .limit,
-        cut
-    );
-    // One granted after the cut does (once b's cooldown is over and the bucket refilled).
-    let then = late + 600;
-    let c = lease(&fx.acquire("k", 0, 0, 0, then));
-    fx.e.report(&c, &r429(then as i64), fx.now(then))
-        .expect("report");
-    assert!(
-        bucket_of(&fx.key_status("k", then), Dimension::Requests)
-            .bucket
-            .limit
-            < cut
-    );
-}
-
-#[test]
-fn the_probe_rises_only_with_demand_and_never_above_the_config() {
-    let mut fx = Fx::new(vec![(
-        "k",
-        limits(vec![rate(Dimension::Requests, 1200.0, 20.0)]),
-    )])
-    .filled();
-    let a = lease(&fx.acquire("k", 0, 0, 0, 0));
-    fx.e.report(
-        &a,
-        &with_headers(429, &[("retry-after-ms", "1")], T0_UNIX),
-        fx.now(0),
-    )
-    .expect("report");
-    let cut = bucket_of(&fx.key_status("k", 0), Dimension::Requests)
-        .bucket
-        .limit;
-    // Requests that find room at once are no demand: nothing rises.
-    for ms in (1000..5000).step_by(250) {
-        let id = lease(&fx.acquire("k", 0, 0, 0, ms));
-        fx.e.report(&id, &ok(200), fx.now(ms)).expect("report");
-    }
-    assert_eq!(
-        bucket_of(&fx.key_status("k", 5000), Dimension::Requests)
-            .bucket
-            .limit,
-        cut
-    );
-    // Demand beyond the bucket: the rate climbs back, and stops at the configured limit.
-    let mut last = cut;
-    let mut ms = 5000;
-    while ms < 120_000 {
-        if let Acquired::Granted(g) = fx.acquire("k", 0, 0, 0, ms) {
-            fx.e.report(&g.lease_id, &ok(200), fx.now(ms))
-                .expect("report");
-        }
-        let l = bucket_of(&fx.key_status("k", ms), Dimension::Requests)
-            .bucket
-            .limit;
-        assert!(l >= last && l <= 1200.0, "{last} then {l}");
-        last = l;
-        ms += 10;
-    }
-    let b = bucket_of(&fx.key_status("k", ms), Dimension::Requests);
-    assert_eq!(
-        (b.bucket.limit, b.bucket.source),
-        (1200.0, LimitSource::Config)
-    );
-}
-
-/// A provider that limits requests with a continuously refilled bucket, counts rejected
-/// requests, sends no limit headers, and answers after `latency`.
-struct ModelProvider {
-    per_ms: f64,
-    capacity: f64,
-    level: f64,
-    at: u64,
-}
-
-impl ModelProvider {
-    fn admit(&mut self, ms: u64) -> Result<(), u64> {
-        self.level = (self.level + (ms - self.at) as f64 * self.per_ms).min(self.capacity);
-        self.at = ms;
-        self.level -= 1.0;
-        if self.level >= 0.0 {
-            Ok(())
-        } else {
-            // Refused, and counted: what it would take for one request to go.
-            Err(((-self.level) / self.per_ms).ceil() as u64)
-        }
-    }
-}
-
-#[test]
-fn a_header_less_limit_is_found_and_held_without_oscillation() {
-    // No config, no headers: 20 requests/s with a burst of 5, rejected requests counted.
-    let mut provider = ModelProvider {
-        per_ms: 0.02,
-        capacity: 5.0,
-        level: 5.0,
-        at: 0,
-    };
-    let mut fx = Fx::new(vec![]);
-    let latency = 50;
-    let mut flights: Vec<(u64, String, Result<(), u64>)> = Vec::new();
-    let (mut sent, mut refused) = (Vec::new(), Vec::new());
-    let mut limits_seen = Vec::new();
-    for ms in 0..120_000u64 {
-        flights.sort_by_key(|f| f.0);
-        while flights.first().is_some_and(|f| f.0 <= ms) {
-            let (_, lease_id, answer) = flights.remove(0);
-            let o = match answer {
-                Ok(()) => ok(200),
-                Err(wait) => {
-                    let mut o = with_headers(
-                        429,
-                        &[("retry-after-ms", &wait.to_string())],
-                        T0_UNIX + ms as i64,
-                    );
-                    o.error_type = "rate_limit_exceeded".into();
-                    o
-                }
-            };
-            fx.e.report(&lease_id, &o, fx.now(ms)).expect("report");
-        }
-        // Ninety-six workers: always more demand than the limit.
-        for _ in 0..96 {
-            let got = fx.e.acquire(
-                &AcquireRequest {
-                    key: "h".into(),
-                    ..Default::default()
-                },
-                fx.now(ms),
-            );
-            let g = match got {
-                Ok(Acquired::Granted(g)) => g,
-                Ok(Acquired::Queued(w)) => {
-                    // Its max_wait is over: as the server does, give up the wait.
-                    fx.e.cancel(w, fx.now(ms));
-                    break;
-                }
-                _ => break,
-            };
-            let answer = provider.admit(ms);
-            if answer.is_err() {
-                refused.push(ms);
-            }
-            sent.push(ms);
-            flights.push((ms + latency, g.lease_id, answer));
-        }
-        if ms % 100 == 0 {
-            if let Some(b) =
-                fx.e.status(fx.now(ms))
-                    .into_iter()
-                    .find(|k| k.key == "h")
-                    .and_then(|k| k.buckets.into_iter().next())
-            {
-                limits_seen.push((ms, b.bucket.limit));
-            }
-        }
-    }
-    let after = |v: &[u64], from: u64| v.iter().filter(|&&t| t >= from).count() as f64;
-    // Once found (the first 10 s), the limit is used: at least 90 % of 20/s...
-    let rate = after(&sent, 10_000) - after(&refused, 10_000);
-    assert!(rate / 110.0 >= 18.0, "{} accepted per second", rate / 110.0);
-    // ...with few refusals (each probe above the limit costs one or two)...
-    let share = after(&refused, 10_000) / after(&sent, 10_000);
-    assert!(share <= 0.03, "{:.1} % refused", share * 100.0);
-    // ...and no oscillation: the probed limit stays within a narrow band around 1200/min.
-    let steady: Vec<f64> = limits_seen
-        .iter()
-        .filter(|(t, _)| *t >= 10_000)
-        .map(|(_, l)| *l)
-        .collect();
-    assert_eq!(steady.len(), 1100, "the probe held a limit all along");
-    let (lo, hi) = steady
-        .iter()
-        .fold((f64::MAX, f64::MIN), |(lo, hi), l| (lo.min(*l), hi.max(*l)));
-    assert!(
-        lo >= 1200.0 * 0.8 && hi <= 1200.0 * 1.25,
-        "the limit swung from {lo:.0} to {hi:.0} per minute"
-    );
-}
-
-#[test]
-fn first_contact_starts_slowly_and_ends_when_headers_name_the_limits() {
-    let mut fx = Fx::new(vec![]);
-    let granted = (0..10)
-        .filter(|_| matches!(fx.acquire("new", 0, 0, 0, 0), Acquired::Granted(_)))
-        .count();
-    assert_eq!(granted, bucket::aimd::START_BURST as usize);
-    let b = bucket_of(&fx.key_status("new", 0), Dimension::Requests);
-    assert_eq!(b.bucket.source, LimitSource::Aimd);
-    // A response naming limits ends the probing: the headers rule.
-    report(
-        &mut fx,
-        "new",
-        200,
-        &requests_headers("6000", "90", "100ms"),
-        1000,
-    );
-    let b = bucket_of(&fx.key_status("new", 1000), Dimension::Requests);
-    assert_eq!(
-        (b.bucket.limit, b.bucket.source),
-        (6000.0, LimitSource::Headers)
-    );
-    // A provider that names only token limits has none on requests: no bucket is left.
-    let mut fx = Fx::new(vec![]);
-    report(
-        &mut fx,
-        "t",
-        200,
-        &[("x-ratelimit-limit-tokens", "90000".into())],
-        0,
-    );
-    let st = fx.key_status("t", 0);
-    assert!(st
-        .buckets
-        .iter()
-        .all(|b| b.bucket.dimension == Dimension::Tokens));
-}
-
-#[test]
-fn first_contact_without_answers_doubles_ahead_of_demand() {
-    let mut fx = Fx::new(vec![]);
-    // A thousand requests a second, and a provider that never answers with a refusal.
-    let mut refused_late = 0;
-    for ms in (0..6000).step_by(5) {
-        for _ in 0..5 {
-            let granted = matches!(fx.acquire("open", 0, 0, 0, ms), Acquired::Granted(_));
-            if !granted && ms >= 5000 {
-                refused_late += 1;
-            }
-        }
-    }
-    // Within a few seconds the probe is ahead of the demand: nothing waits any more.
-    assert_eq!(refused_late, 0);
-    let b = bucket_of(&fx.key_status("open", 6000), Dimension::Requests);
-    assert!(b.bucket.limit >= 60_000.0, "{}", b.bucket.limit);
-    // With no demand past it, it stops there; demand far beyond ends the probe altogether.
-    let mut b = bucket::Bucket::learned(Dimension::Requests, fx.base);
-    b.start_first_contact(fx.base);
-    let mut t = fx.base;
-    for _ in 0..40 {
-        t += bucket::aimd::STEP;
-        b.on_short();
-        b.step(t);
-    }
-    assert!(!b.is_limited());
-}
-
-#[test]
-fn ramp_up_climbs_from_a_fifth_after_idleness() {
-    let l = KeyLimits {
-        rates: vec![rate(Dimension::Requests, 6000.0, 100.0)],
-        ramp_up: Some(Duration::from_secs(30)),
-        ..KeyLimits::default()
-    };
-    let mut fx = Fx::new(vec![("r", l)]).filled();
-    let burst = |fx: &mut Fx, ms| {
-        (0..200)
-            .filter(|_| matches!(fx.acquire("r", 0, 0, 0, ms), Acquired::Granted(_)))
-            .count()
-    };
-    // Idle since start: a fifth of the burst at first.
-    assert_eq!(burst(&mut fx, 0), 20);
-    // Halfway through the ramp: 60 % of the rate (60/s) refills 6 in 100 ms.
-    burst(&mut fx, 15_000);
-    let got = burst(&mut fx, 15_100);
-    assert!((5..=7).contains(&got), "{got}");
-    // Past the ramp: all of it.
-    burst(&mut fx, 31_000);
-    assert_eq!(burst(&mut fx, 32_000), 100);
-    // The anthropic preset ramps by itself.
-    let l = KeyLimits {
-        rates: vec![rate(Dimension::Requests, 6000.0, 100.0)],
-        provider: Some(Provider::Anthropic),
-        ..KeyLimits::default()
-    };
-    let mut fx = Fx::new(vec![("a", l)]).filled();
-    assert_eq!(
-        (0..200)
-            .filter(|_| matches!(fx.acquire("a", 0, 0, 0, 0), Acquired::Granted(_)))
-            .count(),
-        20
-    );
-}
-
-#[test]
-fn learned_limits_survive_a_restart() {
-    let mut fx = Fx::new(vec![(
-        "c",
-        limits(vec![rate(Dimension::Requests, 2400.0, 40.0)]),
-    )])
-    .filled();
-    report(
-        &mut fx,
-        "c",
-        200,
-        &requests_headers("1200", "2", "150ms"),
-        0,
-    );
-    report(
-        &mut fx,
-        "p",
-        200,
-        &[("anthropic-ratelimit-tokens-limit", "90000".into())],
-        0,
-    );
-    let a = lease(&fx.acquire("c", 0, 0, 0, 2000));
-    fx.e.report(&a, &with_headers(429, &[], T0_UNIX + 2000), fx.now(2000))
-        .expect("report");
-    let before = bucket_of(&fx.key_status("c", 2000), Dimension::Requests);
-    // Through the store, as the daemon does.
-    let dir = std::env::temp_dir().join(format!("llmctl-learned-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let store = crate::store::Store::open(&dir, 1).expect("store").0;
-    store
-        .save_keys(&fx.e.snapshot_all(fx.now(2000)))
-        .expect("save");
-    let loaded = store.load().expect("load");
-    drop(store);
-    let _ = std::fs::remove_dir_all(&dir);
-    assert!(loaded.unreadable.is_empty(), "{:?}", loaded.unreadable);
-    let snaps = loaded.keys;
-
-    let mut fresh = Fx::new(vec![(
-        "c",
-        limits(vec![rate(Dimension::Requests, 2400.0, 40.0)]),
-    )]);
-    fresh.e.restore(&snaps, &[], fresh.now(0));
-    let after = bucket_of(&fresh.key_status("c", 0), Dimension::Requests);
-    assert_eq!(
-        (
-            after.bucket.limit,
-            after.bucket.capacity,
-            after.bucket.source,
-            after.configured_limit
-        ),
-        (
-            before.bucket.limit,
-            before.bucket.capacity,
-            LimitSource::Aimd,
-            Some(2400.0)
-        )
-    );
-    let p = fresh.key_status("p", 0);
-    assert_eq!(
-        (p.output_counted_as_source, p.buckets[0].bucket.source),
-        (AccountingSource::Headers, LimitSource::Headers)
-    );
 }
 
 #[test]

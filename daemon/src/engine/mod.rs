@@ -17,11 +17,15 @@ mod hardening_tests;
 pub mod headers;
 mod keys;
 mod leases;
+#[cfg(test)]
+mod lifecycle_tests;
 pub mod limits;
 mod persist;
 mod policy;
 #[cfg(test)]
 mod policy_tests;
+#[cfg(test)]
+mod probe_tests;
 pub mod profiles;
 #[cfg(test)]
 mod props_tests;
@@ -31,6 +35,10 @@ mod report;
 mod reset;
 pub mod routes;
 pub mod runs;
+#[cfg(test)]
+mod settle_tests;
+#[cfg(test)]
+mod signals_tests;
 mod spenders;
 mod stats;
 mod status;

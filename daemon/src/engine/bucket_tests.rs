@@ -1,0 +1,86 @@
+//! One bucket on a fake clock: refill, readings from headers, probing after 429s.
+
+use super::*;
+
+fn reading(limit: f64, remaining: f64, reset_ms: u64) -> HeaderLimit {
+    HeaderLimit {
+        limit: Some(limit),
+        remaining: Some(remaining),
+        reset: Some(Duration::from_millis(reset_ms)),
+        reset_granularity: Duration::from_millis(1),
+    }
+}
+
+#[test]
+fn samples_take_the_least_then_the_median() {
+    let mut s = Samples::default();
+    assert_eq!(s.estimate(), None);
+    s.push(9.0);
+    s.push(5.0);
+    assert_eq!(s.estimate(), Some(5.0));
+    s.push(100.0);
+    s.push(6.0);
+    s.push(5.5);
+    assert_eq!(s.estimate(), Some(6.0));
+}
+
+#[test]
+fn capacity_is_remaining_plus_refill_until_reset() {
+    let t = Instant::now();
+    let mut b = Bucket::learned(Dimension::Requests, t);
+    // 1200/min is 20/s: 2 left and full again in 150 ms means a bucket of 5.
+    assert!(b.read_headers(&reading(1200.0, 2.0, 150), t));
+    assert_eq!(b.rate.limit, 1200.0);
+    assert!((b.rate.capacity - 5.0).abs() < 0.05, "{}", b.rate.capacity);
+    assert_eq!(b.capacity_source, LimitSource::Headers);
+    assert!(!b.capacity_is_configured());
+}
+
+#[test]
+fn whole_second_resets_are_read_short() {
+    let t = Instant::now();
+    let mut b = Bucket::learned(Dimension::Requests, t);
+    let mut hl = reading(1200.0, 3.0, 1000);
+    hl.reset_granularity = Duration::from_secs(1);
+    b.read_headers(&hl, t);
+    // The true reset is somewhere in [1 s, 2 s): only the remaining is sure.
+    assert_eq!(b.rate.capacity, 3.0);
+}
+
+#[test]
+fn aimd_cuts_then_approaches_then_creeps() {
+    let t = Instant::now();
+    let mut b = Bucket::learned(Dimension::Requests, t);
+    let refusal = |granted_at| Refusal {
+        granted_at,
+        cooling_until: t,
+        granted: 1200.0,
+        accepted: Some(1200.0),
+    };
+    assert_eq!(b.refused(refusal(t), t), Some(f64::INFINITY));
+    assert_eq!(b.source, LimitSource::Aimd);
+    assert!((b.rate.limit - 1020.0).abs() < 1e-9);
+    // A refusal of a request already in flight at the cut does not cut again.
+    assert_eq!(b.refused(refusal(t), t + Duration::from_millis(10)), None);
+    // No demand, no rise.
+    assert!(!b.step(t + aimd::STEP));
+    let mut now = t + aimd::STEP;
+    let mut last = b.rate.limit;
+    for _ in 0..10 {
+        now += aimd::STEP;
+        b.on_short();
+        b.step(now);
+        assert!(b.rate.limit > last, "rises with demand");
+        assert!(
+            b.rate.limit <= 1200.0 * aimd::APPROACH + 1e-9
+                || last >= 1200.0 * aimd::APPROACH - 1e-9
+        );
+        last = b.rate.limit;
+    }
+    // Back to just under the refused rate within a few steps, then creeping.
+    assert!(
+        b.rate.limit >= 1200.0 * aimd::APPROACH - 1e-9 && b.rate.limit < 1200.0,
+        "{}",
+        b.rate.limit
+    );
+}
