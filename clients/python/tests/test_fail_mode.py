@@ -122,9 +122,9 @@ def test_daemon_killed_mid_run_calls_continue_and_limits_return_after_restart(
         with pytest.raises(Exception) as e:
             sdk_call(oa)
         # The SDK lets it through, or wraps it in its APIConnectionError, as versions differ.
-        assert isinstance(e.value, llmctl.NotGranted) or isinstance(
-            e.value.__cause__, llmctl.NotGranted
-        ), repr(e.value)
+        assert isinstance(e.value, llmctl.NotGranted) or isinstance(e.value.__cause__, llmctl.NotGranted), (
+            repr(e.value)
+        )
         assert provider.stats()["requests"] == before
         assert len(warnings_of(caplog)) == 1
 

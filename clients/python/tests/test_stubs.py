@@ -55,7 +55,7 @@ def test_the_package_requires_runtimes_the_stubs_accept() -> None:
     grpc_min = re.search(r'"grpcio>=([\d.]+)"', pyproject)
     assert pb_min and grpc_min
     as_tuple = lambda v: tuple(int(x) for x in v.split("."))  # noqa: E731
-    assert (
-        as_tuple(pb_min.group(1)) >= gencode
-    ), f"protobuf>={pb_min.group(1)} allows runtimes older than gencode {gencode}"
+    assert as_tuple(pb_min.group(1)) >= gencode, (
+        f"protobuf>={pb_min.group(1)} allows runtimes older than gencode {gencode}"
+    )
     assert as_tuple(grpc_min.group(1)) >= as_tuple(grpc_gen.group(1))

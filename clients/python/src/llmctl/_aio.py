@@ -1,16 +1,21 @@
-"""The asyncio client: `AsyncClient` and its `AsyncLease`."""
+# The source of _client.py: after changing this file, run scripts/gen-python-sync, which says
+# how it writes the synchronous code from this (in short: async and await go, and so do the
+# lines marked `# async-only`; a line marked `# sync: CODE` becomes CODE). What the two clients
+# do differently is in _connection.py.
+"""`AsyncClient`, the client of the llmctl daemon, and the `AsyncLease` it grants."""
 
 from __future__ import annotations
 
 import asyncio
 import datetime as _dt
+import functools
 import inspect
 import os
+import threading
 from types import TracebackType
 from typing import Any, Awaitable, Callable, Generator, Mapping, Optional, Type, Union
 
 import grpc
-import grpc.aio
 
 from . import _errors as errors
 from ._claims import (
@@ -24,7 +29,6 @@ from ._claims import (
 )
 from ._common import (
     CALL_TIMEOUT,
-    CHANNEL_OPTIONS,
     Advice,
     Health,
     Outcome,
@@ -46,16 +50,17 @@ from ._common import (
     seconds,
     socket_path,
 )
+from ._connection import AsyncConnection
 from ._lease import LeaseBase
 from .v1 import limiter_pb2 as pb
-from .v1 import limiter_pb2_grpc as pb_grpc
 
 
 class AsyncLease(LeaseBase):
-    """`Lease` for asyncio: the same fields; ``report`` and ``report_response`` are coroutines,
-    and ``async with`` reports the exception (or an unknown outcome) of a block left unreported."""
+    """Capacity granted on a key; report what the provider answered with `report` or
+    `report_response`. As a context manager (``async with``), leaving the block without a report
+    reports the exception that ended it (or an unknown outcome), so the lease never leaks."""
 
-    def __init__(self, client: "AsyncClient", **kw: Any) -> None:
+    def __init__(self, client: AsyncClient, **kw: Any) -> None:
         super().__init__(**kw)
         self._client = client
 
@@ -74,6 +79,13 @@ class AsyncLease(LeaseBase):
         usage_known: Optional[bool] = None,
         first_attempt: Union[_dt.datetime, float, None] = None,
     ) -> Advice:
+        """Settles the lease with what happened and returns the daemon's advice.
+
+        ``status`` is the HTTP status, 0 when no answer came. ``input_tokens`` counts all input,
+        cached included; ``cached_input_tokens`` is the cached part. Sizes left out are taken as
+        the lease's estimate and the usage as unknown. ``attempt`` (default: the lease's) counts
+        from 1, and ``first_attempt`` (a datetime or Unix seconds; default: the lease's) says
+        when attempt 1 started, so the retry profile's total deadline counts from there."""
         outcome = self._outcome(
             status,
             headers,
@@ -88,12 +100,18 @@ class AsyncLease(LeaseBase):
         return await self._send(outcome, attempt, first_attempt)
 
     async def report_response(self, obj: Any, *, stream_started: Optional[bool] = None) -> Advice:
+        """Reports from an httpx or requests response, an openai/anthropic result or raw
+        response (usage and, when there, headers), or an exception the call raised (SDK
+        ``APIStatusError`` and friends, timeouts, connection errors, errors inside a 200 stream).
+        Pass ``stream_started=True`` when streamed output already reached the user."""
         return await self._send(self._outcome_of(obj, stream_started), None, None)
 
     async def report_exception(self, exc: BaseException) -> Advice:
+        """Reports the exception a call raised (as ``report_response(exc)``)."""
         return await self._send(self._outcome_of(exc, None), None, None)
 
     async def report_outcome(self, outcome: Outcome) -> Advice:
+        """Reports an `llmctl.Outcome` built by the caller."""
         return await self._send(outcome, None, None)
 
     async def _send(self, outcome: Outcome, attempt: Optional[int], first_attempt: Any) -> Advice:
@@ -104,11 +122,11 @@ class AsyncLease(LeaseBase):
         except errors.LeaseNotFound:
             raise
         except BaseException:
-            self._unclaim()
+            self._unclaim()  # not settled: the caller may report again
             raise
         return self.advice
 
-    async def __aenter__(self) -> "AsyncLease":
+    async def __aenter__(self) -> AsyncLease:
         return self
 
     async def __aexit__(
@@ -123,13 +141,13 @@ class AsyncLease(LeaseBase):
             await self._send(self._exit_outcome(exc), None, None)
         except errors.LlmctlError as e:
             logger.warning("llmctl: could not report lease %s on %r: %s", self.lease_id, self.key, e)
-        except asyncio.CancelledError:
+        except asyncio.CancelledError:  # async-only
             # Cancelled while reporting: the lease expires at its estimate.
             if exc is None:
                 raise
 
 
-class PendingLease:
+class PendingLease:  # async-only
     """What `AsyncClient.acquire` returns: await it for the `AsyncLease`, or use it directly
     in ``async with``."""
 
@@ -155,12 +173,22 @@ class PendingLease:
 
 
 class AsyncClient:
-    """`Client` for asyncio, with the same arguments and methods as coroutines. The connection
-    and the session task start on first use in a running event loop."""
+    """A connection to the llmctl daemon on this host.
+
+    ``socket`` defaults to ``$LLMCTL_SOCKET``, else ``$XDG_RUNTIME_DIR/llmctl/llmctl.sock``, else
+    ``/tmp/llmctl-$UID/llmctl.sock``. ``client_id`` (default: unique to this process) ties the
+    leases to a session the client keeps open, so the daemon frees their concurrency slots when
+    the process dies. ``fail_mode="open"`` lets calls proceed unlimited while the daemon is
+    unreachable (with a warning at most once a minute) and reconnects by itself; ``"closed"``
+    raises `llmctl.Unavailable` instead.
+
+    For asyncio: the methods are coroutines, except `acquire`, whose answer is awaited or used in
+    ``async with``. The connection and its session start on first use, in the running event loop.
+    """
 
     def __init__(
         self,
-        socket: Union[str, "os.PathLike[str]", None] = None,
+        socket: Union[str, os.PathLike[str], None] = None,
         client_id: Optional[str] = None,
         fail_mode: str = "open",
     ) -> None:
@@ -168,80 +196,46 @@ class AsyncClient:
         self.socket = socket_path(socket)
         self.client_id = check_client_id(client_id) if client_id is not None else new_client_id()
         self._own_id = client_id is None
+        self._closed = False
+        self._fork_lock = threading.Lock()
+        self._connect()
+
+    def _connect(self) -> None:
         self._pid = os.getpid()
         self._health = Health(self.socket, self.fail_mode)
-        self._loop: Optional[asyncio.AbstractEventLoop] = None
-        self._channel: Optional[grpc.aio.Channel] = None
-        self._stub: Any = None
-        self._session_task: Optional["asyncio.Task[None]"] = None
-        self._session_open: Optional[asyncio.Event] = None
-        self._closed = False
+        self._conn = AsyncConnection(self)
 
     def __repr__(self) -> str:
         return f"<llmctl.AsyncClient {self.socket} client_id={self.client_id!r} fail_mode={self.fail_mode!r}>"
 
-    def _ensure(self) -> Any:
+    def _check_open(self) -> None:
+        """Refuses a closed client; in a forked child, connects again with a session (and, unless
+        given one, a client_id) of its own, before any request is made with the parent's."""
         if self._closed:
             raise errors.LlmctlError("this llmctl.AsyncClient is closed; create a new one")
-        loop = asyncio.get_running_loop()
         if os.getpid() != self._pid:
-            # A forked child gets a session of its own (gRPC needs GRPC_ENABLE_FORK_SUPPORT=1).
-            self._pid = os.getpid()
-            if self._own_id:
-                self.client_id = new_client_id()
-            self._health = Health(self.socket, self.fail_mode)
-            self._loop = None
-            self._session_task = None
-        if self._loop is not loop:
-            # First use, or a new event loop: a gRPC channel belongs to the loop it runs in.
-            if self._session_task is not None and not self._session_task.done():
-                try:
-                    self._session_task.cancel()
-                except RuntimeError:
-                    pass
-            self._loop = loop
-            self._channel = grpc.aio.insecure_channel("unix://" + self.socket, options=CHANNEL_OPTIONS)
-            self._stub = pb_grpc.LimiterStub(self._channel)
-            self._session_open = asyncio.Event()
-            self._session_task = loop.create_task(self._keep_session())
-        return self._stub
+            # The parent's session did not come along, and must not be shared. (gRPC itself
+            # needs GRPC_ENABLE_FORK_SUPPORT=1 to work here.)
+            with self._fork_lock:
+                if os.getpid() != self._pid:
+                    if self._own_id:
+                        self.client_id = new_client_id()
+                    self._connect()
 
-    async def _keep_session(self) -> None:
-        """Holds the Session stream open, reopening it whenever it breaks."""
-        backoff = 0.1
-        opened = self._session_open
-        assert opened is not None
-        while True:
-            call = self._stub.Session(
-                pb.SessionRequest(client_id=self.client_id, pid=os.getpid()), wait_for_ready=True
-            )
-            try:
-                async for _ in call:
-                    opened.set()
-                    backoff = 0.1
-            except asyncio.CancelledError:
-                call.cancel()
-                raise
-            except grpc.RpcError:
-                pass
-            if opened.is_set():
-                opened.clear()
-                self._health.session_lost()
-            await asyncio.sleep(backoff)
-            backoff = min(backoff * 2, 1.0)
+    def _ensure(self) -> Any:
+        """The stub to call the daemon with, once the client is open."""
+        self._check_open()
+        return self._conn.stub()
 
     @property
     def connected(self) -> bool:
-        return self._session_open is not None and self._session_open.is_set()
+        """Whether the session with the daemon is open right now."""
+        return self._conn.connected
 
     async def wait_connected(self, timeout: Optional[float] = None) -> bool:
-        self._ensure()
-        assert self._session_open is not None
-        try:
-            await asyncio.wait_for(self._session_open.wait(), timeout)
-            return True
-        except asyncio.TimeoutError:
-            return False
+        """Waits until the session with the daemon is open; False if ``timeout`` passed first."""
+        self._ensure()  # async-only: the session starts on first use
+        return await self._conn.wait_connected(timeout)
 
     def acquire(
         self,
@@ -257,9 +251,21 @@ class AsyncClient:
         attempt: int = 1,
         profile: Optional[str] = None,
         first_attempt: Union[_dt.datetime, float, None] = None,
-    ) -> PendingLease:
-        """`Client.acquire` for asyncio: ``lease = await client.acquire(...)`` or
-        ``async with client.acquire(...) as lease:``. Input is checked at once."""
+    ) -> PendingLease:  # sync: ) -> Lease:
+        """Reserves ``requests``, ``input_tokens`` and ``output_tokens`` (the call's max_tokens) on
+        ``key`` and its ancestors, waiting in the daemon up to ``max_wait`` seconds (default: its
+        maximum, one hour). Raises `llmctl.NotGranted` when capacity will not come in time, and
+        `llmctl.RunBudgetExceeded` (a `NotGranted`) when the run ``run_id`` spent its budget.
+
+        ``route_group`` (instead of ``key``) asks for the first member of that configured group
+        that can serve; ``lease.key`` is then the member granted. ``profile`` names the retry
+        profile of the advice (``"interactive"``, ``"batch"`` or a configured one; default: the
+        key's). ``attempt`` and ``first_attempt`` (when attempt 1 started: a datetime or Unix
+        seconds) are sent with the lease's report.
+
+        For asyncio: the answer is a `PendingLease`, for ``lease = await client.acquire(...)`` or
+        ``async with client.acquire(...) as lease:``. The input is checked at once."""
+        self._check_open()
         first_ms = first_attempt_ms(first_attempt)
         req, wait = acquire_request(
             key,
@@ -273,15 +279,16 @@ class AsyncClient:
             client_id=self.client_id,
             profile=profile,
         )
-        return PendingLease(lambda: self._acquire(req, wait, attempt, first_ms))
+        grant = functools.partial(self._acquire, req, wait, attempt, first_ms)
+        return PendingLease(grant)  # sync: return grant()
 
     async def _acquire(self, req: pb.AcquireRequest, wait: float, attempt: int, first_ms: int) -> AsyncLease:
-        stub = self._ensure()
+        self._ensure()
         if not self._health.should_try():
             return self._unlimited(req, attempt, first_ms)
         epoch = self._health.epoch
         try:
-            resp = await stub.Acquire(req, timeout=wait + CALL_TIMEOUT)
+            resp = await self._conn.acquire(req, wait + CALL_TIMEOUT)
         except grpc.RpcError as e:
             if is_unreachable(e) and self._health.fail_open:
                 self._health.failed(e.details() or e.code().name)
@@ -331,6 +338,7 @@ class AsyncClient:
                 and self._health.fail_open
                 and lease._epoch != self._health.epoch
             ):
+                # The daemon went away since this lease was granted and took it along.
                 logger.info("llmctl: lease %s was lost when the daemon restarted", lease.lease_id)
                 return local_advice(outcome)
             raise err from None
@@ -338,11 +346,14 @@ class AsyncClient:
         return advice_from(resp)
 
     async def cooldown(self, key: str, seconds_: Seconds, reason: str = "") -> Optional[_dt.datetime]:
+        """Stops the daemon granting on ``key`` (and the keys below it) for ``seconds_``; never
+        shortens a longer cooldown. Returns when it ends (None if the daemon is unreachable and
+        fail_mode is open)."""
+        stub = self._ensure()
         check_key(key)
         dur = seconds("seconds", seconds_, 0.0, 86400.0)
         if dur <= 0:
             raise errors.InvalidArgument(f"cooldown of {dur} s on {key!r}: give a positive duration")
-        stub = self._ensure()
         req = pb.CooldownRequest(key=key, duration_ms=max(1, int(round(dur * 1000))), reason=reason or "")
         try:
             resp = await stub.Cooldown(req, timeout=CALL_TIMEOUT)
@@ -362,9 +373,13 @@ class AsyncClient:
         max_retries: Optional[int] = None,
         max_wall_time: Optional[Seconds] = None,
     ) -> bool:
-        """`Client.set_run_budget` for asyncio."""
-        req = run_budget_request(run_id, max_calls, max_retries, max_wall_time)
+        """Sets (or replaces) the budget of the run ``run_id``: at most ``max_calls`` leases,
+        ``max_retries`` retries and ``max_wall_time`` seconds (or a timedelta) from the run's
+        first call; None leaves that bound out. Past it, acquiring with this ``run_id`` raises
+        `llmctl.RunBudgetExceeded`. Returns True once the daemon holds the budget, False when it
+        is unreachable and fail_mode is open (nothing is bounded then)."""
         stub = self._ensure()
+        req = run_budget_request(run_id, max_calls, max_retries, max_wall_time)
         try:
             await stub.SetRunBudget(req, timeout=CALL_TIMEOUT)
         except grpc.RpcError as e:
@@ -376,9 +391,21 @@ class AsyncClient:
         return True
 
     async def claim(self, key: str, ttl: Seconds, *, accept_lost_history: bool = False) -> ClaimResult:
-        """`Client.claim` for asyncio."""
-        req = claim_request(key, ttl, accept_lost_history)
+        """Claims the work named ``key`` (a job id, a hash of the request) for ``ttl`` seconds
+        (or a timedelta): the answer's ``state`` is ``"claimed"`` (yours: do it, then
+        `complete`), ``"pending"`` (another worker's since ``.since``) or ``"done"`` (``.result``
+        holds the stored bytes). A claim never completed lapses after its ttl and may be claimed
+        again. The daemon records the claim on disk before it answers.
+
+        When the daemon's store lost records, a job it does not know may have been done before
+        the loss: the claim raises `llmctl.ClaimHistoryLost` unless ``accept_lost_history`` is
+        true (the caller takes an unknown job as not done).
+
+        Idempotency cannot be decided without the daemon, so an unreachable daemon raises
+        `llmctl.Unavailable` whatever the fail_mode (after waiting up to 10 s for one that is
+        restarting)."""
         stub = self._ensure()
+        req = claim_request(key, ttl, accept_lost_history)
         try:
             resp = await stub.Claim(req, timeout=CALL_TIMEOUT, wait_for_ready=True)
         except grpc.RpcError as e:
@@ -387,9 +414,14 @@ class AsyncClient:
         return claim_result(key, resp)
 
     async def complete(self, key: str, result: BytesLike) -> None:
-        """`Client.complete` for asyncio."""
-        req = complete_request(key, result)
+        """Stores ``result`` (bytes, at most the daemon's max_claim_result, 1 MiB by default) as
+        the outcome of the work ``key``, which must be claimed: later claims answer ``"done"``
+        with it. Raises `llmctl.Unavailable` when the daemon does not answer within 10 s,
+        whatever the fail_mode; completing again with the same result is harmless, while a job
+        never claimed, done with another result, or claimed by another user raises
+        `llmctl.ClaimRefused`."""
         stub = self._ensure()
+        req = complete_request(key, result)
         try:
             await stub.Complete(req, timeout=CALL_TIMEOUT, wait_for_ready=True)
         except grpc.RpcError as e:
@@ -399,12 +431,22 @@ class AsyncClient:
     async def run_once(
         self,
         key: str,
-        fn: Callable[[], Union[bytes, Awaitable[bytes]]],
+        fn: Callable[[], Union[bytes, Awaitable[bytes]]],  # sync: fn: Callable[[], bytes],
         *,
         ttl: Seconds = DEFAULT_RUN_ONCE_TTL,
     ) -> bytes:
-        """`Client.run_once` for asyncio: ``fn`` may be a coroutine function (it is awaited) or
-        a plain function returning bytes."""
+        """Does the work ``key`` once across every process on the host: returns the stored
+        result when it is done already, raises `llmctl.Pending` (with ``.since``) while another
+        worker holds it, and otherwise calls ``fn()``, stores what it returns with `complete`
+        and returns it.
+
+        ``fn`` takes no arguments and returns bytes (at most 1 MiB; serialise anything else,
+        e.g. ``json.dumps(value).encode()``). It must finish within ``ttl`` seconds (default 10
+        minutes), or another worker may claim the work again. If ``fn`` raises, nothing is
+        stored, the exception propagates and the claim lapses after its ttl; if it returns
+        something other than bytes, `llmctl.InvalidArgument` is raised the same way.
+
+        For asyncio: ``fn`` may also be a coroutine function; its result is awaited."""
         claimed = await self.claim(key, ttl)
         if claimed.state == "done":
             assert claimed.result is not None
@@ -412,29 +454,39 @@ class AsyncClient:
         if claimed.state == "pending":
             raise errors.Pending(key, claimed.since)
         value = fn()
-        if inspect.isawaitable(value):
+        if inspect.isawaitable(value):  # async-only
             value = await value
         data = result_bytes(key, value, "fn's result")
         await self.complete(key, data)
         return data
 
     async def status(self, key_prefix: str = "") -> pb.StatusResponse:
-        """`Client.status` for asyncio."""
+        """Every key's limits, levels, queue, cooldown and counters (`StatusResponse`), or only
+        those of keys starting with ``key_prefix``. Raises `llmctl.Unavailable` when the daemon
+        does not answer, whatever the fail_mode."""
         stub = self._ensure()
         try:
-            resp = await stub.Status(pb.StatusRequest(key_prefix=key_prefix), timeout=CALL_TIMEOUT)
+            resp: pb.StatusResponse = await stub.Status(
+                pb.StatusRequest(key_prefix=key_prefix), timeout=CALL_TIMEOUT
+            )
         except grpc.RpcError as e:
             raise rpc_error(e, self.socket, "status") from None
         self._health.ok()
         return resp
 
     async def key_status(self, key: str) -> Optional[pb.KeyStatus]:
-        return next((k for k in (await self.status()).keys if k.key == key), None)
+        """The status of one key, or None if the daemon does not know it yet."""
+        status = await self.status()
+        return next((k for k in status.keys if k.key == key), None)
 
     async def run_status(self, run_id: str) -> Optional[pb.RunStatus]:
-        return next((r for r in (await self.status()).runs if r.run_id == run_id), None)
+        """The calls, retries, wall time and budget of one run, or None if the daemon does not
+        track it (yet, or any more)."""
+        status = await self.status()
+        return next((r for r in status.runs if r.run_id == run_id), None)
 
     async def ping(self) -> None:
+        """Raises `llmctl.Unavailable` unless the daemon answers."""
         stub = self._ensure()
         try:
             await stub.Ping(pb.PingRequest(), timeout=CALL_TIMEOUT)
@@ -447,17 +499,9 @@ class AsyncClient:
         if self._closed:
             return
         self._closed = True
-        task, channel = self._session_task, self._channel
-        if task is not None and not task.done():
-            task.cancel()
-            try:
-                await task
-            except (asyncio.CancelledError, Exception):
-                pass
-        if channel is not None:
-            await channel.close()
+        await self._conn.aclose()
 
-    async def __aenter__(self) -> "AsyncClient":
+    async def __aenter__(self) -> AsyncClient:
         return self
 
     async def __aexit__(self, *exc: Any) -> None:

@@ -1,8 +1,10 @@
-"""The synchronous client: `Client` and its `Lease`."""
+# Generated from _aio.py by scripts/gen-python-sync: do not edit; change _aio.py and run it.
+"""`Client`, the client of the llmctl daemon, and the `Lease` it grants."""
 
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import os
 import threading
 from types import TracebackType
@@ -22,7 +24,6 @@ from ._claims import (
 )
 from ._common import (
     CALL_TIMEOUT,
-    CHANNEL_OPTIONS,
     Advice,
     Health,
     Outcome,
@@ -44,17 +45,17 @@ from ._common import (
     seconds,
     socket_path,
 )
+from ._connection import Connection
 from ._lease import LeaseBase
 from .v1 import limiter_pb2 as pb
-from .v1 import limiter_pb2_grpc as pb_grpc
 
 
 class Lease(LeaseBase):
     """Capacity granted on a key; report what the provider answered with `report` or
-    `report_response`. As a context manager, leaving the block without a report reports the
-    exception that ended it (or an unknown outcome), so the lease never leaks."""
+    `report_response`. As a context manager (``with``), leaving the block without a report
+    reports the exception that ended it (or an unknown outcome), so the lease never leaks."""
 
-    def __init__(self, client: "Client", **kw: Any) -> None:
+    def __init__(self, client: Client, **kw: Any) -> None:
         super().__init__(**kw)
         self._client = client
 
@@ -120,7 +121,7 @@ class Lease(LeaseBase):
             raise
         return self.advice
 
-    def __enter__(self) -> "Lease":
+    def __enter__(self) -> Lease:
         return self
 
     def __exit__(
@@ -137,54 +138,6 @@ class Lease(LeaseBase):
             logger.warning("llmctl: could not report lease %s on %r: %s", self.lease_id, self.key, e)
 
 
-class _SessionKeeper:
-    """Holds the client's Session stream open in a thread, reopening it whenever it breaks, so
-    the daemon frees this process's concurrency slots when the process dies."""
-
-    def __init__(self, client: "Client") -> None:
-        self._client = client
-        self._stop = threading.Event()
-        self._lock = threading.Lock()
-        self._call: Any = None
-        self.open = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="llmctl-session", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        c = self._client
-        backoff = 0.1
-        while not self._stop.is_set():
-            call = c._stub.Session(
-                pb.SessionRequest(client_id=c.client_id, pid=os.getpid()), wait_for_ready=True
-            )
-            with self._lock:
-                if self._stop.is_set():
-                    call.cancel()
-                    return
-                self._call = call
-            try:
-                for _ in call:
-                    self.open.set()
-                    backoff = 0.1
-            except grpc.RpcError:
-                pass
-            except ValueError:  # the channel was closed under us
-                return
-            if self.open.is_set():
-                self.open.clear()
-                c._health.session_lost()
-            self._stop.wait(backoff)
-            backoff = min(backoff * 2, 1.0)
-
-    def close(self) -> None:
-        self._stop.set()
-        with self._lock:
-            call = self._call
-        if call is not None:
-            call.cancel()
-        self._thread.join(timeout=2)
-
-
 class Client:
     """A connection to the llmctl daemon on this host.
 
@@ -193,12 +146,14 @@ class Client:
     leases to a session the client keeps open, so the daemon frees their concurrency slots when
     the process dies. ``fail_mode="open"`` lets calls proceed unlimited while the daemon is
     unreachable (with a warning at most once a minute) and reconnects by itself; ``"closed"``
-    raises `llmctl.Unavailable` instead. Safe to share between threads.
+    raises `llmctl.Unavailable` instead.
+
+    Safe to share between threads.
     """
 
     def __init__(
         self,
-        socket: Union[str, "os.PathLike[str]", None] = None,
+        socket: Union[str, os.PathLike[str], None] = None,
         client_id: Optional[str] = None,
         fail_mode: str = "open",
     ) -> None:
@@ -213,21 +168,38 @@ class Client:
     def _connect(self) -> None:
         self._pid = os.getpid()
         self._health = Health(self.socket, self.fail_mode)
-        self._channel = grpc.insecure_channel("unix://" + self.socket, options=CHANNEL_OPTIONS)
-        self._stub = pb_grpc.LimiterStub(self._channel)
-        self._session = _SessionKeeper(self)
+        self._conn = Connection(self)
 
     def __repr__(self) -> str:
         return f"<llmctl.Client {self.socket} client_id={self.client_id!r} fail_mode={self.fail_mode!r}>"
 
+    def _check_open(self) -> None:
+        """Refuses a closed client; in a forked child, connects again with a session (and, unless
+        given one, a client_id) of its own, before any request is made with the parent's."""
+        if self._closed:
+            raise errors.LlmctlError("this llmctl.Client is closed; create a new one")
+        if os.getpid() != self._pid:
+            # The parent's session did not come along, and must not be shared. (gRPC itself
+            # needs GRPC_ENABLE_FORK_SUPPORT=1 to work here.)
+            with self._fork_lock:
+                if os.getpid() != self._pid:
+                    if self._own_id:
+                        self.client_id = new_client_id()
+                    self._connect()
+
+    def _ensure(self) -> Any:
+        """The stub to call the daemon with, once the client is open."""
+        self._check_open()
+        return self._conn.stub()
+
     @property
     def connected(self) -> bool:
         """Whether the session with the daemon is open right now."""
-        return self._session.open.is_set()
+        return self._conn.connected
 
     def wait_connected(self, timeout: Optional[float] = None) -> bool:
         """Waits until the session with the daemon is open; False if ``timeout`` passed first."""
-        return self._session.open.wait(timeout)
+        return self._conn.wait_connected(timeout)
 
     def acquire(
         self,
@@ -250,10 +222,10 @@ class Client:
         `llmctl.RunBudgetExceeded` (a `NotGranted`) when the run ``run_id`` spent its budget.
 
         ``route_group`` (instead of ``key``) asks for the first member of that configured group
-        that can serve; ``lease.key`` is then the member granted. ``profile`` names the retry profile of the
-        advice (``"interactive"``, ``"batch"`` or a configured one; default: the key's).
-        ``attempt`` and ``first_attempt`` (when attempt 1 started: a datetime or Unix seconds)
-        are sent with the lease's report."""
+        that can serve; ``lease.key`` is then the member granted. ``profile`` names the retry
+        profile of the advice (``"interactive"``, ``"batch"`` or a configured one; default: the
+        key's). ``attempt`` and ``first_attempt`` (when attempt 1 started: a datetime or Unix
+        seconds) are sent with the lease's report."""
         self._check_open()
         first_ms = first_attempt_ms(first_attempt)
         req, wait = acquire_request(
@@ -268,21 +240,21 @@ class Client:
             client_id=self.client_id,
             profile=profile,
         )
+        grant = functools.partial(self._acquire, req, wait, attempt, first_ms)
+        return grant()
+
+    def _acquire(self, req: pb.AcquireRequest, wait: float, attempt: int, first_ms: int) -> Lease:
+        self._ensure()
         if not self._health.should_try():
             return self._unlimited(req, attempt, first_ms)
         epoch = self._health.epoch
-        future = self._stub.Acquire.future(req, timeout=wait + CALL_TIMEOUT)
         try:
-            resp = future.result()
+            resp = self._conn.acquire(req, wait + CALL_TIMEOUT)
         except grpc.RpcError as e:
             if is_unreachable(e) and self._health.fail_open:
                 self._health.failed(e.details() or e.code().name)
                 return self._unlimited(req, attempt, first_ms)
             raise rpc_error(e, self.socket, "acquire") from None
-        except BaseException:
-            # Interrupted while waiting: cancelling takes the waiter out of the daemon's queue.
-            future.cancel()
-            raise
         self._health.ok()
         if not resp.granted:
             raise not_granted(resp, req)
@@ -314,9 +286,9 @@ class Client:
     def _report(self, lease: Lease, req: pb.ReportRequest, outcome: Outcome) -> Advice:
         if not lease.limited:
             return local_advice(outcome)
-        self._check_open()
+        stub = self._ensure()
         try:
-            resp = self._stub.Report(req, timeout=CALL_TIMEOUT)
+            resp = stub.Report(req, timeout=CALL_TIMEOUT)
         except grpc.RpcError as e:
             if is_unreachable(e) and self._health.fail_open:
                 self._health.failed(e.details() or e.code().name)
@@ -338,14 +310,14 @@ class Client:
         """Stops the daemon granting on ``key`` (and the keys below it) for ``seconds_``; never
         shortens a longer cooldown. Returns when it ends (None if the daemon is unreachable and
         fail_mode is open)."""
-        self._check_open()
+        stub = self._ensure()
         check_key(key)
         dur = seconds("seconds", seconds_, 0.0, 86400.0)
         if dur <= 0:
             raise errors.InvalidArgument(f"cooldown of {dur} s on {key!r}: give a positive duration")
         req = pb.CooldownRequest(key=key, duration_ms=max(1, int(round(dur * 1000))), reason=reason or "")
         try:
-            resp = self._stub.Cooldown(req, timeout=CALL_TIMEOUT)
+            resp = stub.Cooldown(req, timeout=CALL_TIMEOUT)
         except grpc.RpcError as e:
             if is_unreachable(e) and self._health.fail_open:
                 self._health.failed(e.details() or e.code().name)
@@ -367,10 +339,10 @@ class Client:
         first call; None leaves that bound out. Past it, acquiring with this ``run_id`` raises
         `llmctl.RunBudgetExceeded`. Returns True once the daemon holds the budget, False when it
         is unreachable and fail_mode is open (nothing is bounded then)."""
-        self._check_open()
+        stub = self._ensure()
         req = run_budget_request(run_id, max_calls, max_retries, max_wall_time)
         try:
-            self._stub.SetRunBudget(req, timeout=CALL_TIMEOUT)
+            stub.SetRunBudget(req, timeout=CALL_TIMEOUT)
         except grpc.RpcError as e:
             if is_unreachable(e) and self._health.fail_open:
                 self._health.failed(e.details() or e.code().name)
@@ -393,10 +365,10 @@ class Client:
         Idempotency cannot be decided without the daemon, so an unreachable daemon raises
         `llmctl.Unavailable` whatever the fail_mode (after waiting up to 10 s for one that is
         restarting)."""
-        self._check_open()
+        stub = self._ensure()
         req = claim_request(key, ttl, accept_lost_history)
         try:
-            resp = self._stub.Claim(req, timeout=CALL_TIMEOUT, wait_for_ready=True)
+            resp = stub.Claim(req, timeout=CALL_TIMEOUT, wait_for_ready=True)
         except grpc.RpcError as e:
             raise rpc_error(e, self.socket, "claim") from None
         self._health.ok()
@@ -409,15 +381,21 @@ class Client:
         whatever the fail_mode; completing again with the same result is harmless, while a job
         never claimed, done with another result, or claimed by another user raises
         `llmctl.ClaimRefused`."""
-        self._check_open()
+        stub = self._ensure()
         req = complete_request(key, result)
         try:
-            self._stub.Complete(req, timeout=CALL_TIMEOUT, wait_for_ready=True)
+            stub.Complete(req, timeout=CALL_TIMEOUT, wait_for_ready=True)
         except grpc.RpcError as e:
             raise rpc_error(e, self.socket, "complete") from None
         self._health.ok()
 
-    def run_once(self, key: str, fn: Callable[[], bytes], *, ttl: Seconds = DEFAULT_RUN_ONCE_TTL) -> bytes:
+    def run_once(
+        self,
+        key: str,
+        fn: Callable[[], bytes],
+        *,
+        ttl: Seconds = DEFAULT_RUN_ONCE_TTL,
+    ) -> bytes:
         """Does the work ``key`` once across every process on the host: returns the stored
         result when it is done already, raises `llmctl.Pending` (with ``.since``) while another
         worker holds it, and otherwise calls ``fn()``, stores what it returns with `complete`
@@ -434,7 +412,8 @@ class Client:
             return claimed.result
         if claimed.state == "pending":
             raise errors.Pending(key, claimed.since)
-        data = result_bytes(key, fn(), "fn's result")
+        value = fn()
+        data = result_bytes(key, value, "fn's result")
         self.complete(key, data)
         return data
 
@@ -442,9 +421,11 @@ class Client:
         """Every key's limits, levels, queue, cooldown and counters (`StatusResponse`), or only
         those of keys starting with ``key_prefix``. Raises `llmctl.Unavailable` when the daemon
         does not answer, whatever the fail_mode."""
-        self._check_open()
+        stub = self._ensure()
         try:
-            resp = self._stub.Status(pb.StatusRequest(key_prefix=key_prefix), timeout=CALL_TIMEOUT)
+            resp: pb.StatusResponse = stub.Status(
+                pb.StatusRequest(key_prefix=key_prefix), timeout=CALL_TIMEOUT
+            )
         except grpc.RpcError as e:
             raise rpc_error(e, self.socket, "status") from None
         self._health.ok()
@@ -452,43 +433,32 @@ class Client:
 
     def key_status(self, key: str) -> Optional[pb.KeyStatus]:
         """The status of one key, or None if the daemon does not know it yet."""
-        return next((k for k in self.status().keys if k.key == key), None)
+        status = self.status()
+        return next((k for k in status.keys if k.key == key), None)
 
     def run_status(self, run_id: str) -> Optional[pb.RunStatus]:
         """The calls, retries, wall time and budget of one run, or None if the daemon does not
         track it (yet, or any more)."""
-        return next((r for r in self.status().runs if r.run_id == run_id), None)
+        status = self.status()
+        return next((r for r in status.runs if r.run_id == run_id), None)
 
     def ping(self) -> None:
         """Raises `llmctl.Unavailable` unless the daemon answers."""
-        self._check_open()
+        stub = self._ensure()
         try:
-            self._stub.Ping(pb.PingRequest(), timeout=CALL_TIMEOUT)
+            stub.Ping(pb.PingRequest(), timeout=CALL_TIMEOUT)
         except grpc.RpcError as e:
             raise rpc_error(e, self.socket, "ping") from None
         self._health.ok()
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise errors.LlmctlError("this llmctl.Client is closed; create a new one")
-        if os.getpid() != self._pid:
-            # A forked child: the parent's session thread did not come along, and its session
-            # must not be shared. (gRPC itself needs GRPC_ENABLE_FORK_SUPPORT=1 to work here.)
-            with self._fork_lock:
-                if os.getpid() != self._pid:
-                    if self._own_id:
-                        self.client_id = new_client_id()
-                    self._connect()
 
     def close(self) -> None:
         """Closes the session and the connection; the daemon frees this client's slots."""
         if self._closed:
             return
         self._closed = True
-        self._session.close()
-        self._channel.close()
+        self._conn.close()
 
-    def __enter__(self) -> "Client":
+    def __enter__(self) -> Client:
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -121,11 +121,10 @@ def check_key(key: Any, what: str = "key") -> str:
 def check_units(name: str, value: Any, allow_none: bool = False) -> Optional[int]:
     if value is None and allow_none:
         return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        else:
-            raise errors.InvalidArgument(f"{name} must be a whole number, not {value!r}")
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise errors.InvalidArgument(f"{name} must be a whole number, not {value!r}")
     if value < 0:
         raise errors.InvalidArgument(f"{name} = {value} is negative; give 0 or more")
     if value > MAX_UNITS:

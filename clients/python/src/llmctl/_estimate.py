@@ -62,9 +62,9 @@ class _Counter:
 
 
 def _whole(v: Any) -> Optional[int]:
-    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-        return None
-    return v
+    if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
+        return v
+    return None
 
 
 def estimate_body(

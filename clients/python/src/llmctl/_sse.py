@@ -6,7 +6,7 @@ from __future__ import annotations
 import codecs
 import json
 import zlib
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from ._common import Outcome, limit_headers
 from ._outcome import error_info, parse_usage
@@ -22,7 +22,7 @@ class EventParser:
         self._buf = ""
         self._event = ""
         self._data: List[str] = []
-        self.events: List[tuple] = []
+        self.events: List[Tuple[str, str]] = []  # (event type, data)
         self.broken = False
 
     def feed(self, chunk: bytes) -> None:

@@ -1,0 +1,199 @@
+"""What the httpx transports of `llmctl.httpx` share: their settings, estimating a request,
+routing it to the key granted, passing the advice on, and deciding whether to send it again."""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from types import ModuleType
+from typing import Any, Callable, Dict, Optional, Union
+
+from ._common import Advice, Outcome, Seconds, check_key, check_name, logger
+from ._estimate import Estimate, estimate_body
+from ._lease import LeaseBase
+
+KeyArg = Union[str, Callable[[str], str]]
+AdviceHook = Callable[[Any, Advice], None]
+RouteHook = Callable[[Any, str], Any]
+
+
+def library(obj: Any) -> ModuleType:
+    """The httpx flavour (``httpx`` or ``httpx2``) an object belongs to."""
+    return importlib.import_module(type(obj).__module__.split(".")[0])
+
+
+def is_event_stream(response: Any) -> bool:
+    return "text/event-stream" in response.headers.get("content-type", "").lower()
+
+
+# Which client each transport takes, named in the error for the other kind.
+_CLIENT_HINTS = {
+    "Client": "AsyncLimitedTransport takes an AsyncClient",
+    "AsyncClient": "LimitedTransport takes a Client",
+}
+
+
+def check_client(client: Any, cls: type) -> None:
+    """Refuses a client of the wrong kind (a `Client` for the asyncio transport, say)."""
+    if client is not None and not isinstance(client, cls):
+        raise TypeError(
+            f"client must be an llmctl.{cls.__name__} ({_CLIENT_HINTS[cls.__name__]}), not {client!r}"
+        )
+
+
+def not_sent() -> Outcome:
+    """The outcome of a lease whose request was never sent (the route hook raised)."""
+    return Outcome(status=0, headers={}, error_type="unreported", usage_known=False)
+
+
+class Plan:
+    """Where the next send of one request goes: a key or a route group, the attempt number
+    there and when its attempt 1 was granted, and how many sends there were."""
+
+    def __init__(self, key: Optional[str], route_group: Optional[str]) -> None:
+        self.key = key
+        self.route_group = route_group
+        self.attempt = 1
+        # When attempt 1 on this key was granted (Unix seconds): the profile's deadline counts
+        # from there, not from time spent queueing for it.
+        self.first: Optional[float] = None
+        self.sends = 0
+
+
+class TransportBase:
+    def __init__(
+        self,
+        key: Optional[KeyArg],
+        inner: Any,
+        *,
+        priority: int,
+        max_wait: Optional[Seconds],
+        run_id: Optional[str],
+        max_retries: int,
+        image_tokens: int,
+        default_output_tokens: int,
+        on_advice: Optional[AdviceHook],
+        profile: Optional[str],
+        route_group: Optional[str],
+        route: Optional[RouteHook],
+    ) -> None:
+        if route_group is not None:
+            if key is not None:
+                raise TypeError(
+                    "give key or route_group, not both: with a route group the daemon picks the member key"
+                )
+            check_key(route_group, "route_group")
+        elif not (isinstance(key, str) or callable(key)):
+            raise TypeError(f"key must be a string or a function of the model name, not {key!r}")
+        if route is not None and (route_group is None or not callable(route)):
+            raise TypeError("route must be a function (request, key) -> request, given with route_group")
+        if profile is not None:
+            check_name(profile, "profile", "'interactive', 'batch' or one configured in [profiles]")
+        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+            raise ValueError(f"max_retries = {max_retries!r}: give 0 (no retries) or more")
+        self.key = key
+        self.route_group = route_group
+        self.route = route
+        self.profile = profile
+        self.priority = priority
+        self.max_wait = max_wait
+        self.run_id = run_id
+        self.max_retries = max_retries
+        self.image_tokens = image_tokens
+        self.default_output_tokens = default_output_tokens
+        self.on_advice = on_advice
+        self._inner = inner
+        # Without an inner transport given, one per library, made on first use.
+        self._made: Dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def _inner_for(self, lib: ModuleType, make: Callable[[], Any]) -> Any:
+        """The transport that sends: the one given, else ``make()``'s for the request's library."""
+        if self._inner is not None:
+            return self._inner
+        made = self._made.get(lib.__name__)
+        if made is None:
+            with self._lock:
+                made = self._made.get(lib.__name__)
+                if made is None:
+                    made = make()
+                    self._made[lib.__name__] = made
+        return made
+
+    def _key_for(self, est: Estimate) -> Optional[str]:
+        if self.key is None:
+            return None  # a route group: the daemon picks the member
+        if callable(self.key):
+            return self.key(est.model)
+        if "{model}" in self.key:
+            return self.key.replace("{model}", est.model or "unknown")
+        return self.key
+
+    def _acquire_args(self, est: Estimate, plan: Plan) -> Dict[str, Any]:
+        return dict(
+            input_tokens=est.input_tokens,
+            output_tokens=est.output_tokens,
+            priority=self.priority,
+            max_wait=self.max_wait,
+            run_id=self.run_id,
+            route_group=plan.route_group,
+            profile=self.profile,
+            attempt=plan.attempt,
+            first_attempt=plan.first,
+        )
+
+    def _routed(self, request: Any, lease: LeaseBase) -> Any:
+        """The request to send on the lease: as it came, or as the ``route`` hook makes it for
+        the member key the daemon granted."""
+        if self.route is None or not lease.limited:
+            return request
+        routed = self.route(request, lease.key)
+        if routed is None or routed is request:
+            return request
+        for name, value in request.extensions.items():
+            routed.extensions.setdefault(name, value)  # timeouts and the like
+        return routed
+
+    def _estimate(self, request: Any) -> Optional[Estimate]:
+        if request.method.upper() != "POST":
+            return None
+        ctype = request.headers.get("content-type", "").lower()
+        if ctype and "json" not in ctype:
+            return None
+        try:
+            content = request.content
+        except Exception:
+            return None
+        if not content or content.lstrip()[:1] != b"{":
+            return None
+        return estimate_body(
+            content, image_tokens=self.image_tokens, default_output_tokens=self.default_output_tokens
+        )
+
+    def _advised(self, request: Any, advice: Optional[Advice], response: Any = None) -> None:
+        if advice is not None and response is not None:
+            # Where the caller can see it: an SDK's APIStatusError carries this response.
+            response.extensions["llmctl_advice"] = advice
+        if advice is not None and self.on_advice is not None:
+            try:
+                self.on_advice(request, advice)
+            except Exception:
+                logger.exception("llmctl: the on_advice hook raised")
+
+    def _plan(self, est: Estimate) -> Plan:
+        return Plan(self._key_for(est), self.route_group)
+
+    def _again(self, plan: Plan, advice: Optional[Advice]) -> Optional[float]:
+        """Whether to send the request again after this advice (and after how many seconds),
+        within ``max_retries``: on ``retry``, on the same key; on ``fallback``, on the key
+        advised, only when a ``route`` hook says how to send the request there."""
+        if advice is None or plan.sends > self.max_retries:
+            return None
+        if advice.action == "retry":
+            plan.attempt += 1
+            return advice.retry_after
+        if advice.action == "fallback" and advice.fallback_key and self.route is not None:
+            plan.key, plan.route_group = advice.fallback_key, None
+            plan.attempt, plan.first = 1, None
+            return 0.0
+        return None
