@@ -187,6 +187,10 @@ def test_closing_the_client_refuses_further_calls(daemon: Daemon) -> None:
     c.close()
     with pytest.raises(llmctl.LlmctlError, match="closed"):
         c.acquire("k")
+    # Waiting for a session that can never open is refused too, not a wait until the timeout
+    # (or forever, without one).
+    with pytest.raises(llmctl.LlmctlError, match="closed"):
+        c.wait_connected(1)
 
 
 def test_the_default_socket_follows_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

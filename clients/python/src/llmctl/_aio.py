@@ -233,8 +233,9 @@ class AsyncClient:
         return self._conn.connected
 
     async def wait_connected(self, timeout: Optional[float] = None) -> bool:
-        """Waits until the session with the daemon is open; False if ``timeout`` passed first."""
-        self._ensure()  # async-only: the session starts on first use
+        """Waits until the session with the daemon is open; False if ``timeout`` passed first.
+        Raises `llmctl.LlmctlError` on a closed client (its session will never open)."""
+        self._ensure()  # sync: self._check_open()
         return await self._conn.wait_connected(timeout)
 
     def acquire(

@@ -198,7 +198,9 @@ class Client:
         return self._conn.connected
 
     def wait_connected(self, timeout: Optional[float] = None) -> bool:
-        """Waits until the session with the daemon is open; False if ``timeout`` passed first."""
+        """Waits until the session with the daemon is open; False if ``timeout`` passed first.
+        Raises `llmctl.LlmctlError` on a closed client (its session will never open)."""
+        self._check_open()
         return self._conn.wait_connected(timeout)
 
     def acquire(
