@@ -1,6 +1,7 @@
 //! The llmctl daemon: a pure limiter engine, its sled store, and the gRPC server that adapts
 //! one to the other on a Unix socket.
 
+pub mod claims;
 pub mod config;
 pub mod duration;
 pub mod engine;

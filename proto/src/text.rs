@@ -20,6 +20,30 @@ pub fn is_hidden(c: char) -> bool {
         )
 }
 
+/// Checks a name a client sent (a claim key, a run id, a client id, ...): at most `max` bytes,
+/// none of them hidden, and not empty when `required`. The message names the field, repeats a
+/// bounded prefix of the value with its size, and gives an example of a good one.
+pub fn check_name(
+    field: &str,
+    value: &str,
+    required: bool,
+    max: usize,
+    example: &str,
+) -> Result<(), String> {
+    if required && value.is_empty() {
+        return Err(format!("{field} is empty; give one, e.g. {example}"));
+    }
+    if value.len() > max || value.chars().any(is_hidden) {
+        return Err(format!(
+            "{field} \"{}\" ({} bytes) must be at most {max} bytes of visible characters, \
+             e.g. {example}",
+            printable_prefix(value),
+            value.len()
+        ));
+    }
+    Ok(())
+}
+
 /// At most `ECHO_CHARS` characters of `s`, hidden ones escaped, and its length when cut.
 pub fn printable_prefix(s: &str) -> String {
     let mut out: String = s
@@ -89,6 +113,27 @@ pub fn clean_status(st: &mut crate::v1::StatusResponse) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_is_checked_for_size_hidden_characters_and_presence() {
+        assert_eq!(check_name("run_id", "", false, 8, "agent-7"), Ok(()));
+        assert_eq!(check_name("run_id", "agent-7", true, 8, "agent-7"), Ok(()));
+        let e = check_name("claim key", "", true, 8, "job-1").expect_err("empty");
+        assert!(
+            e.starts_with("claim key is empty") && e.contains("job-1"),
+            "{e}"
+        );
+        let e = check_name("run_id", "123456789", false, 8, "agent-7").expect_err("long");
+        assert!(
+            e.contains("\"123456789\" (9 bytes) must be at most 8 bytes"),
+            "{e}"
+        );
+        let e = check_name("client_id", "a\u{202E}b", false, 64, "x").expect_err("hidden");
+        assert!(
+            e.contains("a\\u{202e}b") && e.contains("visible characters"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn hidden_characters_are_found_escaped_and_replaced() {

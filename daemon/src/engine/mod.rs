@@ -9,7 +9,6 @@ pub mod bucket;
 mod calibrate;
 #[cfg(test)]
 mod calibrate_tests;
-pub mod claims;
 mod cooldowns;
 mod error;
 #[cfg(test)]

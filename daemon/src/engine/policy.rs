@@ -131,13 +131,8 @@ impl Engine {
     }
 
     fn validate_run_id(&self, run_id: &str) -> Result<(), EngineError> {
-        if run_id.len() > MAX_KEY_BYTES || run_id.chars().any(super::text::is_hidden) {
-            return Err(EngineError::InvalidArgument(format!(
-                "run_id of {} bytes must be at most {MAX_KEY_BYTES} printable bytes",
-                run_id.len()
-            )));
-        }
-        Ok(())
+        super::text::check_name("run_id", run_id, false, MAX_KEY_BYTES, "agent-7")
+            .map_err(EngineError::InvalidArgument)
     }
 
     fn ensure_run(&mut self, run_id: &str, now: Now) -> Result<(), EngineError> {

@@ -78,9 +78,27 @@ impl Engine {
             .ok_or_else(|| EngineError::UnknownLease(lease_id.to_string()))?;
         let class = advice::classify(outcome.status, &outcome.error_type);
         let id = lease.key;
-        // A request that got no answer may still have been served: settle it at its estimate.
-        // Without usage, an answer that may have been served (a 2xx, or none at all) is settled
-        // at its estimate; a refused one (4xx, 5xx) used no tokens.
+        self.settle_answer(&lease, outcome, now);
+        if class == Class::Success {
+            self.count_success(&lease, outcome, now);
+        }
+        self.apply_headers(id, outcome, now.mono);
+        let rate_limited = matches!(class, Class::RateLimited | Class::Overloaded);
+        if rate_limited {
+            self.cool_after_refusal(&lease, &class, outcome, now)?;
+        }
+        self.record_breaker(id, lease_no, &class, now);
+        self.release_cooldown_probes(&lease, lease_no, rate_limited, outcome, now);
+        self.pump(now);
+        let advice = self.advise(id, &lease, &class, outcome, now);
+        self.count_advice(&lease, &advice, now);
+        Ok((advice, ReportInfo::of(self.keys[id].name.clone(), outcome)))
+    }
+
+    /// Settles the lease for an answer: at the usage reported, else at its estimate when the
+    /// request may have been served (a 2xx, or no answer at all), else as nothing used (a
+    /// refused request).
+    fn settle_answer(&mut self, lease: &Lease, outcome: &Outcome, now: Now) {
         let usage = if outcome.usage_known {
             Some(outcome)
         } else if outcome.status == 0 || (200..300).contains(&outcome.status) {
@@ -88,49 +106,68 @@ impl Engine {
         } else {
             Some(&Outcome::default())
         };
-        self.settle(&lease, usage, true, now.mono);
+        self.settle(lease, usage, true, now.mono);
         if outcome.status != 0 {
-            self.keys[id].contacted = true;
+            self.keys[lease.key].contacted = true;
         }
-        if class == Class::Success {
-            let base = self.base;
-            let stats = &mut self.keys[id].stats;
-            stats.first_success.get_or_insert(now.mono);
-            stats.succeeded.add(base, now.mono, 1);
-            let tokens = if outcome.usage_known {
-                outcome.input_tokens + outcome.output_tokens
-            } else {
-                lease.need.input + lease.need.output
-            };
-            stats
-                .succeeded_tokens
-                .add(base, now.mono, u32::try_from(tokens).unwrap_or(u32::MAX));
-        }
-        self.apply_headers(id, outcome, now.mono);
+    }
 
-        let rate_limited = matches!(class, Class::RateLimited | Class::Overloaded);
-        if rate_limited {
-            self.refused_by_provider(&lease.ctx, now.mono);
-            let stats = &mut self.keys[id].stats;
-            stats.rate_limited_total += 1;
-            stats.rate_limited.add(self.base, now.mono, 1);
-            let reason = match (&class, outcome.error_type.as_str()) {
-                (Class::Overloaded, _) => format!("provider overloaded ({})", outcome.status),
-                (_, "") => format!("provider answered {}", outcome.status),
-                (_, t) => format!("provider answered {} {t}", outcome.status),
-            };
-            let name = self.keys[id].name.clone();
-            let until = self.install_cooldown(
-                &name,
-                outcome.signals.retry_after,
-                reason,
-                Some(lease.granted_at),
-                now,
-            )?;
-            self.refused(id, &lease, outcome, until, now);
-        }
-        self.record_breaker(id, lease_no, &class, now);
-        // The probe's answer decides whether the rest may follow.
+    /// Counts a success and the tokens it took, for the key's rates.
+    fn count_success(&mut self, lease: &Lease, outcome: &Outcome, now: Now) {
+        let base = self.base;
+        let stats = &mut self.keys[lease.key].stats;
+        stats.first_success.get_or_insert(now.mono);
+        stats.succeeded.add(base, now.mono, 1);
+        let tokens = if outcome.usage_known {
+            outcome.input_tokens + outcome.output_tokens
+        } else {
+            lease.need.input + lease.need.output
+        };
+        stats
+            .succeeded_tokens
+            .add(base, now.mono, u32::try_from(tokens).unwrap_or(u32::MAX));
+    }
+
+    /// A 429 or an overload: counts it, cools the key for the provider's delay, and lets the
+    /// buckets learn from the refusal.
+    fn cool_after_refusal(
+        &mut self,
+        lease: &Lease,
+        class: &Class,
+        outcome: &Outcome,
+        now: Now,
+    ) -> Result<(), EngineError> {
+        let id = lease.key;
+        self.refused_by_provider(&lease.ctx, now.mono);
+        let stats = &mut self.keys[id].stats;
+        stats.rate_limited_total += 1;
+        stats.rate_limited.add(self.base, now.mono, 1);
+        let reason = match (class, outcome.error_type.as_str()) {
+            (Class::Overloaded, _) => format!("provider overloaded ({})", outcome.status),
+            (_, "") => format!("provider answered {}", outcome.status),
+            (_, t) => format!("provider answered {} {t}", outcome.status),
+        };
+        let name = self.keys[id].name.clone();
+        let until = self.install_cooldown(
+            &name,
+            outcome.signals.retry_after,
+            reason,
+            Some(lease.granted_at),
+            now,
+        )?;
+        self.refused(id, lease, outcome, until, now);
+        Ok(())
+    }
+
+    /// A cooldown's probe answered: whether the rest may follow is decided by it.
+    fn release_cooldown_probes(
+        &mut self,
+        lease: &Lease,
+        lease_no: u64,
+        rate_limited: bool,
+        outcome: &Outcome,
+        now: Now,
+    ) {
         for name in &lease.probes.cooldowns {
             if let Some(c) = self.cooldowns.get_mut(name) {
                 if c.probe == Some(lease_no) {
@@ -142,8 +179,12 @@ impl Engine {
                 }
             }
         }
-        self.pump(now);
-        let advice = self.advise(id, &lease, &class, outcome, now);
+    }
+
+    /// Counts what the advice says to do: retries against the run's budget, give-ups and
+    /// fallbacks as events.
+    fn count_advice(&mut self, lease: &Lease, advice: &Advice, now: Now) {
+        let id = lease.key;
         let name = self.keys[id].name.clone();
         if matches!(advice.action, Action::Retry | Action::Fallback) {
             if let Some(run) = self.runs.get_mut(&lease.ctx.run_id) {
@@ -166,39 +207,6 @@ impl Engine {
             }
             Action::Done => {}
         }
-        let usage_known = outcome.usage_known || (200..300).contains(&outcome.status);
-        let exhausted = outcome
-            .signals
-            .limits
-            .iter()
-            .find(|(_, l)| l.remaining.is_some_and(|r| r < 1.0))
-            .map(|(d, _)| d.as_str().to_string());
-        let info = ReportInfo {
-            key: name,
-            status: outcome.status,
-            error_type: outcome.error_type.clone(),
-            input_tokens: if usage_known { outcome.input_tokens } else { 0 },
-            cached_input_tokens: if usage_known {
-                outcome.cached_input_tokens
-            } else {
-                0
-            },
-            output_tokens: if usage_known {
-                outcome.output_tokens
-            } else {
-                0
-            },
-            limit_type: (outcome.status == 429).then(|| {
-                exhausted.unwrap_or_else(|| {
-                    if outcome.error_type.is_empty() {
-                        "unknown".to_string()
-                    } else {
-                        outcome.error_type.clone()
-                    }
-                })
-            }),
-        };
-        Ok((advice, info))
     }
 
     /// Returns a lease's reservation to its buckets, less what was actually used (or plus it,
@@ -276,5 +284,37 @@ impl Engine {
             Some(u) => u.input_tokens + u.output_tokens,
             None => reserved,
         };
+    }
+}
+
+impl ReportInfo {
+    /// What a report on `key` was about, for metrics: usage only when it is known (a 2xx
+    /// counts its sizes), and for a 429 the limit it names.
+    fn of(key: String, outcome: &Outcome) -> ReportInfo {
+        let usage_known = outcome.usage_known || (200..300).contains(&outcome.status);
+        let known = |n: u64| if usage_known { n } else { 0 };
+        let exhausted = outcome
+            .signals
+            .limits
+            .iter()
+            .find(|(_, l)| l.remaining.is_some_and(|r| r < 1.0))
+            .map(|(d, _)| d.as_str().to_string());
+        ReportInfo {
+            key,
+            status: outcome.status,
+            error_type: outcome.error_type.clone(),
+            input_tokens: known(outcome.input_tokens),
+            cached_input_tokens: known(outcome.cached_input_tokens),
+            output_tokens: known(outcome.output_tokens),
+            limit_type: (outcome.status == 429).then(|| {
+                exhausted.unwrap_or_else(|| {
+                    if outcome.error_type.is_empty() {
+                        "unknown".to_string()
+                    } else {
+                        outcome.error_type.clone()
+                    }
+                })
+            }),
+        }
     }
 }

@@ -3,28 +3,9 @@
 
 use super::storage::{StorageError, CLAIM_BOUND};
 use super::{now, Shared};
-use crate::engine::claims::{self, ClaimAnswer, ClaimContext};
+use crate::claims::{self, ClaimAnswer, ClaimContext};
 use llmctl_proto::v1 as pb;
 use tonic::Status;
-
-fn peer_cred<T>(request: &tonic::Request<T>) -> Option<tokio::net::unix::UCred> {
-    request
-        .extensions()
-        .get::<tonic::transport::server::UdsConnectInfo>()
-        .and_then(|c| c.peer_cred)
-}
-
-/// The user id of the process on the other end of the socket.
-pub(crate) fn peer_uid<T>(request: &tonic::Request<T>) -> Option<u32> {
-    peer_cred(request).map(|c| c.uid())
-}
-
-/// The process on the other end of the socket.
-pub(crate) fn peer_pid<T>(request: &tonic::Request<T>) -> Option<u32> {
-    peer_cred(request)
-        .and_then(|c| c.pid())
-        .and_then(|p| u32::try_from(p).ok())
-}
 
 fn context(shared: &Shared, accept_lost_history: bool, uid: Option<u32>) -> ClaimContext {
     let lost = shared

@@ -3,12 +3,16 @@
 
 mod claims;
 mod conn;
+mod convert;
+mod peer;
 mod reload;
 mod service;
+mod session;
 pub mod socket;
 mod startup;
 mod status;
 mod storage;
+mod waiting;
 mod writer;
 
 use crate::config::Config;

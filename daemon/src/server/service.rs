@@ -1,23 +1,17 @@
 //! gRPC adapter: checks what the wire brings, hands it to the engine, and waits for answers.
 //! Policy lives in the engine, not here.
 
+use super::convert::*;
+use super::session::SessionStream;
+use super::waiting::Waiting;
 use super::{now, Shared};
-use crate::engine::{
-    self, Acquired, Action, EngineError, Grant, Outcome, ProviderSignals, Refusal, RefusalCode,
-    WaiterAnswer, WaiterId, MAX_UNITS,
-};
+use crate::engine::{self, Acquired, Action, Outcome, ProviderSignals};
 use llmctl_proto::v1 as pb;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use tokio_stream::wrappers::ReceiverStream;
-use tokio_stream::Stream;
 use tonic::{Request, Response, Status};
-
-pub const MAX_HEADERS: usize = 64;
-pub const MAX_HEADER_BYTES: usize = 4096;
 
 pub struct LimiterService {
     shared: Arc<Shared>,
@@ -29,225 +23,14 @@ impl LimiterService {
     }
 }
 
-fn status_of(e: EngineError) -> Status {
-    let msg = e.to_string();
-    match e {
-        EngineError::InvalidArgument(_) => Status::invalid_argument(msg),
-        EngineError::NeverFits { .. } => Status::failed_precondition(msg),
-        EngineError::UnknownLease(_) => Status::not_found(msg),
-        EngineError::PermissionDenied(_) => Status::permission_denied(msg),
-        EngineError::Exhausted { .. } => Status::resource_exhausted(msg),
-    }
-}
-
-/// The longest identifier a client may send (client_id, route_group, profile, error_type).
-pub const MAX_NAME_BYTES: usize = 256;
-/// The most of a provider's error message kept (it is read for a retry delay).
-pub const MAX_ERROR_MESSAGE_BYTES: usize = 4096;
-/// The most of a cooldown's reason kept.
-pub const MAX_REASON_BYTES: usize = 512;
-
-/// Checks a short identifier from a client: at most `MAX_NAME_BYTES`, nothing hidden; the
-/// message repeats only a bounded prefix of a bad value.
-fn check_name(field: &str, value: &str, example: &str) -> Result<(), Status> {
-    if value.len() > MAX_NAME_BYTES || value.chars().any(crate::engine::text::is_hidden) {
-        return Err(Status::invalid_argument(format!(
-            "{field} \"{}\" ({} bytes) must be at most {MAX_NAME_BYTES} bytes of visible \
-             characters (e.g. {example})",
-            crate::engine::text::printable_prefix(value),
-            value.len()
-        )));
-    }
-    Ok(())
-}
-
-/// `s` cut to at most `max` bytes, on a character boundary.
-fn truncated(mut s: String, max: usize) -> String {
-    if s.len() > max {
-        let mut cut = max;
-        while !s.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        s.truncate(cut);
-    }
-    s
-}
-
-fn stopping() -> Status {
-    Status::unavailable("the llmctl daemon is stopping; try again when it is back")
-}
-
-fn granted(g: Grant) -> pb::AcquireResponse {
-    pb::AcquireResponse {
-        granted: true,
-        lease_id: g.lease_id,
-        key: g.key,
-        waited_ms: g.waited.as_millis() as i64,
-        not_before_unix_ms: 0,
-        reason: String::new(),
-        expires_unix_ms: g.expires_unix_ms,
-        reason_code: pb::RefusalReason::Unspecified as i32,
-    }
-}
-
-fn refused(r: Refusal) -> pb::AcquireResponse {
-    pb::AcquireResponse {
-        granted: false,
-        lease_id: String::new(),
-        key: r.key,
-        waited_ms: r.waited.as_millis() as i64,
-        not_before_unix_ms: r.not_before_unix_ms,
-        reason: r.reason,
-        expires_unix_ms: 0,
-        reason_code: refusal_reason(r.code) as i32,
-    }
-}
-
-fn refusal_reason(code: RefusalCode) -> pb::RefusalReason {
-    match code {
-        RefusalCode::Capacity => pb::RefusalReason::Capacity,
-        RefusalCode::Concurrency => pb::RefusalReason::Concurrency,
-        RefusalCode::Cooldown => pb::RefusalReason::Cooldown,
-        RefusalCode::BreakerOpen => pb::RefusalReason::BreakerOpen,
-        RefusalCode::RunBudget => pb::RefusalReason::RunBudget,
-        RefusalCode::RouteGroup => pb::RefusalReason::RouteGroup,
-        RefusalCode::Stopping => pb::RefusalReason::Stopping,
-    }
-}
-
-fn answer(a: WaiterAnswer) -> pb::AcquireResponse {
-    match a {
-        WaiterAnswer::Granted(g) => granted(g),
-        WaiterAnswer::NotGranted(r) => refused(r),
-    }
-}
-
-/// A queued caller. If the call goes away (client cancelled or gone) the guard takes the
-/// waiter out of the queue, or gives back a lease granted too late to be heard.
-struct Waiting {
-    shared: Arc<Shared>,
-    wid: WaiterId,
-    rx: oneshot::Receiver<WaiterAnswer>,
-    done: bool,
-}
-
-impl Waiting {
-    async fn wait(mut self, max_wait: Duration) -> pb::AcquireResponse {
-        let mut stop = self.shared.stopping.clone();
-        let timed_out = tokio::select! {
-            res = tokio::time::timeout(max_wait, &mut self.rx) => match res {
-                Ok(Ok(a)) => { self.done = true; return answer(a); }
-                Ok(Err(_)) => false,
-                Err(_) => true,
-            },
-            _ = stop.wait_for(|s| *s) => false,
-        };
-        let _ = timed_out;
-        self.done = true;
-        let t = now();
-        let mut core = self.shared.core();
-        // An answer produced but not yet handed out reaches our channel first.
-        core.deliver(t);
-        core.waiters.remove(&self.wid);
-        let refusal = core.engine.cancel(self.wid, t);
-        core.deliver(t);
-        drop(core);
-        match refusal {
-            Some(r) => {
-                if let Some(m) = &self.shared.metrics {
-                    m.not_granted(&r.key);
-                }
-                refused(r)
-            }
-            // Answered while we were timing out: the answer is already in the channel.
-            None => match self.rx.try_recv() {
-                Ok(a) => answer(a),
-                Err(_) => refused(Refusal {
-                    key: String::new(),
-                    not_before_unix_ms: 0,
-                    code: RefusalCode::Stopping,
-                    reason: "the llmctl daemon is stopping; acquire again when it is back".into(),
-                    waited: Duration::ZERO,
-                }),
-            },
-        }
-    }
-}
-
-impl Drop for Waiting {
-    fn drop(&mut self) {
-        if self.done {
-            return;
-        }
-        let t = now();
-        let mut core = self.shared.core();
-        core.deliver(t);
-        core.waiters.remove(&self.wid);
-        if core.engine.cancel(self.wid, t).is_none() {
-            if let Ok(WaiterAnswer::Granted(g)) = self.rx.try_recv() {
-                core.engine.abandon(&g.lease_id, t);
-            }
-        }
-        core.deliver(t);
-    }
-}
-
-fn units(what: &str, v: i64) -> Result<u64, Status> {
-    if !(0..=MAX_UNITS).contains(&v) {
-        return Err(Status::invalid_argument(format!(
-            "{what} = {v} is out of range; give a whole number from 0 to {MAX_UNITS}"
-        )));
-    }
-    Ok(v as u64)
-}
-
-/// A session's stream: when the client goes, its concurrency slots go back.
-pub struct SessionStream {
-    inner: ReceiverStream<Result<pb::SessionEvent, Status>>,
-    shared: Arc<Shared>,
-    client_id: String,
-}
-
-impl Stream for SessionStream {
-    type Item = Result<pb::SessionEvent, Status>;
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        Pin::new(&mut self.inner).poll_next(cx)
-    }
-}
-
-impl Drop for SessionStream {
-    fn drop(&mut self) {
-        let t = now();
-        let mut core = self.shared.core();
-        let left = match core.sessions.get_mut(&self.client_id) {
-            Some(s) => {
-                s.count -= 1;
-                s.count
-            }
-            None => 0,
-        };
-        if left == 0 {
-            core.sessions.remove(&self.client_id);
-            let released = core.engine.release_client(&self.client_id, t);
-            core.deliver(t);
-            if released > 0 {
-                tracing::info!(
-                    "client {:?} went away; released {released} concurrency slot(s)",
-                    self.client_id
-                );
-            }
-        }
-    }
-}
-
 #[tonic::async_trait]
 impl pb::limiter_server::Limiter for LimiterService {
     async fn acquire(
         &self,
         request: Request<pb::AcquireRequest>,
     ) -> Result<Response<pb::AcquireResponse>, Status> {
-        let uid = super::claims::peer_uid(&request);
-        let pid = super::claims::peer_pid(&request);
+        let uid = super::peer::uid(&request);
+        let pid = super::peer::pid(&request);
         let r = request.into_inner();
         check_name("client_id", &r.client_id, "host-pid-random")?;
         check_name("route_group", &r.route_group, "chat")?;
@@ -316,7 +99,7 @@ impl pb::limiter_server::Limiter for LimiterService {
         &self,
         request: Request<pb::ReportRequest>,
     ) -> Result<Response<pb::ReportResponse>, Status> {
-        let uid = super::claims::peer_uid(&request);
+        let uid = super::peer::uid(&request);
         let mut r = request.into_inner();
         check_name("error_type", &r.error_type, "rate_limit_error")?;
         r.error_message =
@@ -464,7 +247,7 @@ impl pb::limiter_server::Limiter for LimiterService {
         &self,
         request: Request<pb::WatchRequest>,
     ) -> Result<Response<Self::WatchStream>, Status> {
-        let pid = super::claims::peer_pid(&request);
+        let pid = super::peer::pid(&request);
         super::status::watch(&self.shared, pid, request.into_inner()).map(Response::new)
     }
 
@@ -472,7 +255,7 @@ impl pb::limiter_server::Limiter for LimiterService {
         &self,
         request: Request<pb::ClaimRequest>,
     ) -> Result<Response<pb::ClaimResponse>, Status> {
-        let uid = super::claims::peer_uid(&request);
+        let uid = super::peer::uid(&request);
         super::claims::claim(&self.shared, request.into_inner(), uid)
             .await
             .map(Response::new)
@@ -482,7 +265,7 @@ impl pb::limiter_server::Limiter for LimiterService {
         &self,
         request: Request<pb::CompleteRequest>,
     ) -> Result<Response<pb::CompleteResponse>, Status> {
-        let uid = super::claims::peer_uid(&request);
+        let uid = super::peer::uid(&request);
         super::claims::complete(&self.shared, request.into_inner(), uid)
             .await
             .map(Response::new)
@@ -553,8 +336,8 @@ impl pb::limiter_server::Limiter for LimiterService {
         &self,
         request: Request<pb::SessionRequest>,
     ) -> Result<Response<Self::SessionStream>, Status> {
-        let uid = super::claims::peer_uid(&request);
-        let peer_pid = super::claims::peer_pid(&request);
+        let uid = super::peer::uid(&request);
+        let peer_pid = super::peer::pid(&request);
         let r = request.into_inner();
         let client_id = r.client_id;
         check_name("client_id", &client_id, "host-pid-random")?;

@@ -148,7 +148,7 @@ async fn merge_reopened(shared: &Shared) {
 
 /// Removes claims past their retention, and forgets a loss every claim from before has outlived.
 async fn sweep_claims(shared: &Shared, now_unix_ms: i64) {
-    let cx = crate::engine::claims::ClaimContext {
+    let cx = crate::claims::ClaimContext {
         now_unix_ms,
         retention_ms: shared.claim_retention.as_millis() as i64,
         lost_at_unix_ms: None,

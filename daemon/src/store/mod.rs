@@ -5,7 +5,7 @@
 
 pub mod datadir;
 
-use crate::engine::claims::ClaimRecord;
+use crate::claims::ClaimRecord;
 use crate::engine::{BucketLevel, BucketSnapshot, CooldownSnapshot, KeySnapshot};
 use serde::Deserialize;
 use std::collections::BTreeMap;

@@ -1,9 +1,10 @@
-//! Idempotency records: the rule for a Claim, given what is stored. The server stores the
-//! record (flushed to disk) before it answers.
+//! Idempotency records: the rule for a Claim, given what is stored. Pure, like the engine, but
+//! not limiter state, so not in it. The server stores the record (flushed to disk) before it
+//! answers.
 
 use serde::{Deserialize, Serialize};
 
-pub use super::text::printable_prefix;
+pub use llmctl_proto::text::printable_prefix;
 
 pub const MAX_CLAIM_KEY_BYTES: usize = 1024;
 pub const MAX_CLAIM_TTL_MS: i64 = 7 * 86_400_000;
@@ -74,13 +75,13 @@ impl ClaimContext {
 
 /// Checks a claim's key and ttl; the message names the value and the fix.
 pub fn validate(key: &str, ttl_ms: i64) -> Result<(), String> {
-    if key.is_empty() || key.len() > MAX_CLAIM_KEY_BYTES || key.chars().any(super::text::is_hidden)
-    {
-        return Err(format!(
-            "claim key of {} bytes must be 1 to {MAX_CLAIM_KEY_BYTES} printable bytes (e.g. job id or a hash of the request)",
-            key.len()
-        ));
-    }
+    llmctl_proto::text::check_name(
+        "claim key",
+        key,
+        true,
+        MAX_CLAIM_KEY_BYTES,
+        "a job id or a hash of the request",
+    )?;
     if !(1..=MAX_CLAIM_TTL_MS).contains(&ttl_ms) {
         return Err(format!(
             "ttl_ms = {ttl_ms} is out of range; give how long the work may take, from 1 ms to 7 days"
@@ -286,7 +287,9 @@ mod tests {
 
     #[test]
     fn bad_keys_and_ttls_are_named() {
-        assert!(validate("", 10).expect_err("empty").contains("0 bytes"));
+        assert!(validate("", 10)
+            .expect_err("empty")
+            .starts_with("claim key is empty"));
         assert!(validate("k", 0).expect_err("ttl").contains("ttl_ms = 0"));
         assert!(validate("k", MAX_CLAIM_TTL_MS + 1).is_err());
         assert!(validate("a\u{0}b", 10).is_err());
