@@ -7,9 +7,9 @@ pub(super) fn key_limits(
     k: &RawKey,
     breaker_defaults: &BreakerConfig,
 ) -> Result<KeyLimits, String> {
-    let section = format!("[keys.{name:?}]");
-    let limit = |field: &str, v| count_field(&section, field, v, 1, 1_000_000_000_000);
-    let burst = |field: &str, v| count_field(&section, field, v, 1, 1_000_000_000_000);
+    let section = Section::entry("keys", name);
+    let limit = |field: &str, v| section.count(field, v, 1, 1_000_000_000_000);
+    let burst = |field: &str, v| section.count(field, v, 1, 1_000_000_000_000);
     let mut rates = Vec::new();
     let dims = [
         (
@@ -84,7 +84,8 @@ pub(super) fn key_limits(
     let ramp_up = match k.ramp_up.as_deref() {
         None => None,
         Some(v) => {
-            let d = parse_duration(v).map_err(|e| format!("{section} ramp_up = {v:?}: {e}"))?;
+            let d = parse_duration(v)
+                .map_err(|e| section.error("ramp_up", format_args!("{v:?}"), e))?;
             if d > Duration::from_secs(3600) {
                 return Err(format!(
                     "{section} ramp_up = {v:?}: at most 1h; a key climbs back to its limit within that (\"0s\" turns it off)"
@@ -93,8 +94,7 @@ pub(super) fn key_limits(
             Some(d)
         }
     };
-    let max_concurrency =
-        count_field(&section, "max_concurrency", k.max_concurrency, 1, 1_000_000)?;
+    let max_concurrency = section.count("max_concurrency", k.max_concurrency, 1, 1_000_000)?;
     let raw_breaker = RawBreaker {
         breaker_failure_rate: k.breaker_failure_rate,
         breaker_min_requests: k.breaker_min_requests,

@@ -5,17 +5,19 @@ use crate::engine::{
     Backoff, BreakerConfig, Condition, Dimension, EngineConfig, KeyLimits, OutputCounting, Period,
     Provider, Rate, RetryProfile, RouteGroup, RouteMember, RunBudget,
 };
-use serde::Deserialize;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use thiserror::Error;
 
+mod fields;
 mod keys;
 mod policy;
+mod raw;
 
+use fields::Section;
 use keys::key_limits;
 use policy::{breaker, profile, route_group, run_budget};
+use raw::*;
 
 /// The example config shipped in the repository (and tested to parse).
 pub const EXAMPLE: &str = include_str!("../../../config.example.toml");
@@ -32,113 +34,6 @@ pub enum ConfigError {
 }
 
 use crate::duration::parse as parse_duration;
-
-#[derive(Debug, Default, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawFile {
-    #[serde(default)]
-    daemon: RawDaemon,
-    #[serde(default)]
-    keys: BTreeMap<String, RawKey>,
-    #[serde(default)]
-    profiles: BTreeMap<String, RawProfile>,
-    #[serde(default)]
-    route_groups: BTreeMap<String, RawRouteGroup>,
-    run_budget: Option<RawRunBudget>,
-}
-
-#[derive(Debug, Default, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawProfile {
-    attempts: Option<i64>,
-    deadline: Option<String>,
-    backoff: Option<String>,
-    base: Option<String>,
-    cap: Option<String>,
-}
-
-#[derive(Debug, Default, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawRouteGroup {
-    members: Vec<RawMember>,
-}
-
-#[derive(Debug, Default, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawMember {
-    key: String,
-    #[serde(default)]
-    when: Vec<String>,
-}
-
-#[derive(Debug, Default, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawRunBudget {
-    max_calls: Option<i64>,
-    max_retries: Option<i64>,
-    max_wall_time: Option<String>,
-}
-
-/// The breaker fields of `[daemon]` or a key.
-#[derive(Debug, Default, Clone)]
-struct RawBreaker {
-    breaker_failure_rate: Option<f64>,
-    breaker_min_requests: Option<i64>,
-    breaker_window: Option<String>,
-    breaker_open_for: Option<String>,
-}
-
-#[derive(Debug, Default, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawDaemon {
-    lease_ttl: Option<String>,
-    data_dir: Option<PathBuf>,
-    socket_group: Option<String>,
-    snapshot_interval: Option<String>,
-    max_keys: Option<i64>,
-    max_waiters: Option<i64>,
-    max_leases: Option<i64>,
-    cooldown_base: Option<String>,
-    cooldown_max: Option<String>,
-    transit_allowance: Option<String>,
-    default_profile: Option<String>,
-    max_runs: Option<i64>,
-    metrics_addr: Option<String>,
-    health_addr: Option<String>,
-    claim_retention: Option<String>,
-    max_claim_result: Option<i64>,
-    breaker_failure_rate: Option<f64>,
-    breaker_min_requests: Option<i64>,
-    breaker_window: Option<String>,
-    breaker_open_for: Option<String>,
-}
-
-#[derive(Debug, Default, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawKey {
-    requests_per_minute: Option<i64>,
-    tokens_per_minute: Option<i64>,
-    input_tokens_per_minute: Option<i64>,
-    output_tokens_per_minute: Option<i64>,
-    requests_per_day: Option<i64>,
-    tokens_per_day: Option<i64>,
-    input_tokens_per_day: Option<i64>,
-    output_tokens_per_day: Option<i64>,
-    max_concurrency: Option<i64>,
-    burst_requests: Option<i64>,
-    burst_tokens: Option<i64>,
-    burst_input_tokens: Option<i64>,
-    burst_output_tokens: Option<i64>,
-    output_counted_as: Option<String>,
-    provider: Option<String>,
-    ramp_up: Option<String>,
-    cached_input_counts: Option<bool>,
-    profile: Option<String>,
-    breaker_failure_rate: Option<f64>,
-    breaker_min_requests: Option<i64>,
-    breaker_window: Option<String>,
-    breaker_open_for: Option<String>,
-}
 
 /// `[daemon]` settings; each can also be given as a flag of `llmctl daemon`.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -319,58 +214,33 @@ impl Config {
     }
 }
 
-fn duration_field(
-    section: &str,
-    field: &str,
-    v: &Option<String>,
-) -> Result<Option<Duration>, String> {
-    v.as_deref()
-        .map(|s| parse_duration(s).map_err(|e| format!("[{section}] {field} = {s:?}: {e}")))
-        .transpose()
-}
-
-fn count_field(
-    section: &str,
-    field: &str,
-    v: Option<i64>,
-    min: i64,
-    max: i64,
-) -> Result<Option<i64>, String> {
-    match v {
-        Some(n) if !(min..=max).contains(&n) => Err(format!(
-            "{section} {field} = {n}: must be a whole number from {min} to {max}"
-        )),
-        other => Ok(other),
-    }
-}
-
 fn daemon_settings(d: &RawDaemon) -> Result<DaemonSettings, String> {
-    let s = "[daemon]";
-    let size = |f: &str, v| count_field(s, f, v, 1, 10_000_000).map(|o| o.map(|n| n as usize));
+    let s = &Section::table("daemon");
+    let size = |f: &str, v| s.count(f, v, 1, 10_000_000).map(|o| o.map(|n| n as usize));
     let settings = DaemonSettings {
-        lease_ttl: duration_field("daemon", "lease_ttl", &d.lease_ttl)?,
+        lease_ttl: s.duration("lease_ttl", &d.lease_ttl)?,
         data_dir: d.data_dir.clone(),
         socket_group: d.socket_group.clone(),
-        snapshot_interval: duration_field("daemon", "snapshot_interval", &d.snapshot_interval)?,
+        snapshot_interval: s.duration("snapshot_interval", &d.snapshot_interval)?,
         max_keys: size("max_keys", d.max_keys)?,
         max_waiters: size("max_waiters", d.max_waiters)?,
         max_leases: size("max_leases", d.max_leases)?,
-        cooldown_base: duration_field("daemon", "cooldown_base", &d.cooldown_base)?,
-        cooldown_max: duration_field("daemon", "cooldown_max", &d.cooldown_max)?,
+        cooldown_base: s.duration("cooldown_base", &d.cooldown_base)?,
+        cooldown_max: s.duration("cooldown_max", &d.cooldown_max)?,
         default_profile: d.default_profile.clone(),
         max_runs: size("max_runs", d.max_runs)?,
         metrics_addr: d
             .metrics_addr
             .as_deref()
             .map(|a| {
-                parse_metrics_addr(a).map_err(|e| format!("[daemon] metrics_addr = {a:?}: {e}"))
+                parse_metrics_addr(a).map_err(|e| s.error("metrics_addr", format_args!("{a:?}"), e))
             })
             .transpose()?,
         health_addr: d
             .health_addr
             .as_deref()
             .map(|a| {
-                parse_metrics_addr(a).map_err(|e| format!("[daemon] health_addr = {a:?}: {e}"))
+                parse_metrics_addr(a).map_err(|e| s.error("health_addr", format_args!("{a:?}"), e))
             })
             .transpose()?,
         breaker: breaker(
@@ -383,16 +253,16 @@ fn daemon_settings(d: &RawDaemon) -> Result<DaemonSettings, String> {
             },
             &BreakerConfig::default(),
         )?,
-        transit_allowance: duration_field("daemon", "transit_allowance", &d.transit_allowance)?,
-        claim_retention: duration_field("daemon", "claim_retention", &d.claim_retention)?,
-        max_claim_result: count_field(
-            s,
-            "max_claim_result",
-            d.max_claim_result,
-            0,
-            MAX_CLAIM_RESULT_CEILING,
-        )?
-        .map(|n| n as usize),
+        transit_allowance: s.duration("transit_allowance", &d.transit_allowance)?,
+        claim_retention: s.duration("claim_retention", &d.claim_retention)?,
+        max_claim_result: s
+            .count(
+                "max_claim_result",
+                d.max_claim_result,
+                0,
+                MAX_CLAIM_RESULT_CEILING,
+            )?
+            .map(|n| n as usize),
     };
     for (field, v) in [
         ("lease_ttl", settings.lease_ttl),
@@ -400,9 +270,7 @@ fn daemon_settings(d: &RawDaemon) -> Result<DaemonSettings, String> {
         ("claim_retention", settings.claim_retention),
     ] {
         if v == Some(Duration::ZERO) {
-            return Err(format!(
-                "[daemon] {field} = \"0s\": must be longer than zero"
-            ));
+            return Err(s.error(field, "\"0s\"", "must be longer than zero"));
         }
     }
     Ok(settings)

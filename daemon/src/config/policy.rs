@@ -3,7 +3,7 @@
 use super::*;
 
 pub(super) fn breaker(
-    section: &str,
+    section: &Section,
     b: &RawBreaker,
     defaults: &BreakerConfig,
 ) -> Result<BreakerConfig, String> {
@@ -16,17 +16,10 @@ pub(super) fn breaker(
         }
         c.failure_rate = r;
     }
-    if let Some(n) = count_field(
-        section,
-        "breaker_min_requests",
-        b.breaker_min_requests,
-        1,
-        1_000_000,
-    )? {
+    if let Some(n) = section.count("breaker_min_requests", b.breaker_min_requests, 1, 1_000_000)? {
         c.min_requests = n as u64;
     }
-    let sec = section.trim_start_matches('[').trim_end_matches(']');
-    if let Some(w) = duration_field(sec, "breaker_window", &b.breaker_window)? {
+    if let Some(w) = section.duration("breaker_window", &b.breaker_window)? {
         if w.is_zero() || w > Duration::from_secs(60) {
             return Err(format!(
                 "{section} breaker_window = {:?}: give from 1s to 60s",
@@ -35,15 +28,14 @@ pub(super) fn breaker(
         }
         c.window = w;
     }
-    if let Some(o) = duration_field(sec, "breaker_open_for", &b.breaker_open_for)? {
+    if let Some(o) = section.duration("breaker_open_for", &b.breaker_open_for)? {
         c.open_for = o;
     }
     Ok(c)
 }
 
 pub(super) fn profile(name: &str, p: &RawProfile) -> Result<RetryProfile, String> {
-    let section = format!("[profiles.{name:?}]");
-    let sec = format!("profiles.{name:?}");
+    let section = Section::entry("profiles", name);
     let base = match name {
         "interactive" => RetryProfile::interactive(),
         _ => RetryProfile::batch(),
@@ -56,17 +48,20 @@ pub(super) fn profile(name: &str, p: &RawProfile) -> Result<RetryProfile, String
     };
     Ok(RetryProfile {
         name: name.to_string(),
-        attempts: count_field(&section, "attempts", p.attempts, 1, 100)?
+        attempts: section
+            .count("attempts", p.attempts, 1, 100)?
             .map_or(base.attempts, |n| n as u32),
-        deadline: duration_field(&sec, "deadline", &p.deadline)?.unwrap_or(base.deadline),
+        deadline: section
+            .duration("deadline", &p.deadline)?
+            .unwrap_or(base.deadline),
         backoff,
-        base: duration_field(&sec, "base", &p.base)?.unwrap_or(base.base),
-        cap: duration_field(&sec, "cap", &p.cap)?.unwrap_or(base.cap),
+        base: section.duration("base", &p.base)?.unwrap_or(base.base),
+        cap: section.duration("cap", &p.cap)?.unwrap_or(base.cap),
     })
 }
 
 pub(super) fn route_group(name: &str, g: &RawRouteGroup) -> Result<RouteGroup, String> {
-    let section = format!("[route_groups.{name:?}]");
+    let section = Section::entry("route_groups", name);
     let mut members = Vec::new();
     for m in &g.members {
         let when = m
@@ -93,10 +88,14 @@ pub(super) fn route_group(name: &str, g: &RawRouteGroup) -> Result<RouteGroup, S
 }
 
 pub(super) fn run_budget(b: &RawRunBudget) -> Result<RunBudget, String> {
-    let s = "[run_budget]";
+    let s = Section::table("run_budget");
     Ok(RunBudget {
-        max_calls: count_field(s, "max_calls", b.max_calls, 1, i64::MAX)?.map(|n| n as u64),
-        max_retries: count_field(s, "max_retries", b.max_retries, 0, i64::MAX)?.map(|n| n as u64),
-        max_wall_time: duration_field("run_budget", "max_wall_time", &b.max_wall_time)?,
+        max_calls: s
+            .count("max_calls", b.max_calls, 1, i64::MAX)?
+            .map(|n| n as u64),
+        max_retries: s
+            .count("max_retries", b.max_retries, 0, i64::MAX)?
+            .map(|n| n as u64),
+        max_wall_time: s.duration("max_wall_time", &b.max_wall_time)?,
     })
 }
