@@ -37,11 +37,10 @@ async fn anthropic(p: &FakeProvider, c: &HttpClient, body: &Value) -> HttpRespon
         .expect("post")
 }
 
-#[tokio::test]
-async fn past_the_burst_a_request_is_refused_with_the_delay() {
-    // One request every 10 s: nothing refills between the burst and the sixth request.
+/// A provider of `rpm` requests a minute with a burst of five, its burst spent.
+async fn burst_spent(rpm: f64) -> (FakeProvider, HttpClient) {
     let config = ProviderConfig {
-        limits: limits(Some(6.0), Some(5.0), None),
+        limits: limits(Some(rpm), Some(5.0), None),
         latency: Duration::ZERO,
         ..ProviderConfig::default()
     };
@@ -50,6 +49,13 @@ async fn past_the_burst_a_request_is_refused_with_the_delay() {
         let r = openai(&p, &c, &chat("hi", 5)).await;
         assert_eq!(r.status, 200, "burst request {i}");
     }
+    (p, c)
+}
+
+#[tokio::test]
+async fn past_the_burst_a_request_is_refused_with_the_delay() {
+    // One request every 10 s: nothing refills between the burst and the sixth request.
+    let (p, c) = burst_spent(6.0).await;
     let r = openai(&p, &c, &chat("hi", 5)).await;
     assert_eq!(r.status, 429, "the sixth comes before a refill");
     assert_eq!(r.json()["error"]["code"], "rate_limit_exceeded");
@@ -75,16 +81,7 @@ async fn past_the_burst_a_request_is_refused_with_the_delay() {
 
 #[tokio::test]
 async fn after_the_burst_requests_are_paced_by_the_refill() {
-    let config = ProviderConfig {
-        limits: limits(Some(600.0), Some(5.0), None),
-        latency: Duration::ZERO,
-        ..ProviderConfig::default()
-    };
-    let (p, c) = start(config).await;
-    for i in 0..5 {
-        let r = openai(&p, &c, &chat("hi", 5)).await;
-        assert_eq!(r.status, 200, "burst request {i}");
-    }
+    let (p, c) = burst_spent(600.0).await;
     // One request per 100 ms afterwards: however slow the machine, 110 ms refill one.
     tokio::time::sleep(Duration::from_millis(110)).await;
     assert_eq!(openai(&p, &c, &chat("hi", 5)).await.status, 200);
