@@ -178,6 +178,33 @@ fn read_i64(tree: &sled::Tree, name: &str) -> Result<Option<i64>, sled::Error> {
     }))
 }
 
+/// Key records (tree `keys`) are a zero byte, a version byte, then postcard. No record before
+/// versions starts with a zero byte (postcard begins with the key's length, and no key is
+/// empty), so those are still read, as layout 2; a version this build does not know is named
+/// as unreadable, never read as something else.
+const KEY_RECORD_TAG: u8 = 0;
+const KEY_RECORD_V3: u8 = 3;
+
+fn encode_key(snap: &KeySnapshot) -> Result<Vec<u8>, StoreError> {
+    let mut out = vec![KEY_RECORD_TAG, KEY_RECORD_V3];
+    out.extend(postcard::to_stdvec(snap)?);
+    Ok(out)
+}
+
+fn decode_key(bytes: &[u8]) -> Result<KeySnapshot, String> {
+    match bytes {
+        [KEY_RECORD_TAG, KEY_RECORD_V3, rest @ ..] => {
+            postcard::from_bytes(rest).map_err(|e| e.to_string())
+        }
+        [KEY_RECORD_TAG, v, ..] => Err(format!(
+            "record layout {v} is newer than this llmctl knows (up to {KEY_RECORD_V3}); run the \
+             llmctl that wrote it, or let the key start empty"
+        )),
+        // Layout 2: the same fields, before records carried a version.
+        _ => postcard::from_bytes(bytes).map_err(|e| e.to_string()),
+    }
+}
+
 /// Claim records are postcard after a version byte; the first ones were JSON objects.
 const CLAIM_V2: u8 = 2;
 
@@ -335,7 +362,7 @@ impl Store {
         let mut loaded = Loaded::default();
         for item in self.keys.iter() {
             match item {
-                Ok((k, v)) => match postcard::from_bytes::<KeySnapshot>(&v) {
+                Ok((k, v)) => match decode_key(&v) {
                     Ok(s) => loaded.keys.push(s),
                     Err(e) => loaded
                         .unreadable
@@ -379,7 +406,7 @@ impl Store {
         let mut any_old = false;
         for s in snaps {
             // Compact: these are written four times a second for every key that changes.
-            batch.insert(s.key.as_bytes(), postcard::to_stdvec(s)?);
+            batch.insert(s.key.as_bytes(), encode_key(s)?);
             if !self.keys_v1.is_empty() {
                 old.remove(s.key.as_bytes());
                 any_old = true;

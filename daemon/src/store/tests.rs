@@ -91,6 +91,40 @@ fn a_bucket_record_keeps_the_bytes_of_its_flat_layout() {
 }
 
 #[test]
+fn key_records_carry_their_layout_and_unversioned_ones_still_read() {
+    let dir = std::env::temp_dir().join(format!("llmctl-store-v3-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    {
+        let (s, _) = Store::open(&dir, 1).expect("open");
+        s.save_keys(&[snap("new", 4.0)]).expect("save");
+        let raw = s.keys.get("new").expect("get").expect("written");
+        assert_eq!(raw[..2], [KEY_RECORD_TAG, KEY_RECORD_V3]);
+        // A record from before versions: bare postcard, read as it was.
+        let unversioned = postcard::to_stdvec(&snap("abc", 2.0)).expect("encode");
+        s.keys.insert("abc", unversioned).expect("insert");
+        // A layout from a later llmctl: named, not misread.
+        s.keys
+            .insert("later", vec![KEY_RECORD_TAG, 9, 1, 2, 3])
+            .expect("insert");
+        let loaded = s.load().expect("load");
+        let mut levels: Vec<_> = loaded
+            .keys
+            .iter()
+            .map(|k| (k.key.as_str(), k.buckets[0].bucket.level))
+            .collect();
+        levels.sort_by(|a, b| a.0.cmp(b.0));
+        assert_eq!(levels, [("abc", 2.0), ("new", 4.0)]);
+        assert_eq!(loaded.unreadable.len(), 1, "{:?}", loaded.unreadable);
+        assert!(
+            loaded.unreadable[0].contains("\"later\"") && loaded.unreadable[0].contains("layout 9"),
+            "{:?}",
+            loaded.unreadable
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn records_of_the_first_layout_are_read_and_replaced() {
     let dir = std::env::temp_dir().join(format!("llmctl-store-v1-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
