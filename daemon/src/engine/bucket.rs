@@ -275,7 +275,9 @@ impl Bucket {
         }
         let per_ms = self.rate.per_ms() * self.ramp_factor(self.updated);
         let ms = (need - self.level) / per_ms;
-        self.updated + Duration::from_secs_f64((ms / 1000.0).min(1e9))
+        // Rounded up, and at least a nanosecond: a bucket short by a hair is not ready now.
+        let nanos = (ms * 1e6).ceil().clamp(1.0, 1e18);
+        self.updated + Duration::from_nanos(nanos as u64)
     }
 
     /// The config setting that bounds this bucket, for messages.

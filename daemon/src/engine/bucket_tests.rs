@@ -84,3 +84,24 @@ fn aimd_cuts_then_approaches_then_creeps() {
         b.rate.limit
     );
 }
+
+#[test]
+fn a_bucket_short_by_a_hair_is_not_ready_now() {
+    // 60,000 a minute: a thousandth of a token comes back in a microsecond.
+    let now = Instant::now();
+    let rate = Rate {
+        dimension: Dimension::Tokens,
+        period: Period::Minute,
+        limit: 60_000.0,
+        capacity: 1000.0,
+    };
+    let mut b = Bucket::configured(rate, now);
+    // Short by less than a nanosecond of refill: still short, so not ready at `now`.
+    b.level = 1.0 - 1e-12;
+    assert!(b.level < b.required(1.0));
+    assert!(b.ready_at(1.0) > now, "ready at once while short");
+    b.level = 1.0;
+    assert_eq!(b.ready_at(1.0), now);
+    b.level = 0.0;
+    assert_eq!(b.ready_at(1.0), now + Duration::from_millis(1));
+}
