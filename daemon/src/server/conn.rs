@@ -2,6 +2,7 @@
 //! within `PREFACE_TIMEOUT` or is closed, and an accept error (no file descriptors left) backs
 //! off instead of spinning. Closing is logged at most once per `LOG_EVERY`, with counts.
 
+use super::authority::AuthorityFix;
 use std::io;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -46,12 +47,21 @@ pub fn raise_file_limit() -> usize {
 }
 
 /// A connection that sent the preface (replayed to gRPC first), holding its place in the bound.
+/// What the client sends then goes through `AuthorityFix`, so that clients that name the socket
+/// as the request's authority are served too.
 pub struct Conn {
     stream: UnixStream,
     replayed: usize,
     info: UdsConnectInfo,
+    fix: AuthorityFix,
+    /// Rewritten bytes not yet read by the server, from `taken` on.
+    ready: Vec<u8>,
+    taken: usize,
     _permit: OwnedSemaphorePermit,
 }
+
+/// How much is read from the client at once while its header blocks are being rewritten.
+const READ_CHUNK: usize = 16 * 1024;
 
 impl Connected for Conn {
     type ConnectInfo = UdsConnectInfo;
@@ -74,7 +84,34 @@ impl AsyncRead for Conn {
             self.replayed += n;
             return Poll::Ready(Ok(()));
         }
-        Pin::new(&mut self.stream).poll_read(cx, buf)
+        let this = &mut *self;
+        loop {
+            if this.taken < this.ready.len() {
+                let rest = &this.ready[this.taken..];
+                let n = rest.len().min(buf.remaining());
+                buf.put_slice(&rest[..n]);
+                this.taken += n;
+                if this.taken == this.ready.len() {
+                    this.ready.clear();
+                    this.taken = 0;
+                }
+                return Poll::Ready(Ok(()));
+            }
+            if this.fix.is_passthrough() {
+                return Pin::new(&mut this.stream).poll_read(cx, buf);
+            }
+            let mut chunk = [0u8; READ_CHUNK];
+            let mut read = ReadBuf::new(&mut chunk);
+            std::task::ready!(Pin::new(&mut this.stream).poll_read(cx, &mut read))?;
+            if read.filled().is_empty() {
+                this.fix.finish(&mut this.ready);
+                if this.ready.is_empty() {
+                    return Poll::Ready(Ok(()));
+                }
+            } else {
+                this.fix.feed(read.filled(), &mut this.ready);
+            }
+        }
     }
 }
 
@@ -178,6 +215,9 @@ pub fn accept(
                                 stream,
                                 replayed: 0,
                                 info,
+                                fix: AuthorityFix::default(),
+                                ready: Vec::new(),
+                                taken: 0,
                                 _permit: permit,
                             }))
                             .await;

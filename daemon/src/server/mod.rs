@@ -1,6 +1,7 @@
 //! The daemon process: binds the socket, restores the engine from the store, serves gRPC, moves
 //! the queue on time, snapshots state, and stops cleanly.
 
+mod authority;
 mod claims;
 mod conn;
 mod convert;
