@@ -26,7 +26,9 @@ if _version_not_supported:
 
 
 class LimiterStub(object):
-    """Missing associated documentation comment in .proto file."""
+    """The per-host daemon, served over gRPC on a Unix socket. Errors are gRPC statuses whose message
+    names the value and the fix; a refusal to grant is an answer, not an error.
+    """
 
     def __init__(self, channel):
         """Constructor.
@@ -92,7 +94,9 @@ class LimiterStub(object):
 
 
 class LimiterServicer(object):
-    """Missing associated documentation comment in .proto file."""
+    """The per-host daemon, served over gRPC on a Unix socket. Errors are gRPC statuses whose message
+    names the value and the fix; a refusal to grant is an answer, not an error.
+    """
 
     def Acquire(self, request, context):
         """Reserve capacity on a key (and its ancestors), waiting up to max_wait_ms.
@@ -116,25 +120,30 @@ class LimiterServicer(object):
         raise NotImplementedError('Method not implemented!')
 
     def Status(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """The daemon's state now: keys, runs, clients, recent events.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def Watch(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """The same as Status, every interval_ms until the caller closes the stream. A process may
+        hold 2 Watch streams and all processes together 64 (RESOURCE_EXHAUSTED past that).
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def Claim(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Take a job before doing it, so that no two processes do it (or one does it twice).
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def Complete(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Record a claimed job as done, with its result for later Claims.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -237,7 +246,9 @@ def add_LimiterServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class Limiter(object):
-    """Missing associated documentation comment in .proto file."""
+    """The per-host daemon, served over gRPC on a Unix socket. Errors are gRPC statuses whose message
+    names the value and the fix; a refusal to grant is an answer, not an error.
+    """
 
     @staticmethod
     def Acquire(request,

@@ -1,0 +1,142 @@
+/** Reading a provider's answer for its report: usage from a JSON body or from server-sent
+ * events as they go by, and the error type and message of an error body. */
+
+import { parseUsage } from "./client.js";
+
+/** (error type, message) from a provider's error body, or ["", ""] when it names none: OpenAI
+ * `{"error": {"type", "code", "message"}}` (a string code is the more precise), Anthropic
+ * `{"type": "error", "error": {"type", "message"}}`, Gemini `{"error": {"status", "message"}}`. */
+export function errorInfo(body: unknown): [string, string] {
+  if (!body || typeof body !== "object") {
+    return ["", ""];
+  }
+  const b = body as Record<string, unknown>;
+  let err = b.error as Record<string, unknown> | undefined;
+  if (!err || typeof err !== "object") {
+    const t = b.type;
+    if (t === "error" || "code" in b || (typeof t === "string" && t.endsWith("_error"))) {
+      err = b;
+    } else {
+      return ["", ""];
+    }
+  }
+  let type = "";
+  for (const c of [err.code, err.type, err.status]) {
+    if (typeof c === "string" && c && c !== "error") {
+      type = c;
+      break;
+    }
+  }
+  return [type, typeof err.message === "string" ? err.message : ""];
+}
+
+/** What a stream of server-sent events said by its end. */
+export interface StreamOutcome {
+  usage: [number, number, number] | null;
+  errorType: string;
+  errorMessage: string;
+  /** Whether output reached the caller. */
+  output: boolean;
+}
+
+/** Watches server-sent events go by (the WHATWG rules, fed in byte chunks of any size). */
+export class EventWatcher {
+  private decoder = new TextDecoder();
+  private pending = "";
+  private data: string[] = [];
+  private event = "";
+  private usage: Record<string, unknown> = {};
+  readonly outcome: StreamOutcome = { usage: null, errorType: "", errorMessage: "", output: false };
+
+  feed(chunk: Uint8Array): void {
+    this.pending += this.decoder.decode(chunk, { stream: true });
+    let nl: number;
+    while ((nl = this.pending.search(/\r\n|\r|\n/)) >= 0) {
+      const line = this.pending.slice(0, nl);
+      const skip = this.pending.startsWith("\r\n", nl) ? 2 : 1;
+      this.pending = this.pending.slice(nl + skip);
+      this.line(line);
+    }
+    if (this.pending.length > 1 << 20) {
+      this.pending = "";
+    }
+  }
+
+  finish(): StreamOutcome {
+    this.pending += this.decoder.decode();
+    if (this.pending) {
+      this.line(this.pending);
+      this.pending = "";
+    }
+    this.line("");
+    const u = Object.keys(this.usage).length ? parseUsage(this.usage) : null;
+    this.outcome.usage = u;
+    return this.outcome;
+  }
+
+  private line(line: string): void {
+    if (line === "") {
+      if (this.data.length) {
+        this.dispatch(this.event || "message", this.data.join("\n"));
+      }
+      this.event = "";
+      this.data = [];
+      return;
+    }
+    if (line.startsWith(":")) {
+      return;
+    }
+    const colon = line.indexOf(":");
+    const name = colon < 0 ? line : line.slice(0, colon);
+    let value = colon < 0 ? "" : line.slice(colon + 1);
+    if (value.startsWith(" ")) {
+      value = value.slice(1);
+    }
+    if (name === "event") {
+      this.event = value;
+    } else if (name === "data") {
+      this.data.push(value);
+    }
+  }
+
+  private dispatch(event: string, data: string): void {
+    if (data === "[DONE]") {
+      return;
+    }
+    let obj: Record<string, unknown>;
+    try {
+      obj = JSON.parse(data) as Record<string, unknown>;
+    } catch {
+      return;
+    }
+    if (!obj || typeof obj !== "object") {
+      return;
+    }
+    const kind = typeof obj.type === "string" ? obj.type : event;
+    if (obj.error || kind === "error" || event === "error") {
+      const [t, m] = errorInfo(obj.error ? obj : { error: obj });
+      this.outcome.errorType = t || "stream_error";
+      this.outcome.errorMessage = m;
+      return;
+    }
+    // OpenAI chat chunks and Responses events; Anthropic message_start / message_delta.
+    const holders = [obj, obj.message, obj.response];
+    for (const h of holders) {
+      const u = h && typeof h === "object" ? (h as Record<string, unknown>).usage : undefined;
+      if (u && typeof u === "object") {
+        for (const [k, v] of Object.entries(u as Record<string, unknown>)) {
+          if (v !== null && v !== undefined) {
+            this.usage[k] = v;
+          }
+        }
+      }
+    }
+    const choices = obj.choices;
+    if (Array.isArray(choices) && choices.some((c) => c && typeof c === "object" && (c as { delta?: { content?: unknown } }).delta?.content)) {
+      this.outcome.output = true;
+    }
+    if (kind === "content_block_delta" || kind === "response.output_text.delta") {
+      this.outcome.output = true;
+    }
+  }
+}

@@ -1,0 +1,523 @@
+/**
+ * The llmctl client: ask the daemon before each provider call (`acquire`), tell it what happened
+ * (`lease.report`), and follow its advice. Mirrors the Python client.
+ */
+
+import * as net from "node:net";
+import * as os from "node:os";
+import { randomBytes } from "node:crypto";
+import { Code, ConnectError, createClient, type Client as RpcClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import {
+  Advice as PbAdvice,
+  ClaimResponse_State,
+  Limiter,
+  RefusalReason,
+  type AcquireResponse,
+  type StatusResponse,
+} from "./gen/llmctl/v1/limiter_pb.js";
+import {
+  ClaimHistoryLost,
+  InvalidArgument,
+  LeaseNotFound,
+  LlmctlError,
+  NotGranted,
+  RunBudgetExceeded,
+  Unavailable,
+  type ReasonCode,
+} from "./errors.js";
+import { SessionKeeper } from "./session.js";
+import { defaultSocket } from "./socket.js";
+
+/** What to do while the daemon is unreachable: "open" grants unlimited leases (and warns once),
+ * "closed" throws `Unavailable`. */
+export type FailMode = "open" | "closed";
+
+export interface ClientOptions {
+  /** The daemon's socket; default: `defaultSocket()`. */
+  socket?: string;
+  /** Default "open". */
+  failMode?: FailMode;
+  /** Ties leases to this client's Session; default: host-pid-random. */
+  clientId?: string;
+  /** Bound on calls other than a waiting acquire, in ms (default 10,000). */
+  callTimeoutMs?: number;
+}
+
+/** The daemon's bound on waiting, and the client's default: an hour. */
+export const MAX_WAIT_MS = 3_600_000;
+
+export interface AcquireOptions {
+  /** Requests to reserve (default 1). */
+  requests?: number;
+  /** Input tokens the call will send (estimate). */
+  inputTokens?: number;
+  /** Output tokens it may produce (its max_tokens). */
+  outputTokens?: number;
+  /** Higher goes first among waiters (default 0). */
+  priority?: number;
+  /** How long the daemon may hold the call waiting, in ms (default an hour; 0 answers at once). */
+  maxWait?: number;
+  /** Counts the call against this run's budget. */
+  runId?: string;
+  /** Ask for the first member of this configured group that can serve, instead of `key`. */
+  routeGroup?: string;
+  /** The retry profile of the advice ("interactive", "batch" or a configured one). */
+  profile?: string;
+  /** This call's attempt, from 1 (default 1). */
+  attempt?: number;
+  /** When attempt 1 started: the profile's total deadline counts from it. */
+  firstAttempt?: Date | number;
+}
+
+/** Headers as fetch, Node or a plain object give them. */
+export type HeadersLike = Headers | Record<string, string | string[] | undefined> | Iterable<[string, string]>;
+
+export interface ReportOptions {
+  /** HTTP status of the provider's answer; 0 when none came (timeout, connection error). */
+  status: number;
+  /** The answer's headers: the rate-limit and retry ones are read. */
+  headers?: HeadersLike;
+  /** All input tokens, cached included. Left out: unknown, settled at the estimate. */
+  inputTokens?: number;
+  cachedInputTokens?: number;
+  outputTokens?: number;
+  /** The provider's error type or code ("rate_limit_exceeded", "overloaded_error"). */
+  errorType?: string;
+  errorMessage?: string;
+  /** Whether output reached the caller before it failed. */
+  streamStarted?: boolean;
+  /** Whether the counts are the provider's usage; default: whether any count was given. */
+  usageKnown?: boolean;
+  /** Default: the lease's attempt. */
+  attempt?: number;
+}
+
+/** What the daemon advises after a report. `retryAfterMs` is how long to wait before a retry;
+ * `fallbackKey` the key to try instead. */
+export interface Advice {
+  action: "done" | "retry" | "give_up" | "fallback";
+  retryAfterMs: number;
+  fallbackKey: string;
+  reason: string;
+}
+
+export type ClaimState = "claimed" | "pending" | "done";
+
+export interface Claim {
+  state: ClaimState;
+  /** The stored result, when done. */
+  result?: Uint8Array;
+  /** When the other holder claimed it, when pending. */
+  since?: Date;
+}
+
+const LIMIT_HEADER_PREFIXES = ["x-ratelimit-", "anthropic-ratelimit-"];
+const RETRY_HEADERS = new Set(["retry-after", "retry-after-ms", "x-ms-retry-after-ms", "x-should-retry"]);
+/** The daemon takes at most this many headers. */
+const MAX_HEADERS = 64;
+
+/** The rate-limit and retry headers of `h`, as the daemon reads them. */
+export function limitHeaders(h: HeadersLike | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!h) {
+    return out;
+  }
+  let entries: Iterable<[string, unknown]>;
+  if (h instanceof Headers) {
+    const pairs: Array<[string, string]> = [];
+    h.forEach((value, name) => pairs.push([name, value]));
+    entries = pairs;
+  } else if (Symbol.iterator in (h as object)) {
+    entries = h as Iterable<[string, string]>;
+  } else {
+    entries = Object.entries(h as Record<string, unknown>);
+  }
+  for (const [name, value] of entries) {
+    const n = name.toLowerCase();
+    if (!(RETRY_HEADERS.has(n) || LIMIT_HEADER_PREFIXES.some((p) => n.startsWith(p)))) {
+      continue;
+    }
+    const v = Array.isArray(value) ? value.join(", ") : value;
+    if (typeof v === "string" && Object.keys(out).length < MAX_HEADERS) {
+      out[n] = v;
+    }
+  }
+  return out;
+}
+
+function newClientId(): string {
+  return `${os.hostname()}-${process.pid}-${randomBytes(4).toString("hex")}`;
+}
+
+function count(name: string, v: number | undefined, dflt: number): bigint {
+  const n = v ?? dflt;
+  if (!Number.isSafeInteger(n) || n < 0) {
+    throw new InvalidArgument(`${name} must be a whole number of 0 or more, not ${String(v)}`);
+  }
+  return BigInt(n);
+}
+
+function reasonCode(code: RefusalReason): ReasonCode {
+  switch (code) {
+    case RefusalReason.CAPACITY:
+      return "capacity";
+    case RefusalReason.CONCURRENCY:
+      return "concurrency";
+    case RefusalReason.COOLDOWN:
+      return "cooldown";
+    case RefusalReason.BREAKER_OPEN:
+      return "breaker_open";
+    case RefusalReason.RUN_BUDGET:
+      return "run_budget";
+    case RefusalReason.ROUTE_GROUP:
+      return "route_group";
+    case RefusalReason.STOPPING:
+      return "stopping";
+    default:
+      return "";
+  }
+}
+
+function fromUnixMs(ms: bigint): Date | null {
+  return ms > 0n ? new Date(Number(ms)) : null;
+}
+
+/** A daemon error as the client's own. */
+function translate(e: unknown, socket: string): unknown {
+  if (!(e instanceof ConnectError)) {
+    return e;
+  }
+  if (unreachable(e)) {
+    return new Unavailable(`no llmctl daemon answered on ${socket}: ${e.rawMessage}`, socket);
+  }
+  switch (e.code) {
+    case Code.InvalidArgument:
+      return new InvalidArgument(e.rawMessage);
+    case Code.NotFound:
+      return new LeaseNotFound(e.rawMessage);
+    case Code.DataLoss:
+      return new ClaimHistoryLost(e.rawMessage);
+    default:
+      return new LlmctlError(e.rawMessage, Code[e.code]?.replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase());
+  }
+}
+
+/** Errors of the socket itself: no daemon listening, or it went away mid-call. */
+const SOCKET_ERRORS = new Set(["ENOENT", "ECONNREFUSED", "ECONNRESET", "EPIPE", "ENOTSOCK"]);
+
+function unreachable(e: unknown): boolean {
+  if (!(e instanceof ConnectError)) {
+    return false;
+  }
+  const cause = (e.cause as { code?: unknown } | undefined)?.code;
+  return e.code === Code.Unavailable || (typeof cause === "string" && SOCKET_ERRORS.has(cause));
+}
+
+/** Advice computed without the daemon (fail-open): retry what a retry may fix, a few times. */
+function localAdvice(o: ReportOptions, attempt: number): Advice {
+  if (o.status >= 200 && o.status < 300) {
+    return { action: "done", retryAfterMs: 0, fallbackKey: "", reason: "" };
+  }
+  const retryable = o.status === 0 || o.status === 408 || o.status === 429 || o.status >= 500;
+  if (!retryable || attempt >= 4) {
+    return { action: "give_up", retryAfterMs: 0, fallbackKey: "", reason: `status ${o.status} (daemon unreachable)` };
+  }
+  const h = limitHeaders(o.headers);
+  const header = Number(h["retry-after-ms"] ?? NaN) || Number(h["retry-after"] ?? NaN) * 1000;
+  const backoff = Math.min(30_000, 1000 * 2 ** (attempt - 1)) * Math.random();
+  return {
+    action: "retry",
+    retryAfterMs: Math.max(Number.isFinite(header) ? header : 0, backoff),
+    fallbackKey: "",
+    reason: `status ${o.status} (daemon unreachable)`,
+  };
+}
+
+/** A granted reservation. Report it once with what happened. */
+export class Lease {
+  private done = false;
+  constructor(
+    private readonly client: Client,
+    /** The key granted (the member, when a route group was asked for). */
+    readonly key: string,
+    readonly leaseId: string,
+    /** False for a fail-open lease granted without the daemon. */
+    readonly limited: boolean,
+    readonly waitedMs: number,
+    readonly expiresAt: Date | null,
+    readonly attempt: number,
+    private readonly firstAttemptMs: number,
+  ) {}
+
+  get reported(): boolean {
+    return this.done;
+  }
+
+  /** Settles the lease with what happened and returns the daemon's advice. */
+  async report(o: ReportOptions): Promise<Advice> {
+    if (this.done) {
+      throw new LlmctlError(`lease ${this.leaseId} was reported already`);
+    }
+    if (!Number.isInteger(o.status) || o.status < 0 || o.status > 999) {
+      throw new InvalidArgument(`status must be an HTTP status (or 0 for no answer), not ${String(o.status)}`);
+    }
+    this.done = true;
+    const attempt = o.attempt ?? this.attempt;
+    if (!this.limited) {
+      return localAdvice(o, attempt);
+    }
+    const given = o.inputTokens !== undefined || o.outputTokens !== undefined;
+    return this.client.sendReport({
+      leaseId: this.leaseId,
+      statusCode: o.status,
+      headers: limitHeaders(o.headers),
+      inputTokens: count("inputTokens", o.inputTokens, 0),
+      cachedInputTokens: count("cachedInputTokens", o.cachedInputTokens, 0),
+      outputTokens: count("outputTokens", o.outputTokens, 0),
+      errorType: o.errorType ?? "",
+      errorMessage: o.errorMessage ?? "",
+      streamStarted: o.streamStarted ?? false,
+      attempt,
+      usageKnown: o.usageKnown ?? given,
+      firstAttemptUnixMs: BigInt(this.firstAttemptMs),
+    }, o, attempt);
+  }
+
+  /** Reports from a fetch `Response` (status and headers; read usage from its body yourself, or
+   * use `limitedFetch`), or from an SDK result with `.usage` (a success). */
+  async reportResponse(response: unknown): Promise<Advice> {
+    if (response instanceof Response) {
+      return this.report({ status: response.status, headers: response.headers });
+    }
+    const usage = parseUsage((response as { usage?: unknown } | null)?.usage);
+    if (usage) {
+      return this.report({ status: 200, inputTokens: usage[0], cachedInputTokens: usage[1], outputTokens: usage[2] });
+    }
+    return this.report({ status: 200 });
+  }
+}
+
+/** Usage in any provider's shape, as [all input (cached included), cached input, output]. */
+export function parseUsage(u: unknown): [number, number, number] | null {
+  if (!u || typeof u !== "object") {
+    return null;
+  }
+  const o = u as Record<string, unknown>;
+  const int = (v: unknown): number | null => (typeof v === "number" && Number.isInteger(v) && v >= 0 ? v : null);
+  const sub = (v: unknown, k: string): unknown => (v && typeof v === "object" ? (v as Record<string, unknown>)[k] : undefined);
+  const prompt = int(o.prompt_tokens);
+  if (prompt !== null) {
+    const cached = int(sub(o.prompt_tokens_details, "cached_tokens")) ?? 0;
+    return [prompt, Math.min(cached, prompt), int(o.completion_tokens) ?? 0];
+  }
+  const gp = int(o.promptTokenCount);
+  if (gp !== null) {
+    return [gp, Math.min(int(o.cachedContentTokenCount) ?? 0, gp), int(o.candidatesTokenCount) ?? 0];
+  }
+  const inp = int(o.input_tokens);
+  const out = int(o.output_tokens);
+  if (inp === null && out === null) {
+    return null;
+  }
+  const read = int(o.cache_read_input_tokens);
+  const written = int(o.cache_creation_input_tokens);
+  if (read !== null || written !== null) {
+    return [(inp ?? 0) + (read ?? 0) + (written ?? 0), read ?? 0, out ?? 0];
+  }
+  const cached = int(sub(o.input_tokens_details, "cached_tokens")) ?? 0;
+  return [inp ?? 0, Math.min(cached, inp ?? 0), out ?? 0];
+}
+
+const ACTIONS: Record<number, Advice["action"]> = {
+  [PbAdvice.DONE]: "done",
+  [PbAdvice.RETRY]: "retry",
+  [PbAdvice.GIVE_UP]: "give_up",
+  [PbAdvice.FALLBACK]: "fallback",
+};
+
+/** A client of the daemon on one socket. Keeps a Session open that never holds the Node
+ * process alive on its own; `close()` ends it. */
+export class Client {
+  readonly socket: string;
+  readonly failMode: FailMode;
+  readonly clientId: string;
+  private readonly rpc: RpcClient<typeof Limiter>;
+  private readonly session: SessionKeeper;
+  private readonly callTimeoutMs: number;
+  private warned = false;
+  private closed = false;
+
+  constructor(options: ClientOptions = {}) {
+    this.socket = options.socket ?? defaultSocket();
+    this.failMode = options.failMode ?? "open";
+    if (this.failMode !== "open" && this.failMode !== "closed") {
+      throw new InvalidArgument(`failMode must be "open" or "closed", not ${JSON.stringify(this.failMode)}`);
+    }
+    this.clientId = options.clientId ?? newClientId();
+    this.callTimeoutMs = options.callTimeoutMs ?? 10_000;
+    const transport = createGrpcTransport({
+      baseUrl: "http://localhost",
+      nodeOptions: { createConnection: () => net.connect(this.socket) },
+    });
+    this.rpc = createClient(Limiter, transport);
+    this.session = new SessionKeeper(this.socket, this.clientId);
+  }
+
+  /** Whether the Session with the daemon is open right now. */
+  get connected(): boolean {
+    return this.session.connected;
+  }
+
+  /** Resolves true once the Session is open, false when `timeoutMs` passes first. */
+  waitConnected(timeoutMs = 10_000): Promise<boolean> {
+    this.checkOpen();
+    return this.session.waitConnected(timeoutMs);
+  }
+
+  /** Ends the Session (the daemon releases this client's slots). */
+  close(): void {
+    this.closed = true;
+    this.session.close();
+  }
+
+  private checkOpen(): void {
+    if (this.closed) {
+      throw new LlmctlError("this llmctl Client is closed; create a new one");
+    }
+  }
+
+  private failOpen(e: unknown): boolean {
+    if (this.failMode !== "open" || !unreachable(e)) {
+      return false;
+    }
+    if (!this.warned) {
+      this.warned = true;
+      process.emitWarning(`llmctl: no daemon on ${this.socket}; calls go unlimited until it is back`);
+    }
+    return true;
+  }
+
+  /** Reserves capacity on `key` (and its ancestors), waiting in the daemon up to `maxWait` ms.
+   * Throws `NotGranted` (or `RunBudgetExceeded`) when capacity will not come in time. */
+  async acquire(key: string | null, options: AcquireOptions = {}): Promise<Lease> {
+    this.checkOpen();
+    const maxWait = options.maxWait ?? MAX_WAIT_MS;
+    if (!Number.isFinite(maxWait) || maxWait < 0 || maxWait > MAX_WAIT_MS) {
+      throw new InvalidArgument(`maxWait is in milliseconds, from 0 to ${MAX_WAIT_MS}; got ${String(options.maxWait)}`);
+    }
+    const attempt = options.attempt ?? 1;
+    const first = options.firstAttempt;
+    const firstMs = first === undefined ? 0 : first instanceof Date ? first.getTime() : first;
+    const req = {
+      key: key ?? "",
+      requests: count("requests", options.requests, 1),
+      inputTokens: count("inputTokens", options.inputTokens, 0),
+      outputTokens: count("outputTokens", options.outputTokens, 0),
+      priority: options.priority ?? 0,
+      maxWaitMs: BigInt(Math.ceil(maxWait)),
+      clientId: this.clientId,
+      runId: options.runId ?? "",
+      routeGroup: options.routeGroup ?? "",
+      profile: options.profile ?? "",
+    };
+    let resp: AcquireResponse;
+    try {
+      resp = await this.rpc.acquire(req, { timeoutMs: maxWait + this.callTimeoutMs });
+    } catch (e) {
+      if (this.failOpen(e)) {
+        return new Lease(this, key ?? options.routeGroup ?? "", "", false, 0, null, attempt, firstMs);
+      }
+      throw translate(e, this.socket);
+    }
+    const asked = resp.key || key || options.routeGroup || "";
+    if (!resp.granted) {
+      const notBefore = fromUnixMs(resp.notBeforeUnixMs);
+      const waited = Number(resp.waitedMs);
+      if (resp.reasonCode === RefusalReason.RUN_BUDGET) {
+        throw new RunBudgetExceeded(asked, resp.reason, notBefore, waited, req.runId);
+      }
+      throw new NotGranted(asked, resp.reason, reasonCode(resp.reasonCode), notBefore, waited);
+    }
+    return new Lease(this, asked, resp.leaseId, true, Number(resp.waitedMs), fromUnixMs(resp.expiresUnixMs), attempt, firstMs);
+  }
+
+  /** @internal Sends a lease's report. */
+  async sendReport(req: Parameters<RpcClient<typeof Limiter>["report"]>[0], o: ReportOptions, attempt: number): Promise<Advice> {
+    try {
+      const r = await this.rpc.report(req, { timeoutMs: this.callTimeoutMs });
+      return {
+        action: ACTIONS[r.advice] ?? "done",
+        retryAfterMs: Number(r.retryAfterMs),
+        fallbackKey: r.fallbackKey,
+        reason: r.reason,
+      };
+    } catch (e) {
+      if (this.failOpen(e)) {
+        return localAdvice(o, attempt);
+      }
+      throw translate(e, this.socket);
+    }
+  }
+
+  /** Stops granting on `key` (and below it) for `ms`; never shortens a cooldown. Resolves to
+   * when it ends (null with fail-open and no daemon). */
+  async cooldown(key: string, ms: number, reason = ""): Promise<Date | null> {
+    this.checkOpen();
+    try {
+      const r = await this.rpc.cooldown({ key, durationMs: count("ms", ms, 0), reason }, { timeoutMs: this.callTimeoutMs });
+      return fromUnixMs(r.untilUnixMs);
+    } catch (e) {
+      if (this.failOpen(e)) {
+        return null;
+      }
+      throw translate(e, this.socket);
+    }
+  }
+
+  /** The daemon's state: keys, buckets, cooldowns, sessions, runs, clients. */
+  async status(keyPrefix = ""): Promise<StatusResponse> {
+    this.checkOpen();
+    try {
+      return await this.rpc.status({ keyPrefix }, { timeoutMs: this.callTimeoutMs });
+    } catch (e) {
+      throw translate(e, this.socket);
+    }
+  }
+
+  /** Claims a job by its idempotency key: "claimed" (do it, then `complete`), "pending" (someone
+   * else is doing it), or "done" with the stored result. */
+  async claim(key: string, options: { ttlMs?: number; acceptLostHistory?: boolean } = {}): Promise<Claim> {
+    this.checkOpen();
+    try {
+      const r = await this.rpc.claim(
+        { key, ttlMs: count("ttlMs", options.ttlMs, 600_000), acceptLostHistory: options.acceptLostHistory ?? false },
+        { timeoutMs: this.callTimeoutMs },
+      );
+      switch (r.state) {
+        case ClaimResponse_State.CLAIMED:
+          return { state: "claimed" };
+        case ClaimResponse_State.PENDING:
+          return { state: "pending", since: fromUnixMs(r.sinceUnixMs) ?? undefined };
+        case ClaimResponse_State.DONE:
+          return { state: "done", result: r.result };
+        default:
+          throw new LlmctlError(`the daemon answered claim state ${r.state}`);
+      }
+    } catch (e) {
+      throw translate(e, this.socket);
+    }
+  }
+
+  /** Stores the result of a claimed job and marks it done. */
+  async complete(key: string, result: Uint8Array | string = new Uint8Array()): Promise<void> {
+    this.checkOpen();
+    const bytes = typeof result === "string" ? new TextEncoder().encode(result) : result;
+    try {
+      await this.rpc.complete({ key, result: bytes }, { timeoutMs: this.callTimeoutMs });
+    } catch (e) {
+      throw translate(e, this.socket);
+    }
+  }
+}
+

@@ -1,0 +1,36 @@
+/**
+ * The llmctl client for Node: every process asks the host's llmctl daemon before it calls an
+ * LLM API, over the daemon's Unix socket. See README.md.
+ */
+
+export {
+  Client,
+  Lease,
+  MAX_WAIT_MS,
+  limitHeaders,
+  parseUsage,
+  type AcquireOptions,
+  type Advice,
+  type Claim,
+  type ClaimState,
+  type ClientOptions,
+  type FailMode,
+  type HeadersLike,
+  type ReportOptions,
+} from "./client.js";
+export {
+  ClaimHistoryLost,
+  InvalidArgument,
+  LeaseNotFound,
+  LlmctlError,
+  NotGranted,
+  RunBudgetExceeded,
+  Unavailable,
+  type ReasonCode,
+} from "./errors.js";
+export { estimateBody, type Estimate } from "./estimate.js";
+export { errorInfo, EventWatcher, type StreamOutcome } from "./answer.js";
+export { limitedFetch, type LimitedFetchOptions } from "./fetch.js";
+export { defaultSocket } from "./socket.js";
+/** The generated messages and service, for calls the wrapper does not cover. */
+export * as pb from "./gen/llmctl/v1/limiter_pb.js";
