@@ -45,7 +45,6 @@ test("a cooldown refuses at once with notBefore and the reason", async () => {
 });
 
 test("maxWait 0 answers at once when the bucket is empty", async () => {
-  await daemon.cli("cooldown", "node/k", "1ms");
   for (let i = 0; i < 30; i++) {
     try {
       await client.acquire("node/k", { maxWait: 0 });
@@ -102,6 +101,24 @@ test("without a daemon: fail-open grants unlimited leases, fail-closed throws Un
   const closed = new Client({ socket, failMode: "closed" });
   await assert.rejects(closed.acquire("node/k"), (e) => e instanceof Unavailable && e.socket === socket);
   closed.close();
+});
+
+test("fail-open: once the daemon stops, leases are granted unlimited and advice is local", async () => {
+  const other = await startDaemon();
+  const c = new Client({ socket: other.socket });
+  try {
+    assert.equal((await c.acquire("node/k")).limited, true);
+    await other.stop();
+    const lease = await c.acquire("node/k", { inputTokens: 10 });
+    assert.equal(lease.limited, false);
+    assert.equal((await lease.report({ status: 200 })).action, "done");
+    const closed = new Client({ socket: other.socket, failMode: "closed" });
+    await assert.rejects(closed.acquire("node/k"), Unavailable);
+    closed.close();
+  } finally {
+    c.close();
+    await other.close();
+  }
 });
 
 test("the socket is searched as the daemon searches it", () => {
