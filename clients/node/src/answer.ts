@@ -52,6 +52,10 @@ export class EventWatcher {
     this.pending += this.decoder.decode(chunk, { stream: true });
     let nl: number;
     while ((nl = this.pending.search(/\r\n|\r|\n/)) >= 0) {
+      // A "\r" that ends what came so far may be the first half of a "\r\n": wait for more.
+      if (this.pending[nl] === "\r" && nl === this.pending.length - 1) {
+        break;
+      }
       const line = this.pending.slice(0, nl);
       const skip = this.pending.startsWith("\r\n", nl) ? 2 : 1;
       this.pending = this.pending.slice(nl + skip);
@@ -113,11 +117,18 @@ export class EventWatcher {
       return;
     }
     const kind = typeof obj.type === "string" ? obj.type : event;
-    if (obj.error || kind === "error" || event === "error") {
-      const [t, m] = errorInfo(obj.error ? obj : { error: obj });
-      this.outcome.errorType = t || "stream_error";
-      this.outcome.errorMessage = m;
-      return;
+    const failed = kind === "response.failed" || kind === "response.incomplete";
+    if (obj.error || kind === "error" || event === "error" || failed) {
+      // The first error is the one that ended the stream.
+      if (!this.outcome.errorType) {
+        const inner = failed ? (obj.response as Record<string, unknown> | undefined)?.error : undefined;
+        const [t, m] = errorInfo(inner ? { error: inner } : obj.error ? obj : { error: obj });
+        this.outcome.errorType = t || (failed ? kind : "stream_error");
+        this.outcome.errorMessage = m;
+      }
+      if (!failed) {
+        return;
+      }
     }
     // OpenAI chat chunks and Responses events; Anthropic message_start / message_delta.
     const holders = [obj, obj.message, obj.response];
@@ -132,10 +143,15 @@ export class EventWatcher {
       }
     }
     const choices = obj.choices;
-    if (Array.isArray(choices) && choices.some((c) => c && typeof c === "object" && (c as { delta?: { content?: unknown } }).delta?.content)) {
+    const said = (d: Record<string, unknown> | undefined): boolean =>
+      !!d && ["content", "tool_calls", "refusal", "function_call", "reasoning_content"].some((k) => {
+        const v = d[k];
+        return Array.isArray(v) ? v.length > 0 : !!v;
+      });
+    if (Array.isArray(choices) && choices.some((c) => c && typeof c === "object" && said((c as { delta?: Record<string, unknown> }).delta))) {
       this.outcome.output = true;
     }
-    if (kind === "content_block_delta" || kind === "response.output_text.delta") {
+    if (kind === "content_block_delta" || (kind.startsWith("response.") && kind.endsWith(".delta"))) {
       this.outcome.output = true;
     }
   }

@@ -66,8 +66,11 @@ export interface AcquireOptions {
   profile?: string;
   /** This call's attempt, from 1 (default 1). */
   attempt?: number;
-  /** When attempt 1 started: the profile's total deadline counts from it. */
+  /** When attempt 1 started (a Date, or Unix milliseconds): the profile's total deadline counts
+   * from it; left out, from this lease's grant. */
   firstAttempt?: Date | number;
+  /** Aborts the wait: the call leaves the daemon's queue and the promise rejects. */
+  signal?: AbortSignal;
 }
 
 /** Headers as fetch, Node or a plain object give them. */
@@ -179,6 +182,37 @@ function reasonCode(code: RefusalReason): ReasonCode {
   }
 }
 
+/** `firstAttempt` as Unix ms (0: not given). Seconds are refused: they would read as 1970. */
+function unixMs(v: Date | number | undefined): number {
+  if (v === undefined) {
+    return 0;
+  }
+  const ms = v instanceof Date ? v.getTime() : v;
+  if (!Number.isFinite(ms) || ms < 1e11 || ms > 1e14) {
+    throw new InvalidArgument(`firstAttempt must be a Date or Unix milliseconds (like Date.now()), not ${String(v)}`);
+  }
+  return Math.round(ms);
+}
+
+function int32(name: string, v: number | undefined, dflt: number): number {
+  const n = v ?? dflt;
+  if (!Number.isInteger(n) || n < -(2 ** 31) || n >= 2 ** 31) {
+    throw new InvalidArgument(`${name} must be a whole number (a 32-bit one), not ${String(v)}`);
+  }
+  return n;
+}
+
+/** The longest client id, run id or other name the daemon takes, in bytes. */
+const MAX_NAME_BYTES = 256;
+
+function checkName(name: string, v: string): string {
+  // eslint-disable-next-line no-control-regex
+  if (Buffer.byteLength(v) > MAX_NAME_BYTES || /[\u0000-\u001f\u007f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/.test(v)) {
+    throw new InvalidArgument(`${name} ${JSON.stringify(v.slice(0, 64))} must be at most ${MAX_NAME_BYTES} bytes of visible characters`);
+  }
+  return v;
+}
+
 function fromUnixMs(ms: bigint): Date | null {
   return ms > 0n ? new Date(Number(ms)) : null;
 }
@@ -204,14 +238,17 @@ function translate(e: unknown, socket: string): unknown {
 }
 
 /** Errors of the socket itself: no daemon listening, or it went away mid-call. */
-const SOCKET_ERRORS = new Set(["ENOENT", "ECONNREFUSED", "ECONNRESET", "EPIPE", "ENOTSOCK"]);
+const SOCKET_ERRORS = new Set(["ENOENT", "ECONNREFUSED", "ECONNRESET", "EPIPE", "ENOTSOCK", "ENOTDIR", "EACCES"]);
 
 function unreachable(e: unknown): boolean {
   if (!(e instanceof ConnectError)) {
     return false;
   }
   const cause = (e.cause as { code?: unknown } | undefined)?.code;
-  return e.code === Code.Unavailable || (typeof cause === "string" && SOCKET_ERRORS.has(cause));
+  // A daemon that does not answer within the call's bound (stopped, or stuck) is as absent.
+  return (
+    e.code === Code.Unavailable || e.code === Code.DeadlineExceeded || (typeof cause === "string" && SOCKET_ERRORS.has(cause))
+  );
 }
 
 /** Advice computed without the daemon (fail-open): retry what a retry may fix, a few times. */
@@ -262,13 +299,10 @@ export class Lease {
     if (!Number.isInteger(o.status) || o.status < 0 || o.status > 999) {
       throw new InvalidArgument(`status must be an HTTP status (or 0 for no answer), not ${String(o.status)}`);
     }
-    this.done = true;
-    const attempt = o.attempt ?? this.attempt;
-    if (!this.limited) {
-      return localAdvice(o, attempt);
-    }
+    // Everything is checked before the lease counts as reported: a mistake can be corrected.
+    const attempt = int32("attempt", o.attempt, this.attempt);
     const given = o.inputTokens !== undefined || o.outputTokens !== undefined;
-    return this.client.sendReport({
+    const req = {
       leaseId: this.leaseId,
       statusCode: o.status,
       headers: limitHeaders(o.headers),
@@ -281,7 +315,20 @@ export class Lease {
       attempt,
       usageKnown: o.usageKnown ?? given,
       firstAttemptUnixMs: BigInt(this.firstAttemptMs),
-    }, o, attempt);
+    };
+    this.done = true;
+    if (!this.limited) {
+      return localAdvice(o, attempt);
+    }
+    try {
+      return await this.client.sendReport(req, o, attempt);
+    } catch (e) {
+      // Not heard: the same report may be sent again (a settled lease answers NOT_FOUND).
+      if (!(e instanceof LeaseNotFound)) {
+        this.done = false;
+      }
+      throw e;
+    }
   }
 
   /** Reports from a fetch `Response` (status and headers; read usage from its body yourself, or
@@ -354,7 +401,7 @@ export class Client {
     if (this.failMode !== "open" && this.failMode !== "closed") {
       throw new InvalidArgument(`failMode must be "open" or "closed", not ${JSON.stringify(this.failMode)}`);
     }
-    this.clientId = options.clientId ?? newClientId();
+    this.clientId = checkName("clientId", options.clientId ?? newClientId());
     this.callTimeoutMs = options.callTimeoutMs ?? 10_000;
     const transport = createGrpcTransport({
       baseUrl: "http://localhost",
@@ -406,25 +453,27 @@ export class Client {
     if (!Number.isFinite(maxWait) || maxWait < 0 || maxWait > MAX_WAIT_MS) {
       throw new InvalidArgument(`maxWait is in milliseconds, from 0 to ${MAX_WAIT_MS}; got ${String(options.maxWait)}`);
     }
-    const attempt = options.attempt ?? 1;
-    const first = options.firstAttempt;
-    const firstMs = first === undefined ? 0 : first instanceof Date ? first.getTime() : first;
+    const attempt = int32("attempt", options.attempt, 1);
+    const firstMs = unixMs(options.firstAttempt);
     const req = {
       key: key ?? "",
       requests: count("requests", options.requests, 1),
       inputTokens: count("inputTokens", options.inputTokens, 0),
       outputTokens: count("outputTokens", options.outputTokens, 0),
-      priority: options.priority ?? 0,
+      priority: int32("priority", options.priority, 0),
       maxWaitMs: BigInt(Math.ceil(maxWait)),
       clientId: this.clientId,
-      runId: options.runId ?? "",
+      runId: checkName("runId", options.runId ?? ""),
       routeGroup: options.routeGroup ?? "",
       profile: options.profile ?? "",
     };
     let resp: AcquireResponse;
     try {
-      resp = await this.rpc.acquire(req, { timeoutMs: maxWait + this.callTimeoutMs });
+      resp = await this.rpc.acquire(req, { timeoutMs: maxWait + this.callTimeoutMs, signal: options.signal });
     } catch (e) {
+      if (options.signal?.aborted) {
+        throw options.signal.reason;
+      }
       if (this.failOpen(e)) {
         return new Lease(this, key ?? options.routeGroup ?? "", "", false, 0, null, attempt, firstMs);
       }

@@ -1,7 +1,8 @@
 /**
  * `limitedFetch`: a drop-in `fetch` that asks the daemon before each try, reports each try with
- * the provider's usage, and follows the daemon's advice (wait and retry, fall back, or hand the
- * answer to the caller). For the SDKs:
+ * the provider's usage, and follows the daemon's advice: wait and retry, or hand the answer to
+ * the caller (also for a fallback, which would need the request rewritten for another
+ * provider). For the SDKs:
  *
  *     new OpenAI({ fetch: limitedFetch({ client, key: "openai/gpt-5.5" }), maxRetries: 0 })
  *     new Anthropic({ fetch: limitedFetch({ client, key: "anthropic/opus" }), maxRetries: 0 })
@@ -10,8 +11,10 @@
  * anything the caller reads.
  */
 
-import type { Advice, Client, Lease } from "./client.js";
+import type { Client, Lease, ReportOptions } from "./client.js";
+import type { Advice } from "./client.js";
 import { parseUsage } from "./client.js";
+import { LlmctlError } from "./errors.js";
 import { errorInfo, EventWatcher } from "./answer.js";
 import { DEFAULT_OUTPUT_TOKENS, estimateBody } from "./estimate.js";
 
@@ -56,44 +59,95 @@ function isEventStream(res: Response): boolean {
   return (res.headers.get("content-type") ?? "").includes("text/event-stream");
 }
 
+/** `application/json` or a `+json` type; not line-delimited JSON, which streams. */
 function isJson(res: Response): boolean {
-  return (res.headers.get("content-type") ?? "").includes("json");
+  return /^application\/(json|[\w.+-]+\+json)\s*(;|$)/i.test(res.headers.get("content-type") ?? "");
 }
 
-/** Reads the watcher's copy of a stream to its end, then reports the try. */
-async function reportStream(lease: Lease, res: Response, body: ReadableStream<Uint8Array>): Promise<void> {
-  const w = new EventWatcher();
-  const reader = body.getReader();
+let warned = false;
+
+/** Reports a try; a daemon that cannot take the report does not cost the caller the answer the
+ * provider gave (a warning says so, once). */
+async function reportSafely(lease: Lease, o: ReportOptions): Promise<Advice | null> {
   try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) {
-        break;
-      }
-      w.feed(value);
-    }
+    return await lease.report(o);
   } catch (e) {
-    const o = w.finish();
-    await lease
-      .report({ status: 0, errorType: "connection", errorMessage: String(e).slice(0, MAX_ERROR_MESSAGE), streamStarted: o.output })
-      .catch(() => undefined);
-    return;
+    if (!(e instanceof LlmctlError)) {
+      throw e;
+    }
+    if (!warned) {
+      warned = true;
+      process.emitWarning(`llmctl: a report was not taken (${e.message}); the answer goes to the caller as it came`);
+    }
+    return null;
   }
-  const o = w.finish();
-  const usage = o.usage;
-  await lease
-    .report({
-      status: o.errorType ? 500 : res.status,
+}
+
+/** The body of a streamed answer, passed through as the caller reads it: events are watched on
+ * the way, and the try is reported once, when the stream ends, breaks or is cancelled (then the
+ * provider's stream is cancelled too). */
+function reportingStream(
+  lease: Lease,
+  res: Response,
+  body: ReadableStream<Uint8Array>,
+  signal: AbortSignal | null,
+): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  const w = new EventWatcher();
+  let reported = false;
+  const finish = async (how: "end" | "error" | "cancel", err?: unknown): Promise<void> => {
+    if (reported) {
+      return;
+    }
+    reported = true;
+    const o = w.finish();
+    const usage = o.usage;
+    let errorType = o.errorType;
+    let errorMessage = o.errorMessage;
+    if (!errorType && how === "error") {
+      errorType = signal?.aborted ? "cancelled" : "connection";
+      errorMessage = String(err);
+    } else if (!errorType && how === "cancel" && signal?.aborted) {
+      errorType = "cancelled";
+    }
+    await reportSafely(lease, {
+      status: res.status,
       headers: res.headers,
       inputTokens: usage?.[0],
       cachedInputTokens: usage?.[1],
       outputTokens: usage?.[2],
       usageKnown: usage !== null,
-      errorType: o.errorType,
-      errorMessage: o.errorMessage.slice(0, MAX_ERROR_MESSAGE),
+      errorType,
+      errorMessage: errorMessage.slice(0, MAX_ERROR_MESSAGE),
       streamStarted: o.output,
-    })
-    .catch(() => undefined);
+    });
+  };
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        let chunk: ReadableStreamReadResult<Uint8Array>;
+        try {
+          chunk = await reader.read();
+        } catch (e) {
+          controller.error(e);
+          await finish("error", e);
+          return;
+        }
+        if (chunk.done) {
+          controller.close();
+          await finish("end");
+          return;
+        }
+        w.feed(chunk.value);
+        controller.enqueue(chunk.value);
+      },
+      async cancel(reason) {
+        await reader.cancel(reason).catch(() => undefined);
+        await finish("cancel");
+      },
+    },
+    { highWaterMark: 0 },
+  );
 }
 
 /** A `fetch` that goes through the daemon. */
@@ -108,48 +162,51 @@ export function limitedFetch(options: LimitedFetchOptions): typeof fetch {
     const raw = typeof init?.body === "string" ? init.body : input instanceof Request ? await input.clone().text() : "";
     const est = raw ? estimateBody(raw) : { inputTokens: 1, outputTokens: DEFAULT_OUTPUT_TOKENS };
     const signal = init?.signal ?? (input instanceof Request ? input.signal : null);
-    const firstAttempt = Date.now();
-    let key = options.key ?? null;
+    // The profile's deadline counts from the first grant, not from the wait before it.
+    let firstAttempt: number | undefined;
     for (let attempt = 1; ; attempt++) {
-      const lease = await client.acquire(key, {
+      const lease = await client.acquire(options.key ?? null, {
         inputTokens: est.inputTokens,
         outputTokens: est.outputTokens,
         priority: options.priority,
         maxWait: options.maxWait,
         runId: options.runId,
-        routeGroup: key ? undefined : options.routeGroup,
+        routeGroup: options.key ? undefined : options.routeGroup,
         profile: options.profile,
         attempt,
         firstAttempt,
+        signal: signal ?? undefined,
       });
+      firstAttempt ??= Date.now();
+      if (signal?.aborted) {
+        await reportSafely(lease, { status: 0, errorType: "cancelled" });
+        throw signal.reason;
+      }
       let res: Response;
-      let advice: Advice;
       try {
         res = await inner(input instanceof Request ? input.clone() : input, init);
       } catch (e) {
         const cancelled = signal?.aborted === true;
-        advice = await lease.report({
+        const advice = await reportSafely(lease, {
           status: 0,
           errorType: cancelled ? "cancelled" : "connection",
           errorMessage: String(e).slice(0, MAX_ERROR_MESSAGE),
         });
-        if (cancelled || attempt >= maxAttempts || (advice.action !== "retry" && advice.action !== "fallback")) {
+        if (cancelled || !advice || attempt >= maxAttempts || advice.action !== "retry") {
           throw e;
         }
         await sleep(advice.retryAfterMs, signal);
-        key = advice.fallbackKey || key;
         continue;
       }
       if (res.ok) {
         if (isEventStream(res) && res.body) {
-          const [mine, theirs] = res.body.tee();
-          void reportStream(lease, res, theirs);
-          return new Response(mine, { status: res.status, statusText: res.statusText, headers: res.headers });
+          const body = reportingStream(lease, res, res.body, signal);
+          return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
         }
         const data: unknown = isJson(res) ? await res.clone().json().catch(() => null) : null;
         const holder = data && typeof data === "object" ? (data as Record<string, unknown>) : {};
         const usage = parseUsage(holder.usage ?? holder.usageMetadata);
-        await lease.report({
+        await reportSafely(lease, {
           status: res.status,
           headers: res.headers,
           inputTokens: usage?.[0],
@@ -167,18 +224,19 @@ export function limitedFetch(options: LimitedFetchOptions): typeof fetch {
         parsed = null;
       }
       const [errorType, errorMessage] = errorInfo(parsed);
-      advice = await lease.report({
+      const advice = await reportSafely(lease, {
         status: res.status,
         headers: res.headers,
         errorType,
         errorMessage: (errorMessage || text).slice(0, MAX_ERROR_MESSAGE),
       });
-      if (attempt >= maxAttempts || (advice.action !== "retry" && advice.action !== "fallback")) {
+      // A fallback would need the request rewritten for another provider: the answer goes
+      // back, and the caller (or its route group) decides.
+      if (!advice || attempt >= maxAttempts || advice.action !== "retry") {
         return res;
       }
       await res.body?.cancel().catch(() => undefined);
       await sleep(advice.retryAfterMs, signal);
-      key = advice.fallbackKey || key;
     }
   };
   return limited as typeof fetch;

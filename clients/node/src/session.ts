@@ -73,8 +73,10 @@ export class SessionKeeper {
       "content-type": "application/grpc",
       te: "trailers",
     });
-    stream.on("response", (headers) => {
-      if (headers[":status"] === 200) {
+    // The daemon answers an accepted Session with a first event; a refused one ends with an
+    // error status and no event. Events carry nothing else the client needs.
+    stream.on("data", () => {
+      if (!this.connected && this.session === session) {
         this.connected = true;
         this.retryMs = RETRY_MIN_MS;
         for (const w of this.waiters.splice(0)) {
@@ -82,8 +84,6 @@ export class SessionKeeper {
         }
       }
     });
-    // Events carry nothing the client needs; reading them keeps the flow window open.
-    stream.on("data", () => {});
     stream.on("error", () => this.lost(session));
     stream.on("close", () => this.lost(session));
     const msg = toBinary(SessionRequestSchema, create(SessionRequestSchema, { clientId: this.clientId, pid: process.pid }));
