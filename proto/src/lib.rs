@@ -20,6 +20,7 @@ impl v1::RefusalReason {
             Self::RunBudget => "run_budget",
             Self::RouteGroup => "route_group",
             Self::Stopping => "stopping",
+            Self::TooLarge => "too_large",
         }
     }
 }

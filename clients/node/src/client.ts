@@ -177,6 +177,8 @@ function reasonCode(code: RefusalReason): ReasonCode {
       return "route_group";
     case RefusalReason.STOPPING:
       return "stopping";
+    case RefusalReason.TOO_LARGE:
+      return "too_large";
     default:
       return "";
   }

@@ -29,6 +29,7 @@ export type ReasonCode =
   | "run_budget"
   | "route_group"
   | "stopping"
+  | "too_large"
   | "";
 
 /** The daemon could not grant the lease within `maxWait`. `notBefore` is the earliest time asking

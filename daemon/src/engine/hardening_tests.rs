@@ -421,3 +421,28 @@ fn clients_that_went_quiet_are_forgotten_and_rates_are_over_ten_seconds() {
             .collect();
     assert_eq!(ids, vec!["busy".to_string()]);
 }
+
+#[test]
+fn a_waiter_a_reload_makes_too_large_is_refused_with_its_own_code() {
+    let mut fx = Fx::new(vec![(
+        "k",
+        limits(vec![rate(Dimension::Tokens, 6_000.0, 10_000.0)]),
+    )]);
+    // An empty bucket: 8,000 tokens wait for the refill.
+    let w = waiter(&fx.acquire("k", 8_000, 0, 120_000, 0));
+    let config = fx.e.config().clone();
+    let smaller = vec![(
+        "k".to_string(),
+        limits(vec![rate(Dimension::Tokens, 6_000.0, 5_000.0)]),
+    )];
+    fx.e.reconfigure(config, smaller, fx.now(1))
+        .expect("reconfigure");
+    fx.e.pump(fx.now(2));
+    let answers = fx.e.drain_answers();
+    assert!(
+        matches!(&answers[..], [(id, WaiterAnswer::NotGranted(r))] if *id == w
+            && r.code == RefusalCode::TooLarge
+            && r.not_before_unix_ms == 0),
+        "{answers:?}"
+    );
+}

@@ -34,6 +34,7 @@ impl Engine {
             if let Err(e) = self.check_fits(id, need) {
                 // A limit learned from headers shrank below what this waiter needs.
                 if let Some(mut r) = self.remove_waiter(qk.1, now, None) {
+                    r.code = RefusalCode::TooLarge;
                     r.reason = e.to_string();
                     self.answers.push((qk.1, WaiterAnswer::NotGranted(r)));
                 }

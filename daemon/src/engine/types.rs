@@ -138,6 +138,8 @@ pub enum RefusalCode {
     RouteGroup,
     /// The daemon is stopping.
     Stopping,
+    /// The request became larger than the buckets can ever hold while it waited.
+    TooLarge,
 }
 
 pub type WaiterId = u64;

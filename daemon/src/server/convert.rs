@@ -83,6 +83,7 @@ pub(super) fn refusal_reason(code: RefusalCode) -> pb::RefusalReason {
         RefusalCode::RunBudget => pb::RefusalReason::RunBudget,
         RefusalCode::RouteGroup => pb::RefusalReason::RouteGroup,
         RefusalCode::Stopping => pb::RefusalReason::Stopping,
+        RefusalCode::TooLarge => pb::RefusalReason::TooLarge,
     }
 }
 

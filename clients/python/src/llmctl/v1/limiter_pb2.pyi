@@ -17,6 +17,7 @@ class RefusalReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     REFUSAL_REASON_RUN_BUDGET: _ClassVar[RefusalReason]
     REFUSAL_REASON_ROUTE_GROUP: _ClassVar[RefusalReason]
     REFUSAL_REASON_STOPPING: _ClassVar[RefusalReason]
+    REFUSAL_REASON_TOO_LARGE: _ClassVar[RefusalReason]
 
 class Advice(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -33,6 +34,7 @@ REFUSAL_REASON_BREAKER_OPEN: RefusalReason
 REFUSAL_REASON_RUN_BUDGET: RefusalReason
 REFUSAL_REASON_ROUTE_GROUP: RefusalReason
 REFUSAL_REASON_STOPPING: RefusalReason
+REFUSAL_REASON_TOO_LARGE: RefusalReason
 ADVICE_UNSPECIFIED: Advice
 DONE: Advice
 RETRY: Advice
