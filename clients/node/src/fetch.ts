@@ -64,6 +64,18 @@ function isJson(res: Response): boolean {
   return /^application\/(json|[\w.+-]+\+json)\s*(;|$)/i.test(res.headers.get("content-type") ?? "");
 }
 
+/** A report of an answer: its status and headers, and its usage when it was read. */
+function answered(res: Response, usage: [number, number, number] | null): ReportOptions {
+  return {
+    status: res.status,
+    headers: res.headers,
+    inputTokens: usage?.[0],
+    cachedInputTokens: usage?.[1],
+    outputTokens: usage?.[2],
+    usageKnown: usage !== null,
+  };
+}
+
 let warned = false;
 
 /** Reports a try; a daemon that cannot take the report does not cost the caller the answer the
@@ -111,12 +123,7 @@ function reportingStream(
       errorType = "cancelled";
     }
     await reportSafely(lease, {
-      status: res.status,
-      headers: res.headers,
-      inputTokens: usage?.[0],
-      cachedInputTokens: usage?.[1],
-      outputTokens: usage?.[2],
-      usageKnown: usage !== null,
+      ...answered(res, usage),
       errorType,
       errorMessage: errorMessage.slice(0, MAX_ERROR_MESSAGE),
       streamStarted: o.output,
@@ -206,14 +213,7 @@ export function limitedFetch(options: LimitedFetchOptions): typeof fetch {
         const data: unknown = isJson(res) ? await res.clone().json().catch(() => null) : null;
         const holder = data && typeof data === "object" ? (data as Record<string, unknown>) : {};
         const usage = parseUsage(holder.usage ?? holder.usageMetadata);
-        await reportSafely(lease, {
-          status: res.status,
-          headers: res.headers,
-          inputTokens: usage?.[0],
-          cachedInputTokens: usage?.[1],
-          outputTokens: usage?.[2],
-          usageKnown: usage !== null,
-        });
+        await reportSafely(lease, answered(res, usage));
         return res;
       }
       const text = await res.clone().text().catch(() => "");
