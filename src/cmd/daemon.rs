@@ -2,6 +2,7 @@
 
 use crate::exit;
 use clap::Args;
+use llmctl_daemon::config::fleet::FleetSettings;
 use llmctl_daemon::config::{Config, DaemonSettings};
 use llmctl_daemon::server::{self, DaemonError, DaemonOptions};
 use std::path::PathBuf;
@@ -61,6 +62,12 @@ pub struct DaemonArgs {
     /// Let this group use the socket (socket 0660, folder 0750)
     #[arg(long, value_name = "GROUP")]
     socket_group: Option<String>,
+    /// Share every key's limits with the daemons of other hosts through this Redis (redis://HOST:PORT/DB or unix:///path/redis.sock) [default: [fleet] redis, else off]
+    #[arg(long, value_name = "URL")]
+    fleet_redis: Option<String>,
+    /// This host's name in the fleet [default: [fleet] host, else the hostname]
+    #[arg(long, value_name = "NAME", requires = "fleet_redis")]
+    fleet_host: Option<String>,
 }
 
 impl DaemonArgs {
@@ -121,6 +128,7 @@ pub async fn run(args: DaemonArgs, socket: PathBuf) -> ExitCode {
         None => llmctl_daemon::paths::config_file(&env).filter(|p| p.exists()),
     };
     let settings = args.settings();
+    let fleet_flags = (args.fleet_redis.clone(), args.fleet_host.clone());
     let read = {
         let path = path.clone();
         move || -> Result<Config, String> {
@@ -129,6 +137,13 @@ pub async fn run(args: DaemonArgs, socket: PathBuf) -> ExitCode {
                 None => Config::default(),
             };
             config.daemon.overlay(&settings);
+            if let (Some(url), host) = &fleet_flags {
+                config.fleet = Some(FleetSettings::from_flags(
+                    url,
+                    host.as_deref(),
+                    config.fleet.as_ref(),
+                )?);
+            }
             Ok(config)
         }
     };

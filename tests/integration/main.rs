@@ -5,6 +5,7 @@ mod chaos;
 mod claims;
 mod contrib;
 mod demo;
+mod fleet;
 mod harness;
 mod health;
 mod lifecycle;

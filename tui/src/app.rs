@@ -66,7 +66,7 @@ pub async fn run(options: Options) -> Result<(), TopError> {
                 None => break Ok(()),
             },
             event = feed.recv() => match event {
-                Some(FeedEvent::Status(status)) => dashboard.apply_status(status, Instant::now()),
+                Some(FeedEvent::Status(status)) => dashboard.apply_status(*status, Instant::now()),
                 Some(FeedEvent::Disconnected { reason, retry_in }) => {
                     dashboard.set_connection(Connection::Disconnected { reason, retry_in });
                 }

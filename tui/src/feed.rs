@@ -13,7 +13,7 @@ const LONGEST_RETRY: Duration = Duration::from_secs(5);
 
 #[derive(Debug)]
 pub enum FeedEvent {
-    Status(pb::StatusResponse),
+    Status(Box<pb::StatusResponse>),
     Disconnected { reason: String, retry_in: Duration },
 }
 
@@ -72,7 +72,7 @@ async fn watch(
                 *retry_in = FIRST_RETRY;
                 // Nothing a client wrote reaches the terminal as an escape sequence.
                 llmctl_proto::text::clean_status(&mut status);
-                if tx.send(FeedEvent::Status(status)).await.is_err() {
+                if tx.send(FeedEvent::Status(Box::new(status))).await.is_err() {
                     return Ok(());
                 }
             }

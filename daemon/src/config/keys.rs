@@ -118,5 +118,6 @@ pub(super) fn key_limits(
         } else {
             None
         },
+        local_only: k.fleet == Some(false),
     })
 }

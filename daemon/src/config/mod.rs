@@ -10,6 +10,7 @@ use std::time::Duration;
 use thiserror::Error;
 
 mod fields;
+pub mod fleet;
 mod keys;
 mod policy;
 mod raw;
@@ -114,6 +115,8 @@ pub struct Config {
     pub profiles: Vec<RetryProfile>,
     pub route_groups: Vec<RouteGroup>,
     pub run_budget: RunBudget,
+    /// `[fleet]`: shared with daemons on other hosts through Redis; None: this host alone.
+    pub fleet: Option<fleet::FleetSettings>,
 }
 
 impl Config {
@@ -196,12 +199,19 @@ impl Config {
             Some(b) => run_budget(b).map_err(invalid)?,
             None => RunBudget::default(),
         };
+        let fleet = raw
+            .fleet
+            .as_ref()
+            .map(fleet::FleetSettings::from_raw)
+            .transpose()
+            .map_err(invalid)?;
         let config = Config {
             daemon,
             keys,
             profiles,
             route_groups,
             run_budget,
+            fleet,
         };
         // Names that refer to each other (profiles, route group keys) are checked by the engine.
         let probe = crate::engine::Now {

@@ -17,6 +17,15 @@ pub(super) struct RawFile {
     #[serde(default)]
     pub(super) route_groups: BTreeMap<String, RawRouteGroup>,
     pub(super) run_budget: Option<RawRunBudget>,
+    pub(super) fleet: Option<RawFleet>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawFleet {
+    pub(super) redis: Option<String>,
+    pub(super) host: Option<String>,
+    pub(super) slice: Option<String>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -110,4 +119,5 @@ pub(super) struct RawKey {
     pub(super) breaker_min_requests: Option<i64>,
     pub(super) breaker_window: Option<String>,
     pub(super) breaker_open_for: Option<String>,
+    pub(super) fleet: Option<bool>,
 }

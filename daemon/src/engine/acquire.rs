@@ -220,7 +220,7 @@ impl Engine {
                     any = true;
                 }
             }
-            if let Some(max) = key.max_concurrency {
+            if let Some(max) = key.concurrency_limit() {
                 if key.in_flight >= max || blocked.contains(&(k, CONCURRENCY)) {
                     short.push((k, CONCURRENCY));
                     any = true;

@@ -165,6 +165,12 @@ pub struct Bucket {
     /// Since when it limits: leases granted before took nothing from it, so their settlement
     /// gives nothing back to it either.
     pub since: Instant,
+    /// The part of the limit and burst this limiter may use: 1 alone; in a fleet, the share
+    /// its hosts agreed on (0 to 1).
+    pub share: f64,
+    /// In a fleet, the part it can count on when the others want theirs (an even split): how
+    /// long a wait will be is estimated at no less, even while its share is lower.
+    pub share_floor: f64,
 }
 
 impl Bucket {
@@ -181,6 +187,8 @@ impl Bucket {
             aimd: None,
             ramp: None,
             since: now,
+            share: 1.0,
+            share_floor: 1.0,
         }
     }
 
@@ -203,6 +211,8 @@ impl Bucket {
             aimd: None,
             ramp: None,
             since: now,
+            share: 1.0,
+            share_floor: 1.0,
         }
     }
 
@@ -218,17 +228,40 @@ impl Bucket {
         self.capacity_source == LimitSource::Config
     }
 
-    /// The units `need` must find in the bucket before it goes.
+    /// The units `need` must find in the bucket before it goes. A share of a fleet's limit
+    /// holds part of the burst: a request above it goes when that part is full (and leaves it
+    /// in debt), or it could never go; with no share at all, nothing goes.
     pub fn required(&self, need: f64) -> f64 {
-        if self.capacity_is_configured() {
+        if self.share <= 0.0 {
+            let part = self.rate.capacity * self.share_floor;
+            need.min(part).max(f64::MIN_POSITIVE)
+        } else if self.capacity_is_configured() && self.share >= 1.0 {
             need
         } else {
             need.min(self.capacity_now(self.updated))
         }
     }
 
-    fn ramp_factor(&self, now: Instant) -> f64 {
-        self.ramp.as_ref().map_or(1.0, |r| r.factor(now))
+    /// The part of the limit in force at `now`: the ramp's times the share.
+    fn factor(&self, now: Instant) -> f64 {
+        self.ramp.as_ref().map_or(1.0, |r| r.factor(now)) * self.share
+    }
+
+    /// Takes part of the limit (fleet mode): what was refilled so far counts at the old part;
+    /// a smaller part keeps no more than its part of the burst.
+    pub fn set_share(&mut self, share: f64, floor: f64, now: Instant) {
+        self.refill(now);
+        self.share = if share.is_finite() {
+            share.clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        self.share_floor = if floor.is_finite() {
+            floor.clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        self.refill(now);
     }
 
     /// What the bucket enforces and holds, with `capacity` as the caller reads it.
@@ -245,7 +278,7 @@ impl Bucket {
 
     /// The capacity allowed at `now` (less while ramping up).
     pub fn capacity_now(&self, now: Instant) -> f64 {
-        self.rate.capacity * self.ramp_factor(now)
+        self.rate.capacity * self.factor(now)
     }
 
     pub fn refill(&mut self, now: Instant) {
@@ -257,7 +290,7 @@ impl Bucket {
         if now > self.updated {
             let ms = now.duration_since(self.updated).as_secs_f64() * 1000.0;
             if self.level < cap {
-                let per_ms = self.rate.per_ms() * self.ramp_factor(now);
+                let per_ms = self.rate.per_ms() * self.factor(now);
                 self.level = (self.level + ms * per_ms).min(cap);
             }
             self.updated = now;
@@ -273,7 +306,9 @@ impl Bucket {
         if self.level >= need {
             return self.updated;
         }
-        let per_ms = self.rate.per_ms() * self.ramp_factor(self.updated);
+        // A share lower than the floor is expected to grow when this limiter asks for it.
+        let ramp = self.ramp.as_ref().map_or(1.0, |r| r.factor(self.updated));
+        let per_ms = self.rate.per_ms() * ramp * self.share.max(self.share_floor);
         let ms = (need - self.level) / per_ms;
         // Rounded up, and at least a nanosecond: a bucket short by a hair is not ready now.
         let nanos = (ms * 1e6).ceil().clamp(1.0, 1e18);
@@ -296,7 +331,7 @@ impl Bucket {
                 .is_none_or(|g| now.saturating_duration_since(g) >= r.over);
             if idle {
                 r.started = Some(now);
-                let cap = self.rate.capacity * RAMP_FROM;
+                let cap = self.rate.capacity * RAMP_FROM * self.share;
                 self.level = self.level.min(cap);
             }
             r.last_grant = Some(now);
@@ -421,11 +456,13 @@ impl Bucket {
             self.end_first_contact();
             changed |= self.recompute();
             if fresh {
-                self.level = hl.remaining.unwrap_or(0.0).min(self.rate.capacity);
+                self.level =
+                    (hl.remaining.unwrap_or(0.0) * self.share).min(self.rate.capacity * self.share);
                 self.updated = now;
             }
         }
-        if let Some(rem) = hl.remaining {
+        // The provider's remaining is the whole fleet's: this limiter's part of it.
+        if let Some(rem) = hl.remaining.map(|r| r * self.share) {
             if rem < self.level {
                 self.level = rem;
                 changed = true;
@@ -494,7 +531,7 @@ impl Bucket {
         });
         self.recompute();
         // The first few may go at once.
-        self.level = self.rate.capacity.max(1.0);
+        self.level = (self.rate.capacity * self.share).max(self.share.min(1.0));
         self.updated = now;
     }
 
@@ -510,7 +547,7 @@ impl Bucket {
             // what it refilled meanwhile would go out at once into a provider still paying
             // back what refused requests cost it. The probe goes when ours has refilled too.
             let cooling = r.cooling_until.saturating_duration_since(now).as_secs_f64() * 1000.0;
-            self.level = self.level.min(-self.rate.per_ms() * cooling);
+            self.level = self.level.min(-self.rate.per_ms() * self.share * cooling);
             self.updated = now;
         }
         cut.then_some(before)

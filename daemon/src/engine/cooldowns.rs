@@ -63,6 +63,7 @@ impl Engine {
         let (until, strikes) = (entry.until, entry.strikes);
         self.cooldowns_dirty = true;
         if extended {
+            self.share_cooldown(name, at.unix_of(until), &reason);
             let secs = until.saturating_duration_since(now).as_secs_f64();
             let escalation = if strikes > 1 {
                 format!(", 429 number {strikes} in a row")

@@ -92,6 +92,8 @@ impl Engine {
             stats: KeyStats::default(),
             last_headers: Arc::default(),
             last_used: 0,
+            local_only: false,
+            fleet: self.fleet_default,
         };
         let id = if self.keys.len() < self.config.max_keys || !bounded {
             self.keys.push(fresh);

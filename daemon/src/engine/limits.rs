@@ -31,6 +31,11 @@ impl Dimension {
         }
     }
 
+    /// Its place in `ALL`.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
     pub fn parse(s: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|d| d.as_str() == s)
     }
@@ -241,4 +246,6 @@ pub struct KeyLimits {
     pub profile: Option<String>,
     /// This key's circuit breaker, if not the daemon's default.
     pub breaker: Option<super::BreakerConfig>,
+    /// Kept to this limiter when a fleet shares the others (`fleet = false`).
+    pub local_only: bool,
 }

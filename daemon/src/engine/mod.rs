@@ -11,6 +11,9 @@ mod calibrate;
 mod calibrate_tests;
 mod cooldowns;
 mod error;
+pub mod fleet;
+#[cfg(test)]
+mod fleet_tests;
 #[cfg(test)]
 mod hardening_tests;
 pub mod headers;
@@ -50,6 +53,7 @@ pub use llmctl_proto::text;
 pub use advice::{Action, Advice, Class};
 pub use breaker::{BreakerConfig, BreakerState};
 pub use error::EngineError;
+pub use fleet::{FleetPart, FleetWant, SharedCooldown};
 pub use headers::is_limit_header;
 pub use headers::ProviderSignals;
 pub use keys::validate_key;
@@ -163,6 +167,10 @@ struct KeyState {
     /// When it was last asked for, in the engine's use counter (the least recent is evicted
     /// first when the key table is full).
     last_used: u64,
+    /// Kept out of the fleet (`fleet = false`).
+    local_only: bool,
+    /// The part of its limits a fleet gave this limiter (None: the whole).
+    fleet: Option<fleet::FleetPart>,
 }
 
 impl KeyState {
@@ -209,6 +217,9 @@ impl KeyState {
         }
         let mut b = Bucket::learned(dim, now);
         b.ramp = self.ramp_up().map(bucket::Ramp::new);
+        if let Some(p) = self.fleet {
+            b.set_share(p.share, p.floor, now);
+        }
         self.buckets.push(b);
         self.buckets.len() - 1
     }
@@ -326,6 +337,10 @@ pub struct Engine {
     runs: HashMap<String, runs::Run>,
     /// Index of `config.default_profile` in `config.profiles`.
     default_profile: usize,
+    /// In a fleet: the part a shared key starts with until the fleet gives it its own.
+    fleet_default: Option<fleet::FleetPart>,
+    /// In a fleet: cooldowns installed here, for the other hosts.
+    shared_cooldowns: Option<Vec<fleet::SharedCooldown>>,
 }
 
 impl Engine {
@@ -362,6 +377,8 @@ impl Engine {
             events: VecDeque::new(),
             runs: HashMap::new(),
             default_profile: 0,
+            fleet_default: None,
+            shared_cooldowns: None,
         };
         engine.check_policy(&keys)?;
         engine.default_profile = engine.profile_index(&engine.config.default_profile)?;

@@ -68,7 +68,7 @@ impl Engine {
         }
         let scope = self.keys[id].scope.clone();
         for &k in &scope {
-            if let Some(max) = self.keys[k].max_concurrency {
+            if let Some(max) = self.keys[k].concurrency_limit() {
                 if self.keys[k].in_flight >= max {
                     return None;
                 }

@@ -32,6 +32,13 @@ impl Engine {
         k.ramp_up = limits.ramp_up;
         k.resolve_accounting();
         k.cached_input_counts = limits.cached_input_counts;
+        k.local_only = limits.local_only;
+        let part = match (limits.local_only, k.fleet) {
+            (true, _) => None,
+            (false, Some(p)) => Some(p),
+            (false, None) => self.fleet_default,
+        };
+        let k = &mut self.keys[id];
         let ramp = k.ramp_up();
         for b in &mut k.buckets {
             let rate = limits
@@ -61,6 +68,7 @@ impl Engine {
                 k.buckets.push(b);
             }
         }
+        k.take_part(part, now.mono);
         Ok(())
     }
 
@@ -77,7 +85,15 @@ impl Engine {
         k.ramp_up = None;
         k.cached_input_counts = false;
         k.resolve_accounting();
+        if k.local_only {
+            // A learned key is shared like any other.
+            k.local_only = false;
+            k.fleet = self.fleet_default;
+        }
+        let share = k.fleet.map_or((1.0, 1.0), |p| (p.share, p.floor));
         for b in &mut k.buckets {
+            b.share = share.0;
+            b.share_floor = share.1;
             b.configured = None;
             b.ramp = None;
             b.recompute();

@@ -74,6 +74,8 @@ pub struct KeyStatus {
     pub output_counted_as: OutputCounting,
     pub output_counted_as_source: AccountingSource,
     pub headers_ignored_total: u64,
+    /// In a fleet, the part of its limits this limiter holds (None: the whole).
+    pub fleet: Option<super::FleetPart>,
 }
 
 impl Engine {
@@ -170,6 +172,7 @@ impl Engine {
                 output_counted_as: key.output_counted_as,
                 output_counted_as_source: key.output_source,
                 headers_ignored_total: key.stats.headers_ignored_total,
+                fleet: key.fleet,
             });
         }
         out

@@ -30,10 +30,48 @@ pub(crate) async fn claim(
     uid: Option<u32>,
 ) -> Result<pb::ClaimResponse, Status> {
     claims::validate(&r.key, r.ttl_ms).map_err(Status::invalid_argument)?;
-    let _one_at_a_time = shared.claims.lock().await;
     let cx = context(shared, r.accept_lost_history, uid);
+    let answer = if let Some(view) = &shared.fleet {
+        let redis = fleet_redis(view)?;
+        super::fleet::claims::claim(&redis, &r.key, r.ttl_ms, &fleet_context(cx))
+            .await
+            .map_err(|e| {
+                Status::unavailable(format!("{e}; the claim was not recorded, try again"))
+            })?
+    } else {
+        local_claim(shared, &r, cx).await?
+    };
+    respond(shared, &r.key, cx, answer)
+}
+
+/// In a fleet, the claim store is Redis: a loss of this host's store says nothing of it.
+fn fleet_context(cx: ClaimContext) -> ClaimContext {
+    ClaimContext {
+        lost_at_unix_ms: None,
+        ..cx
+    }
+}
+
+fn fleet_redis(view: &super::fleet::FleetView) -> Result<super::fleet::redis::FleetRedis, Status> {
+    view.redis().ok_or_else(|| {
+        Status::unavailable(format!(
+            "the fleet's Redis at {} does not answer ({}); claims are decided there so a job \
+             runs once across hosts: try again when it is back",
+            view.redis,
+            view.last_error()
+        ))
+    })
+}
+
+async fn local_claim(
+    shared: &Shared,
+    r: &pb::ClaimRequest,
+    cx: ClaimContext,
+) -> Result<ClaimAnswer, Status> {
+    let _one_at_a_time = shared.claims.lock().await;
     let key = r.key.clone();
-    let answer = shared
+    let ttl_ms = r.ttl_ms;
+    shared
         .storage
         .run("claim", CLAIM_BOUND, move |store| {
             // A store opened again for this very claim may know of a loss the daemon does not
@@ -43,7 +81,7 @@ pub(crate) async fn claim(
                 cx.lost_at_unix_ms = Some(cx.lost_at_unix_ms.map_or(at, |known| known.max(at)));
             }
             let existing = store.claim(&key)?;
-            let (answer, write) = claims::claim(existing.as_ref(), r.ttl_ms, &cx);
+            let (answer, write) = claims::claim(existing.as_ref(), ttl_ms, &cx);
             if let Some(record) = write {
                 // Durable before the caller hears CLAIMED: a crash cannot hand the work out twice.
                 store.put_claim(&key, &record)?;
@@ -51,7 +89,15 @@ pub(crate) async fn claim(
             Ok(answer)
         })
         .await
-        .map_err(|e| unavailable(e, "the claim"))?;
+        .map_err(|e| unavailable(e, "the claim"))
+}
+
+fn respond(
+    shared: &Shared,
+    job: &str,
+    cx: ClaimContext,
+    answer: ClaimAnswer,
+) -> Result<pb::ClaimResponse, Status> {
     use pb::claim_response::State;
     let resp = match answer {
         ClaimAnswer::Claimed => pb::ClaimResponse {
@@ -75,7 +121,7 @@ pub(crate) async fn claim(
                  know job {:?}: it may have been done before the loss. Check the job's own \
                  output, then claim again with accept_lost_history (llmctl claim \
                  --accept-lost-history) to do it",
-                claims::printable_prefix(&r.key)
+                claims::printable_prefix(job)
             )))
         }
     };
@@ -104,9 +150,33 @@ pub(crate) async fn complete(
             shared.max_claim_result
         )));
     }
-    let _one_at_a_time = shared.claims.lock().await;
     let cx = context(shared, false, uid);
-    let refused = shared
+    let refused = if let Some(view) = &shared.fleet {
+        let redis = fleet_redis(view)?;
+        super::fleet::claims::complete(&redis, &r.key, r.result, &fleet_context(cx))
+            .await
+            .map_err(|e| {
+                Status::unavailable(format!("{e}; the result was not recorded, try again"))
+            })?
+    } else {
+        local_complete(shared, r, cx).await?
+    };
+    match refused {
+        None => Ok(pb::CompleteResponse {}),
+        Some(e @ claims::CompleteRefused::OtherHolder { .. }) => {
+            Err(Status::permission_denied(e.to_string()))
+        }
+        Some(e) => Err(Status::failed_precondition(e.to_string())),
+    }
+}
+
+async fn local_complete(
+    shared: &Shared,
+    r: pb::CompleteRequest,
+    cx: ClaimContext,
+) -> Result<Option<claims::CompleteRefused>, Status> {
+    let _one_at_a_time = shared.claims.lock().await;
+    shared
         .storage
         .run("complete", CLAIM_BOUND, move |store| {
             let existing = store.claim(&r.key)?;
@@ -117,12 +187,5 @@ pub(crate) async fn complete(
             }
         })
         .await
-        .map_err(|e| unavailable(e, "the result"))?;
-    match refused {
-        None => Ok(pb::CompleteResponse {}),
-        Some(e @ claims::CompleteRefused::OtherHolder { .. }) => {
-            Err(Status::permission_denied(e.to_string()))
-        }
-        Some(e) => Err(Status::failed_precondition(e.to_string())),
-    }
+        .map_err(|e| unavailable(e, "the result"))
 }

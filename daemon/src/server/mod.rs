@@ -5,6 +5,7 @@ mod authority;
 mod claims;
 mod conn;
 mod convert;
+pub(crate) mod fleet;
 mod peer;
 mod reload;
 mod service;
@@ -145,6 +146,10 @@ pub(crate) struct Shared {
     pub status_cache: tokio::sync::Mutex<Option<(Instant, Arc<llmctl_proto::v1::StatusResponse>)>>,
     /// Open Watch streams by process id (0: unknown).
     pub watches: Mutex<HashMap<u32, usize>>,
+    /// Fleet mode: what status shows of it; None: this host alone.
+    pub fleet: Option<Arc<fleet::FleetView>>,
+    /// Wakes the fleet side at once (a cooldown to share).
+    pub fleet_wake: Notify,
 }
 
 impl Shared {
@@ -220,6 +225,14 @@ pub async fn run(
             empty.join(", ")
         );
     }
+    let fleet = match &opts.config.fleet {
+        Some(settings) => {
+            let f = fleet::Fleet::start(settings, &opts.data_dir).await;
+            engine.set_fleet_default(Some(f.starting_part()), now());
+            Some(f)
+        }
+        None => None,
+    };
     let (stop_tx, stop_rx) = watch::channel(false);
     let metrics = opts
         .metrics_addr
@@ -246,8 +259,11 @@ pub async fn run(
         watches: Mutex::new(HashMap::new()),
         duplicates_suppressed: std::sync::atomic::AtomicU64::new(0),
         metrics,
+        fleet: fleet.as_ref().map(|f| f.view.clone()),
+        fleet_wake: Notify::new(),
     });
     let driver = tokio::spawn(drive_queue(shared.clone(), stop_rx.clone()));
+    let fleet_task = fleet.map(|f| tokio::spawn(fleet::run(shared.clone(), f, stop_rx.clone())));
     let metrics_task = match opts.metrics_addr {
         Some(addr) => Some(serve_metrics(shared.clone(), addr, stop_rx.clone()).await?),
         None => None,
@@ -350,6 +366,9 @@ pub async fn run(
     };
     let _ = drained_tx.send(true);
     let _ = driver.await;
+    if let Some(t) = fleet_task {
+        let _ = t.await;
+    }
     let _ = hangups.await;
     if let Some(t) = health_task {
         let _ = t.await;

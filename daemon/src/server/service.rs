@@ -183,6 +183,8 @@ impl pb::limiter_server::Limiter for LimiterService {
         self.shared.driver.notify_one();
         if matches!(outcome.status, 429 | 529) || advice.action == Action::Retry {
             self.shared.persist.notify_one();
+            // The other hosts hear of the cooldown now, not at the next tick.
+            self.shared.fleet_wake.notify_one();
         }
         Ok(Response::new(pb::ReportResponse {
             advice: match advice.action {
@@ -226,6 +228,7 @@ impl pb::limiter_server::Limiter for LimiterService {
         };
         self.shared.driver.notify_one();
         self.shared.persist.notify_one();
+        self.shared.fleet_wake.notify_one();
         Ok(Response::new(pb::CooldownResponse {
             until_unix_ms: until,
         }))

@@ -88,6 +88,7 @@ pub(super) fn filtered(st: &pb::StatusResponse, prefix: &str) -> pb::StatusRespo
         clients: st.clients.clone(),
         socket: st.socket.clone(),
         store_error: st.store_error.clone(),
+        fleet: st.fleet.clone(),
         ..*st
     }
 }
@@ -146,6 +147,22 @@ fn key_status(k: KeyStatus) -> pb::KeyStatus {
         output_counted_as: k.output_counted_as.as_str().into(),
         output_counted_as_source: k.output_counted_as_source.as_str().into(),
         headers_ignored_total: k.headers_ignored_total as i64,
+        fleet_shared: k.fleet.is_some(),
+        fleet_share: k.fleet.map_or(1.0, |p| p.share),
+        fleet_slots: k.fleet.and_then(|p| p.slots).map_or(-1, |s| s as i64),
+    }
+}
+
+/// The fleet on the wire.
+fn fleet_status(f: &super::fleet::FleetView) -> pb::FleetStatus {
+    pb::FleetStatus {
+        host: f.host.clone(),
+        redis: f.redis.clone(),
+        connected: f.is_connected(),
+        hosts: f.hosts() as i64,
+        last_error: f.last_error(),
+        slice_ms: f.slice.as_millis() as i64,
+        redis_commands_total: f.commands.load(std::sync::atomic::Ordering::Relaxed) as i64,
     }
 }
 
@@ -251,6 +268,7 @@ impl Shared {
             claims_lost_at_unix_ms: self.claims_lost_at_in_force(t.unix_ms).unwrap_or(0),
             store_failing_since_unix_ms: health.failing_since_unix_ms,
             store_error: health.error,
+            fleet: self.fleet.as_deref().map(fleet_status),
         }
     }
 }

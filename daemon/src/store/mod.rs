@@ -208,13 +208,13 @@ fn decode_key(bytes: &[u8]) -> Result<KeySnapshot, String> {
 /// Claim records are postcard after a version byte; the first ones were JSON objects.
 const CLAIM_V2: u8 = 2;
 
-fn encode_claim(record: &ClaimRecord) -> Result<Vec<u8>, StoreError> {
+pub(crate) fn encode_claim(record: &ClaimRecord) -> Result<Vec<u8>, StoreError> {
     let mut out = vec![CLAIM_V2];
     out.extend(postcard::to_stdvec(record)?);
     Ok(out)
 }
 
-fn decode_claim(bytes: &[u8]) -> Option<ClaimRecord> {
+pub(crate) fn decode_claim(bytes: &[u8]) -> Option<ClaimRecord> {
     /// The JSON layout of the first records.
     #[derive(Deserialize)]
     #[serde(tag = "state", rename_all = "snake_case")]

@@ -1,0 +1,191 @@
+//! A fleet's parts in the engine: a share scales every rate and burst, a smaller share keeps
+//! no more than its part of the burst, no share grants nothing yet estimates waits at the floor,
+//! slots bound concurrency, demand counts grants and the queue, and cooldowns are shared once.
+
+use super::tests::*;
+use super::*;
+
+fn part(share: f64, floor: f64, slots: Option<u64>) -> FleetPart {
+    FleetPart {
+        share,
+        floor,
+        slots,
+    }
+}
+
+/// Grants of one request each at `ms`, until one is refused (max_wait 0).
+fn grants_now(fx: &mut Fx, key: &str, ms: u64) -> usize {
+    let mut n = 0;
+    while let Acquired::Granted(_) = fx.acquire(key, 0, 0, 0, ms) {
+        n += 1;
+        assert!(n < 10_000);
+    }
+    n
+}
+
+#[test]
+fn a_share_scales_the_burst_and_the_refill() {
+    // 600 a minute (10/s), burst 10; a third of it: a burst of 3.3 and 3.3 a second.
+    let mut fx = rpm600_burst10().filled();
+    fx.e.set_fleet_default(Some(part(1.0 / 3.0, 1.0 / 3.0, None)), fx.now(0));
+    assert_eq!(
+        grants_now(&mut fx, "k", 0),
+        3,
+        "a third of a full burst of 10"
+    );
+    // Three seconds later: 10 more units at a third of 10/s, capped at the part of the burst.
+    assert_eq!(grants_now(&mut fx, "k", 3_000), 3);
+    assert_eq!(
+        grants_now(&mut fx, "k", 3_300),
+        1,
+        "0.3 s at 3.3/s plus what was left"
+    );
+}
+
+#[test]
+fn a_smaller_share_keeps_no_more_than_its_part_and_a_larger_one_refills_faster() {
+    let mut fx = rpm600_burst10().filled();
+    assert!(fx.e.set_fleet_part("k", part(0.2, 0.2, None), fx.now(0)));
+    assert!((fx.level("k", Dimension::Requests, 0) - 2.0).abs() < 1e-9);
+    assert!(fx.e.set_fleet_part("k", part(1.0, 0.2, None), fx.now(0)));
+    // The level does not jump with the share; it refills at the whole rate from here.
+    assert!((fx.level("k", Dimension::Requests, 0) - 2.0).abs() < 1e-9);
+    assert!((fx.level("k", Dimension::Requests, 500) - 7.0).abs() < 1e-6);
+}
+
+#[test]
+fn no_share_grants_nothing_but_a_waiter_waits_for_the_floor() {
+    let mut fx = rpm600_burst10().filled();
+    assert!(fx.e.set_fleet_part("k", part(0.0, 0.5, None), fx.now(0)));
+    assert_eq!(grants_now(&mut fx, "k", 0), 0);
+    // Estimated at half the rate (5/s): queued, not refused as late.
+    let w = waiter(&fx.acquire("k", 0, 0, 1_000, 0));
+    fx.e.pump(fx.now(100));
+    assert!(
+        fx.e.drain_answers().is_empty(),
+        "nothing granted at share 0"
+    );
+    // The fleet gives this host half: the waiter goes once its part refilled a unit.
+    assert!(fx.e.set_fleet_part("k", part(0.5, 0.5, None), fx.now(100)));
+    fx.e.pump(fx.now(301));
+    assert_eq!(granted_ids(&fx.e.drain_answers()), vec![w]);
+}
+
+#[test]
+fn slots_bound_concurrency_below_the_keys_maximum() {
+    let l = KeyLimits {
+        max_concurrency: Some(10),
+        ..KeyLimits::default()
+    };
+    let mut fx = Fx::new(vec![("c", l)]);
+    assert!(fx.e.set_fleet_part("c", part(1.0, 1.0, Some(2)), fx.now(0)));
+    assert_eq!(grants_now(&mut fx, "c", 0), 2);
+    assert_eq!(fx.key_status("c", 0).fleet.and_then(|p| p.slots), Some(2));
+    assert!(fx
+        .e
+        .set_fleet_part("c", part(1.0, 1.0, Some(50)), fx.now(1)));
+    assert_eq!(
+        grants_now(&mut fx, "c", 1),
+        8,
+        "never above the key's own 10"
+    );
+}
+
+#[test]
+fn demand_counts_recent_grants_and_the_queue_on_the_key_and_its_ancestors() {
+    let mut fx = Fx::new(vec![
+        ("p", limits(vec![rate(Dimension::Requests, 600.0, 10.0)])),
+        (
+            "p/m",
+            limits(vec![rate(Dimension::Requests, 6_000.0, 100.0)]),
+        ),
+    ])
+    .filled();
+    // 10 granted now on p/m (p's burst), 5 more wait.
+    assert_eq!(grants_now(&mut fx, "p/m", 0), 10);
+    for _ in 0..5 {
+        waiter(&fx.acquire("p/m", 0, 0, 60_000, 0));
+    }
+    let wants = fx.e.fleet_wants(Duration::from_secs(1), fx.now(500));
+    let of = |k: &str| wants.iter().find(|w| w.key == k).expect("wanted");
+    // p: 10 granted in the last 0.5 s (20/s) plus 5 queued, against 10 a second.
+    assert!((of("p").share - 2.5).abs() < 1e-6, "{:?}", of("p"));
+    // p/m: the same against 100 a second.
+    assert!((of("p/m").share - 0.25).abs() < 1e-6, "{:?}", of("p/m"));
+    assert_eq!(of("p").slots, 15, "10 in flight and 5 waiting");
+    assert_eq!(of("p").in_flight, 10);
+}
+
+#[test]
+fn a_key_kept_local_is_not_shared() {
+    let l = KeyLimits {
+        local_only: true,
+        ..limits(vec![rate(Dimension::Requests, 600.0, 10.0)])
+    };
+    let mut fx = Fx::new(vec![("mine", l)]).filled();
+    fx.e.set_fleet_default(Some(part(0.0, 0.5, None)), fx.now(0));
+    assert!(!fx.e.set_fleet_part("mine", part(0.1, 0.1, None), fx.now(0)));
+    assert!(fx
+        .e
+        .fleet_wants(Duration::from_secs(1), fx.now(0))
+        .is_empty());
+    assert_eq!(grants_now(&mut fx, "mine", 0), 10, "the whole burst");
+}
+
+#[test]
+fn a_learned_key_starts_with_the_fleets_starting_part() {
+    let mut fx = Fx::new(vec![]);
+    fx.e.set_fleet_default(Some(part(0.25, 0.25, None)), fx.now(0));
+    let g = lease(&fx.acquire("new", 0, 0, 0, 0));
+    let headers = [
+        ("x-ratelimit-limit-requests", "600"),
+        ("x-ratelimit-remaining-requests", "400"),
+    ];
+    fx.e.report(&g, &with_headers(200, &headers, T0_UNIX), fx.now(1))
+        .expect("report");
+    let st = fx.key_status("new", 1);
+    assert_eq!(st.fleet.map(|p| p.share), Some(0.25));
+    // The provider's remaining is the whole fleet's: a quarter of it is this host's.
+    assert!(st.buckets[0].bucket.level <= 100.0 + 1e-9, "{st:?}");
+}
+
+#[test]
+fn cooldowns_installed_here_are_shared_once_and_ones_heard_are_not_shared_again() {
+    let mut fx = rpm600_burst10().filled();
+    assert!(
+        fx.e.take_shared_cooldowns().is_empty(),
+        "off outside a fleet"
+    );
+    fx.e.cooldown("k", Duration::from_secs(1), "before the fleet", fx.now(0))
+        .expect("cooldown");
+    assert!(fx.e.take_shared_cooldowns().is_empty());
+    fx.e.set_fleet_default(Some(part(1.0, 1.0, None)), fx.now(0));
+    let g = lease(&fx.acquire("k", 0, 0, 0, 1_000));
+    fx.e.report(
+        &g,
+        &with_headers(429, &[("retry-after", "2")], T0_UNIX + 1_000),
+        fx.now(1_001),
+    )
+    .expect("report");
+    let shared = fx.e.take_shared_cooldowns();
+    assert_eq!(shared.len(), 1, "{shared:?}");
+    assert_eq!(shared[0].key, "k");
+    assert!(shared[0].until_unix_ms >= T0_UNIX + 3_001, "{shared:?}");
+    assert!(fx.e.take_shared_cooldowns().is_empty(), "taken once");
+
+    // One heard from another host holds this host too, and is not sent back.
+    let until = T0_UNIX + 10_000;
+    assert!(fx
+        .e
+        .apply_shared_cooldown("k", until, "429 (from host b)", fx.now(2_000))
+        .expect("applied"));
+    assert!(fx.e.take_shared_cooldowns().is_empty());
+    assert!(
+        matches!(fx.acquire("k", 0, 0, 0, 5_000), Acquired::NotGranted(r) if r.code == RefusalCode::Cooldown)
+    );
+    // An older one changes nothing.
+    assert!(!fx
+        .e
+        .apply_shared_cooldown("k", until - 5_000, "older", fx.now(2_000))
+        .expect("applied"));
+}

@@ -1,0 +1,128 @@
+-- Gives one host its part of one key's limits, atomically, on Redis' clock.
+--
+-- KEYS[1]  llmctl:{K}:parts     hash: host -> "share slots expires_ms want want_slots"
+-- KEYS[2]  llmctl:{K}:cooldown  string: reason, expiring when the cooldown ends
+-- ARGV     host, want (share of the limits wanted, may exceed 1), want_slots, in_use (slots
+--          in flight here), max_slots (-1: no concurrency limit), ttl_ms (0: give it all back)
+--
+-- The whole of each limit is split max-min fairly by what the live hosts want; what nobody
+-- wants is spread evenly over them (so an idle host holds a little of the burst). A host is
+-- given at most what the others do not hold, so the parts never add up to more than the whole:
+-- a host that holds more than its part gives it back at its next renewal.
+--
+-- Returns { share (string), slots (-1: no limit), live hosts, target share (string),
+--           cooldown ms left (0: none), cooldown reason, asks others to renew (0 or 1),
+--           ms until another host's lease lapses when this one got less than its part (0) }
+
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local host = ARGV[1]
+local want = math.max(tonumber(ARGV[2]) or 0, 0)
+local want_slots = math.max(tonumber(ARGV[3]) or 0, 0)
+local in_use = math.max(tonumber(ARGV[4]) or 0, 0)
+local max_slots = tonumber(ARGV[5]) or -1
+local ttl = tonumber(ARGV[6]) or 0
+
+local others = {}
+local raw = redis.call('HGETALL', KEYS[1])
+local before = 0
+for i = 1, #raw, 2 do
+  local name, v = raw[i], raw[i + 1]
+  local share, slots, exp, w, ws = string.match(v, '^(%S+) (%S+) (%S+) (%S+) (%S+)$')
+  exp = tonumber(exp)
+  if name == host then
+    before = tonumber(share) or 0
+  elseif exp and exp > now then
+    others[#others + 1] = {
+      name = name, share = tonumber(share) or 0, slots = tonumber(slots) or 0,
+      want = tonumber(w) or 0, want_slots = tonumber(ws) or 0,
+    }
+  else
+    redis.call('HDEL', KEYS[1], name)
+  end
+end
+
+local cooldown_ms = redis.call('PTTL', KEYS[2])
+local cooldown_reason = ''
+if cooldown_ms > 0 then
+  cooldown_reason = redis.call('GET', KEYS[2]) or ''
+else
+  cooldown_ms = 0
+end
+
+if ttl <= 0 then
+  redis.call('HDEL', KEYS[1], host)
+  return { '0', 0, #others, '0', cooldown_ms, cooldown_reason, before > 0 and 1 or 0 }
+end
+
+local hosts = { { name = host, want = want, want_slots = want_slots } }
+local others_share, others_slots = 0, 0
+for _, o in ipairs(others) do
+  hosts[#hosts + 1] = o
+  others_share = others_share + o.share
+  others_slots = others_slots + o.slots
+end
+local n = #hosts
+
+-- Max-min fair split of `total` by `field`; `whole` rounds each part down to a whole number.
+local function split(total, field, whole)
+  table.sort(hosts, function(a, b)
+    if a[field] == b[field] then return a.name < b.name end
+    return a[field] < b[field]
+  end)
+  local left, parts = total, {}
+  for i, h in ipairs(hosts) do
+    local fair = left / (n - i + 1)
+    if whole then fair = math.floor(fair) end
+    local give = math.min(h[field], fair)
+    parts[h.name] = give
+    left = left - give
+  end
+  return parts, left
+end
+
+local parts, spare = split(1.0, 'want', false)
+local target = parts[host] + spare / n
+local share = math.max(0, math.min(target, 1.0 - others_share))
+
+local slots, slot_target = -1, -1
+if max_slots >= 0 then
+  local sparts, sleft = split(max_slots, 'want_slots', true)
+  -- Slots nobody wants go one by one to the hosts that want the most, then to the rest.
+  table.sort(hosts, function(a, b)
+    if a.want_slots == b.want_slots then return a.name < b.name end
+    return a.want_slots > b.want_slots
+  end)
+  while sleft > 0 do
+    for _, h in ipairs(hosts) do
+      if sleft > 0 then
+        sparts[h.name] = sparts[h.name] + 1
+        sleft = sleft - 1
+      end
+    end
+  end
+  slot_target = sparts[host]
+  slots = math.max(0, math.min(slot_target, max_slots - others_slots))
+end
+
+-- Slots in flight here stay counted until they come back.
+local held_slots = math.max(slots, in_use)
+redis.call('HSET', KEYS[1], host, string.format('%.6f %d %d %.6f %d',
+  share, held_slots, now + ttl, want, want_slots))
+redis.call('PEXPIRE', KEYS[1], ttl * 4)
+
+-- Others hold what this host is owed, or this host gave some back: they renew.
+-- Differences under 2 % of the whole wait for the next renewal.
+local ask, short = 0, false
+if share < target - 0.02 or slots < slot_target then ask, short = 1, true end
+if share < before - 0.02 then ask = 1 end
+-- A host short of its part renews when the next lease lapses (a crashed host's does).
+local lapse = 0
+if short then
+  for _, o in ipairs(others) do
+    local exp = tonumber(string.match(redis.call('HGET', KEYS[1], o.name) or '', '^%S+ %S+ (%S+)'))
+    if exp and (lapse == 0 or exp - now < lapse) then lapse = math.max(exp - now, 1) end
+  end
+end
+return { string.format('%.6f', share), slots, n, string.format('%.6f', target),
+  cooldown_ms, cooldown_reason, ask, lapse }

@@ -1,0 +1,230 @@
+//! The fleet's Redis: one multiplexed connection that reconnects by itself, the scripts (loaded
+//! once, called by SHA), and the names of everything the fleet keeps there. Every Redis key of
+//! one limiter key shares the hash tag `{K}`, so Redis Cluster keeps them on one node.
+
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// The channel cooldowns and renewal requests are published on.
+pub const CHANNEL: &str = "llmctl:fleet";
+/// The sorted set of live hosts.
+pub const HOSTS: &str = "llmctl:hosts";
+
+/// How long one Redis call may take before the fleet counts Redis as unreachable.
+pub const CALL_TIMEOUT: Duration = Duration::from_millis(500);
+
+fn tagged(key: &str, what: &str) -> String {
+    format!("llmctl:{{{key}}}:{what}")
+}
+
+/// The Redis key of one claim.
+pub fn claim_key(job: &str) -> String {
+    tagged(job, "claim")
+}
+
+/// What the part script answered.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PartAnswer {
+    pub share: f64,
+    /// None: the key has no concurrency limit.
+    pub slots: Option<u64>,
+    pub hosts: u64,
+    pub target: f64,
+    pub cooldown: Duration,
+    pub cooldown_reason: String,
+    /// Other hosts hold what this one is owed, or it gave some back.
+    pub ask_others: bool,
+    /// When this host got less than its part: the time until another host's lease lapses.
+    pub next_lapse: Option<Duration>,
+}
+
+/// A connection to the fleet's Redis and its scripts.
+#[derive(Clone)]
+pub struct FleetRedis {
+    conn: ConnectionManager,
+    part: std::sync::Arc<redis::Script>,
+    cooldown: std::sync::Arc<redis::Script>,
+    heartbeat: std::sync::Arc<redis::Script>,
+    swap: std::sync::Arc<redis::Script>,
+    /// Commands sent, for `Redis commands per granted request`.
+    pub commands: std::sync::Arc<AtomicU64>,
+}
+
+impl std::fmt::Debug for FleetRedis {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FleetRedis")
+    }
+}
+
+/// The one-line form of a Redis error: what failed and where.
+pub fn describe(e: &redis::RedisError) -> String {
+    let s = e.to_string();
+    s.lines().next().unwrap_or_default().to_string()
+}
+
+impl FleetRedis {
+    /// Connects (bounded in time). The connection reconnects on its own afterwards.
+    pub async fn connect(
+        client: &redis::Client,
+        commands: std::sync::Arc<AtomicU64>,
+    ) -> Result<FleetRedis, redis::RedisError> {
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(CALL_TIMEOUT))
+            .set_response_timeout(Some(CALL_TIMEOUT))
+            .set_number_of_retries(1)
+            .set_max_delay(Duration::from_secs(2));
+        let conn = tokio::time::timeout(
+            CALL_TIMEOUT * 2,
+            client.get_connection_manager_with_config(config),
+        )
+        .await
+        .map_err(|_| {
+            redis::RedisError::from((
+                redis::ErrorKind::Io,
+                "no answer",
+                "Redis did not answer in time".to_string(),
+            ))
+        })??;
+        Ok(FleetRedis {
+            conn,
+            part: std::sync::Arc::new(redis::Script::new(include_str!("part.lua"))),
+            cooldown: std::sync::Arc::new(redis::Script::new(include_str!("cooldown.lua"))),
+            heartbeat: std::sync::Arc::new(redis::Script::new(include_str!("heartbeat.lua"))),
+            swap: std::sync::Arc::new(redis::Script::new(include_str!("swap.lua"))),
+            commands,
+        })
+    }
+
+    fn count(&self) {
+        self.commands.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Renews this host's part of `key` (`ttl` zero gives it back).
+    #[allow(clippy::too_many_arguments)]
+    pub async fn part(
+        &self,
+        host: &str,
+        key: &str,
+        want: f64,
+        want_slots: u64,
+        in_use: u64,
+        max_slots: Option<u64>,
+        ttl: Duration,
+    ) -> Result<PartAnswer, redis::RedisError> {
+        self.count();
+        let mut conn = self.conn.clone();
+        let max = max_slots.map_or(-1, |m| m as i64);
+        let (share, slots, hosts, target, cooldown_ms, reason, ask, lapse): (
+            String,
+            i64,
+            u64,
+            String,
+            i64,
+            String,
+            i64,
+            i64,
+        ) = self
+            .part
+            .key(tagged(key, "parts"))
+            .key(tagged(key, "cooldown"))
+            .arg(host)
+            .arg(format!("{:.6}", want.clamp(0.0, 1e6)))
+            .arg(want_slots)
+            .arg(in_use)
+            .arg(max)
+            .arg(ttl.as_millis() as u64)
+            .invoke_async(&mut conn)
+            .await?;
+        Ok(PartAnswer {
+            share: share.parse().unwrap_or(0.0),
+            slots: (slots >= 0).then_some(slots as u64),
+            hosts,
+            target: target.parse().unwrap_or(0.0),
+            cooldown: Duration::from_millis(cooldown_ms.max(0) as u64),
+            cooldown_reason: reason,
+            ask_others: ask != 0,
+            next_lapse: (lapse > 0).then(|| Duration::from_millis(lapse as u64)),
+        })
+    }
+
+    /// Shares a cooldown: kept in Redis until it ends, published when it grew there.
+    pub async fn cooldown(
+        &self,
+        key: &str,
+        left: Duration,
+        reason: &str,
+        message: &str,
+    ) -> Result<(), redis::RedisError> {
+        self.count();
+        let mut conn = self.conn.clone();
+        let _: i64 = self
+            .cooldown
+            .key(tagged(key, "cooldown"))
+            .arg(left.as_millis().max(1) as u64)
+            .arg(reason)
+            .arg(CHANNEL)
+            .arg(message)
+            .invoke_async(&mut conn)
+            .await?;
+        Ok(())
+    }
+
+    /// Asks the other hosts to renew their part of a key.
+    pub async fn publish(&self, message: &str) -> Result<(), redis::RedisError> {
+        self.count();
+        let mut conn = self.conn.clone();
+        redis::cmd("PUBLISH")
+            .arg(CHANNEL)
+            .arg(message)
+            .query_async::<i64>(&mut conn)
+            .await
+            .map(|_| ())
+    }
+
+    /// Says this host is alive for `ttl` (zero: it leaves); returns the live hosts.
+    pub async fn heartbeat(&self, host: &str, ttl: Duration) -> Result<u64, redis::RedisError> {
+        self.count();
+        let mut conn = self.conn.clone();
+        self.heartbeat
+            .key(HOSTS)
+            .arg(host)
+            .arg(ttl.as_millis() as u64)
+            .invoke_async(&mut conn)
+            .await
+    }
+
+    /// The stored bytes of a Redis key, if any.
+    pub async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, redis::RedisError> {
+        self.count();
+        let mut conn = self.conn.clone();
+        redis::cmd("GET").arg(key).query_async(&mut conn).await
+    }
+
+    /// Replaces `key` with `new` (kept for `keep`) only if it still holds `expected` (None:
+    /// absent). False when someone changed it first.
+    pub async fn swap(
+        &self,
+        key: &str,
+        expected: Option<&[u8]>,
+        new: &[u8],
+        keep: Duration,
+    ) -> Result<bool, redis::RedisError> {
+        self.count();
+        let mut conn = self.conn.clone();
+        let (present, old): (i64, &[u8]) = match expected {
+            Some(b) => (1, b),
+            None => (0, &[]),
+        };
+        let swapped: i64 = self
+            .swap
+            .key(key)
+            .arg(present)
+            .arg(old)
+            .arg(new)
+            .arg(keep.as_millis().max(1) as u64)
+            .invoke_async(&mut conn)
+            .await?;
+        Ok(swapped == 1)
+    }
+}

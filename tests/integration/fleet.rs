@@ -1,0 +1,402 @@
+//! Fleet mode end to end: three daemons ("hosts": their own sockets, data dirs and names) and
+//! one real redis-server on a temporary Unix socket.
+
+use crate::harness::*;
+use llmctl_client::pb;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A redis-server of its own on a Unix socket, which a test may stop and start again.
+struct Redis {
+    dir: tempfile::TempDir,
+    child: Option<Child>,
+}
+
+impl Redis {
+    fn start() -> Redis {
+        let mut r = Redis {
+            dir: tempfile::tempdir().expect("temp dir"),
+            child: None,
+        };
+        r.restart();
+        r
+    }
+
+    fn socket(&self) -> PathBuf {
+        self.dir.path().join("redis.sock")
+    }
+
+    fn url(&self) -> String {
+        format!("unix://{}", self.socket().display())
+    }
+
+    fn restart(&mut self) {
+        let child = Command::new("redis-server")
+            .args(["--port", "0", "--save", "", "--appendonly", "no"])
+            .arg("--unixsocket")
+            .arg(self.socket())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect(
+                "redis-server runs (scripts/test installs it; or apt-get install redis-server)",
+            );
+        self.child = Some(child);
+        let socket = self.socket();
+        wait_until(Duration::from_secs(10), "redis-server to listen", || {
+            std::os::unix::net::UnixStream::connect(&socket).is_ok()
+        });
+    }
+
+    fn stop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        let _ = std::fs::remove_file(self.socket());
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn fleet_config(redis: &Redis, host: &str, keys: &str) -> String {
+    format!(
+        "[fleet]\nredis = \"{}\"\nhost = \"{host}\"\nslice = \"500ms\"\n\n{keys}",
+        redis.url()
+    )
+}
+
+fn hosts(redis: &Redis, keys: &str) -> Vec<Daemon> {
+    ["a", "b", "c"]
+        .iter()
+        .map(|h| Daemon::start(&fleet_config(redis, h, keys)))
+        .collect()
+}
+
+const RPM600: &str = "[keys.\"k\"]\nrequests_per_minute = 600\nburst_requests = 10\n";
+
+/// Workers on one daemon acquiring (and reporting) `key` until `until`; counts grants.
+fn spawn_workers(
+    socket: &Path,
+    key: &str,
+    workers: usize,
+    until: Instant,
+    granted: Arc<AtomicU64>,
+) -> Vec<tokio::task::JoinHandle<()>> {
+    (0..workers)
+        .map(|_| {
+            let socket = socket.to_path_buf();
+            let key = key.to_string();
+            let granted = granted.clone();
+            tokio::spawn(async move {
+                let mut c = llmctl_client::connect(&socket).await.expect("connect");
+                while Instant::now() < until {
+                    let left = until.saturating_duration_since(Instant::now());
+                    let req = pb::AcquireRequest {
+                        max_wait_ms: left.as_millis().min(1_000) as i64,
+                        ..acquire_req(&key)
+                    };
+                    let Ok(r) = c.acquire(req).await.map(|r| r.into_inner()) else {
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                        continue;
+                    };
+                    if r.granted {
+                        if Instant::now() <= until {
+                            granted.fetch_add(1, Ordering::Relaxed);
+                        }
+                        let _ = c.report(report_req(&r.lease_id, 200)).await;
+                    }
+                }
+            })
+        })
+        .collect()
+}
+
+/// Grants on each daemon over `run_for`, every daemon loaded by `workers` workers.
+async fn grants_over(
+    daemons: &[&Daemon],
+    key: &str,
+    workers: usize,
+    run_for: Duration,
+) -> Vec<u64> {
+    let until = Instant::now() + run_for;
+    let counts: Vec<Arc<AtomicU64>> = daemons.iter().map(|_| Arc::default()).collect();
+    let mut tasks = Vec::new();
+    for (d, n) in daemons.iter().zip(&counts) {
+        tasks.extend(spawn_workers(&d.socket, key, workers, until, n.clone()));
+    }
+    for t in tasks {
+        t.await.expect("worker");
+    }
+    counts.iter().map(|n| n.load(Ordering::Relaxed)).collect()
+}
+
+async fn fleet_of(d: &Daemon) -> pb::FleetStatus {
+    d.status().await.fleet.expect("fleet in status")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_hosts_admit_no_more_than_the_limit_together() {
+    let redis = Redis::start();
+    let d = hosts(&redis, RPM600);
+    for h in &d {
+        let f = fleet_of(h).await;
+        assert!(f.connected, "{f:?}");
+    }
+    let refs: Vec<&Daemon> = d.iter().collect();
+    let counts = grants_over(&refs, "k", 4, Duration::from_secs(10)).await;
+    let total: u64 = counts.iter().sum();
+    // 600 a minute with a burst of 10, over 10 s: at most 10 + 100 (+1 at the edge).
+    assert!(total <= 111, "admitted {total} ({counts:?})");
+    // And the quota is used: every host got its part of it.
+    assert!(total >= 80, "admitted only {total} ({counts:?})");
+    assert!(counts.iter().all(|&n| n >= 15), "{counts:?}");
+    let f = fleet_of(&d[0]).await;
+    assert_eq!(f.hosts, 3, "{f:?}");
+    let commands: i64 = {
+        let mut n = 0;
+        for h in &d {
+            n += fleet_of(h).await.redis_commands_total;
+        }
+        n
+    };
+    eprintln!(
+        "fleet: {counts:?} granted ({total}), {commands} Redis commands ({:.3} per grant)",
+        commands as f64 / total as f64
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_429_on_one_host_blocks_the_others_within_200_ms() {
+    let redis = Redis::start();
+    let keys = "[keys.\"k\"]\nrequests_per_minute = 60000\nburst_requests = 1000\n";
+    let d = hosts(&redis, keys);
+    // Each host has a part of the key (acquiring it is its demand).
+    for h in &d {
+        let c = h.client().await;
+        eventually(Duration::from_secs(5), "a grant on every host", || {
+            let mut c = c.clone();
+            async move {
+                let req = pb::AcquireRequest {
+                    max_wait_ms: 100,
+                    ..acquire_req("k")
+                };
+                match c.acquire(req).await.map(|r| r.into_inner()) {
+                    Ok(r) if r.granted => {
+                        let _ = c.report(report_req(&r.lease_id, 200)).await;
+                        true
+                    }
+                    _ => false,
+                }
+            }
+        })
+        .await;
+    }
+    let mut a = d[0].client().await;
+    let lease = a
+        .acquire(pb::AcquireRequest {
+            max_wait_ms: 1_000,
+            ..acquire_req("k")
+        })
+        .await
+        .expect("acquire")
+        .into_inner();
+    assert!(lease.granted);
+    let mut r = report_req(&lease.lease_id, 429);
+    r.headers.insert("retry-after".into(), "5".into());
+    let sent = Instant::now();
+    a.report(r).await.expect("report");
+    for h in &d[1..] {
+        let mut c = h.client().await;
+        loop {
+            let refused = c
+                .acquire(acquire_req("k"))
+                .await
+                .expect("acquire")
+                .into_inner();
+            if !refused.granted && refused.reason_code == pb::RefusalReason::Cooldown as i32 {
+                break;
+            }
+            if refused.granted {
+                let _ = c.report(report_req(&refused.lease_id, 200)).await;
+            }
+            assert!(
+                sent.elapsed() < Duration::from_secs(2),
+                "the cooldown never reached {:?}",
+                h.socket
+            );
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    }
+    let took = sent.elapsed();
+    eprintln!(
+        "cooldown on hosts b and c {} ms after the 429 on a",
+        took.as_millis()
+    );
+    assert!(took <= Duration::from_millis(200), "took {took:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_hosts_concurrency_slots_come_back_within_the_slot_ttl() {
+    let redis = Redis::start();
+    let keys = "[keys.\"c\"]\nmax_concurrency = 4\n";
+    let mut d = hosts(&redis, keys);
+    let mut a = d[0].client().await;
+    let mut held = 0;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while held < 4 {
+        let r = a
+            .acquire(pb::AcquireRequest {
+                max_wait_ms: 500,
+                ..acquire_req("c")
+            })
+            .await
+            .expect("acquire")
+            .into_inner();
+        if r.granted {
+            held += 1;
+        }
+        assert!(Instant::now() < deadline, "host a got only {held} slots");
+    }
+    // All four are a's: b cannot have one.
+    let mut b = d[1].client().await;
+    let none = b
+        .acquire(pb::AcquireRequest {
+            max_wait_ms: 300,
+            ..acquire_req("c")
+        })
+        .await
+        .expect("acquire")
+        .into_inner();
+    assert!(!none.granted, "b got a slot a holds");
+    d[0].kill9();
+    let killed = Instant::now();
+    // The slot TTL is four slices (2 s) from a's last renewal, which was before the kill; b,
+    // short of slots, renews at the lapse (on its next 50 ms tick).
+    let r = b
+        .acquire(pb::AcquireRequest {
+            max_wait_ms: 5_000,
+            ..acquire_req("c")
+        })
+        .await
+        .expect("acquire")
+        .into_inner();
+    let took = killed.elapsed();
+    assert!(r.granted, "{r:?}");
+    eprintln!("slot back on b {} ms after kill -9 of a", took.as_millis());
+    assert!(took <= Duration::from_millis(2_000 + 300), "took {took:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_redis_each_host_admits_at_most_its_limit_over_n_then_reconciles() {
+    let mut redis = Redis::start();
+    let d = hosts(&redis, RPM600);
+    let refs: Vec<&Daemon> = d.iter().collect();
+    // Every host sees the others.
+    for h in &d {
+        eventually(Duration::from_secs(10), "three live hosts", || async {
+            fleet_of(h).await.hosts == 3
+        })
+        .await;
+    }
+    grants_over(&refs, "k", 2, Duration::from_secs(2)).await;
+    redis.stop();
+    for h in &d {
+        eventually(Duration::from_secs(5), "degraded", || async {
+            !fleet_of(h).await.connected
+        })
+        .await;
+    }
+    // Parts held lapse within three slices: after that, a third each.
+    tokio::time::sleep(Duration::from_millis(1_600)).await;
+    let counts = grants_over(&refs, "k", 4, Duration::from_secs(6)).await;
+    for (h, n) in d.iter().zip(&counts) {
+        let k = h.key("k").await;
+        assert!((k.fleet_share - 1.0 / 3.0).abs() < 1e-6, "{k:?}");
+        // A third of 10/s over 6 s, and a third of the burst: at most 20 + 3.3 (+1).
+        assert!(*n <= 25, "a host admitted {n} without Redis ({counts:?})");
+        assert!(*n >= 12, "a host stopped answering grants: {counts:?}");
+    }
+    redis.restart();
+    for h in &d {
+        eventually(Duration::from_secs(15), "connected again", || async {
+            let f = fleet_of(h).await;
+            f.connected && f.hosts == 3
+        })
+        .await;
+    }
+    let counts = grants_over(&refs, "k", 4, Duration::from_secs(5)).await;
+    let total: u64 = counts.iter().sum();
+    assert!(total <= 10 + 50 + 1, "after reconciling: {counts:?}");
+    assert!(total >= 35, "after reconciling: {counts:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_made_on_one_host_is_pending_on_another_and_done_everywhere() {
+    let redis = Redis::start();
+    let d = hosts(&redis, "");
+    let claim = |ttl_ms| pb::ClaimRequest {
+        key: "job-42".into(),
+        ttl_ms,
+        accept_lost_history: false,
+    };
+    let mut a = d[0].client().await;
+    let mut b = d[1].client().await;
+    let mine = a.claim(claim(60_000)).await.expect("claim").into_inner();
+    assert_eq!(mine.state, pb::claim_response::State::Claimed as i32);
+    let theirs = b.claim(claim(60_000)).await.expect("claim").into_inner();
+    assert_eq!(theirs.state, pb::claim_response::State::Pending as i32);
+    assert_eq!(theirs.since_unix_ms, mine.since_unix_ms);
+    a.complete(pb::CompleteRequest {
+        key: "job-42".into(),
+        result: b"42".to_vec(),
+    })
+    .await
+    .expect("complete");
+    let mut c = d[2].client().await;
+    let done = c.claim(claim(60_000)).await.expect("claim").into_inner();
+    assert_eq!(done.state, pb::claim_response::State::Done as i32);
+    assert_eq!(done.result, b"42");
+}
+
+#[test]
+fn a_bad_redis_url_is_refused_and_an_unreachable_redis_starts_degraded() {
+    let d = Daemon::new("");
+    let out = d.run_other(
+        &d.dir.path().join("x.sock"),
+        &["--fleet-redis", "http://10.0.0.5:6379"],
+    );
+    assert_eq!(out.status.code(), Some(64), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("http://10.0.0.5:6379"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+
+    let mut d = Daemon::new("[keys.\"k\"]\nrequests_per_minute = 600\n");
+    std::fs::write(
+        &d.config,
+        "[fleet]\nredis = \"redis://127.0.0.1:1/0\"\nhost = \"lonely\"\n\n[keys.\"k\"]\nrequests_per_minute = 600\n",
+    )
+    .expect("config");
+    d.restart();
+    let st = block_on(d.status());
+    let f = st.fleet.expect("fleet");
+    assert!(!f.connected);
+    assert_eq!(f.host, "lonely");
+    assert!(!f.last_error.is_empty());
+    // Never having seen the fleet, it takes at most half.
+    let k = st.keys.iter().find(|k| k.key == "k").expect("k");
+    assert!(k.fleet_shared);
+    assert!((k.fleet_share - 0.5).abs() < 1e-9, "{k:?}");
+    let log = d.stop_and_log();
+    assert!(
+        log.contains("redis://127.0.0.1:1/0") && log.contains("degraded"),
+        "{log}"
+    );
+}
