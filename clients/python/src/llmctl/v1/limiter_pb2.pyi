@@ -181,7 +181,7 @@ class WatchRequest(_message.Message):
     def __init__(self, interval_ms: _Optional[int] = ..., key_prefix: _Optional[str] = ...) -> None: ...
 
 class StatusResponse(_message.Message):
-    __slots__ = ("keys", "now_unix_ms", "started_unix_ms", "sessions", "socket", "events", "duplicates_suppressed", "runs", "claims_lost_at_unix_ms", "store_failing_since_unix_ms", "store_error", "clients")
+    __slots__ = ("keys", "now_unix_ms", "started_unix_ms", "sessions", "socket", "events", "duplicates_suppressed", "runs", "claims_lost_at_unix_ms", "store_failing_since_unix_ms", "store_error", "clients", "fleet")
     KEYS_FIELD_NUMBER: _ClassVar[int]
     NOW_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
     STARTED_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
@@ -194,6 +194,7 @@ class StatusResponse(_message.Message):
     STORE_FAILING_SINCE_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
     STORE_ERROR_FIELD_NUMBER: _ClassVar[int]
     CLIENTS_FIELD_NUMBER: _ClassVar[int]
+    FLEET_FIELD_NUMBER: _ClassVar[int]
     keys: _containers.RepeatedCompositeFieldContainer[KeyStatus]
     now_unix_ms: int
     started_unix_ms: int
@@ -206,7 +207,26 @@ class StatusResponse(_message.Message):
     store_failing_since_unix_ms: int
     store_error: str
     clients: _containers.RepeatedCompositeFieldContainer[ClientStatus]
-    def __init__(self, keys: _Optional[_Iterable[_Union[KeyStatus, _Mapping]]] = ..., now_unix_ms: _Optional[int] = ..., started_unix_ms: _Optional[int] = ..., sessions: _Optional[int] = ..., socket: _Optional[str] = ..., events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., duplicates_suppressed: _Optional[int] = ..., runs: _Optional[_Iterable[_Union[RunStatus, _Mapping]]] = ..., claims_lost_at_unix_ms: _Optional[int] = ..., store_failing_since_unix_ms: _Optional[int] = ..., store_error: _Optional[str] = ..., clients: _Optional[_Iterable[_Union[ClientStatus, _Mapping]]] = ...) -> None: ...
+    fleet: FleetStatus
+    def __init__(self, keys: _Optional[_Iterable[_Union[KeyStatus, _Mapping]]] = ..., now_unix_ms: _Optional[int] = ..., started_unix_ms: _Optional[int] = ..., sessions: _Optional[int] = ..., socket: _Optional[str] = ..., events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., duplicates_suppressed: _Optional[int] = ..., runs: _Optional[_Iterable[_Union[RunStatus, _Mapping]]] = ..., claims_lost_at_unix_ms: _Optional[int] = ..., store_failing_since_unix_ms: _Optional[int] = ..., store_error: _Optional[str] = ..., clients: _Optional[_Iterable[_Union[ClientStatus, _Mapping]]] = ..., fleet: _Optional[_Union[FleetStatus, _Mapping]] = ...) -> None: ...
+
+class FleetStatus(_message.Message):
+    __slots__ = ("host", "redis", "connected", "hosts", "last_error", "slice_ms", "redis_commands_total")
+    HOST_FIELD_NUMBER: _ClassVar[int]
+    REDIS_FIELD_NUMBER: _ClassVar[int]
+    CONNECTED_FIELD_NUMBER: _ClassVar[int]
+    HOSTS_FIELD_NUMBER: _ClassVar[int]
+    LAST_ERROR_FIELD_NUMBER: _ClassVar[int]
+    SLICE_MS_FIELD_NUMBER: _ClassVar[int]
+    REDIS_COMMANDS_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    host: str
+    redis: str
+    connected: bool
+    hosts: int
+    last_error: str
+    slice_ms: int
+    redis_commands_total: int
+    def __init__(self, host: _Optional[str] = ..., redis: _Optional[str] = ..., connected: bool = ..., hosts: _Optional[int] = ..., last_error: _Optional[str] = ..., slice_ms: _Optional[int] = ..., redis_commands_total: _Optional[int] = ...) -> None: ...
 
 class RunStatus(_message.Message):
     __slots__ = ("run_id", "calls", "retries", "started_unix_ms", "wall_ms", "max_calls", "max_retries", "max_wall_time_ms", "exhausted", "requests_per_second", "tokens_per_minute", "in_flight", "queue_depth", "rate_limited_total")
@@ -323,7 +343,7 @@ class Bucket(_message.Message):
     def __init__(self, dimension: _Optional[str] = ..., period: _Optional[str] = ..., limit: _Optional[float] = ..., capacity: _Optional[float] = ..., level: _Optional[float] = ..., source: _Optional[str] = ..., capacity_source: _Optional[str] = ..., configured_limit: _Optional[float] = ..., configured_capacity: _Optional[float] = ..., learned_limit: _Optional[float] = ..., learned_capacity: _Optional[float] = ..., learned_source: _Optional[str] = ...) -> None: ...
 
 class KeyStatus(_message.Message):
-    __slots__ = ("key", "buckets", "in_flight", "max_concurrency", "queue_depth", "queue_wait_p50_ms", "queue_wait_p95_ms", "rate_limited_total", "rate_limited_per_minute", "tokens_reserved", "tokens_used", "cooldown_remaining_ms", "fallbacks_total", "requests_total", "granted_total", "cooldown_reason", "tokens_outstanding", "ancestors", "last_headers", "requests_per_second", "rejected_total", "fallbacks_per_minute", "retries_total", "give_ups_total", "breaker", "breaker_open_remaining_ms", "provider", "output_counted_as", "output_counted_as_source", "headers_ignored_total")
+    __slots__ = ("key", "buckets", "in_flight", "max_concurrency", "queue_depth", "queue_wait_p50_ms", "queue_wait_p95_ms", "rate_limited_total", "rate_limited_per_minute", "tokens_reserved", "tokens_used", "cooldown_remaining_ms", "fallbacks_total", "requests_total", "granted_total", "cooldown_reason", "tokens_outstanding", "ancestors", "last_headers", "requests_per_second", "rejected_total", "fallbacks_per_minute", "retries_total", "give_ups_total", "breaker", "breaker_open_remaining_ms", "provider", "output_counted_as", "output_counted_as_source", "headers_ignored_total", "fleet_shared", "fleet_share", "fleet_slots")
     class LastHeadersEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -361,6 +381,9 @@ class KeyStatus(_message.Message):
     OUTPUT_COUNTED_AS_FIELD_NUMBER: _ClassVar[int]
     OUTPUT_COUNTED_AS_SOURCE_FIELD_NUMBER: _ClassVar[int]
     HEADERS_IGNORED_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    FLEET_SHARED_FIELD_NUMBER: _ClassVar[int]
+    FLEET_SHARE_FIELD_NUMBER: _ClassVar[int]
+    FLEET_SLOTS_FIELD_NUMBER: _ClassVar[int]
     key: str
     buckets: _containers.RepeatedCompositeFieldContainer[Bucket]
     in_flight: int
@@ -391,7 +414,10 @@ class KeyStatus(_message.Message):
     output_counted_as: str
     output_counted_as_source: str
     headers_ignored_total: int
-    def __init__(self, key: _Optional[str] = ..., buckets: _Optional[_Iterable[_Union[Bucket, _Mapping]]] = ..., in_flight: _Optional[int] = ..., max_concurrency: _Optional[int] = ..., queue_depth: _Optional[int] = ..., queue_wait_p50_ms: _Optional[int] = ..., queue_wait_p95_ms: _Optional[int] = ..., rate_limited_total: _Optional[int] = ..., rate_limited_per_minute: _Optional[float] = ..., tokens_reserved: _Optional[int] = ..., tokens_used: _Optional[int] = ..., cooldown_remaining_ms: _Optional[int] = ..., fallbacks_total: _Optional[int] = ..., requests_total: _Optional[int] = ..., granted_total: _Optional[int] = ..., cooldown_reason: _Optional[str] = ..., tokens_outstanding: _Optional[int] = ..., ancestors: _Optional[_Iterable[str]] = ..., last_headers: _Optional[_Mapping[str, str]] = ..., requests_per_second: _Optional[float] = ..., rejected_total: _Optional[int] = ..., fallbacks_per_minute: _Optional[float] = ..., retries_total: _Optional[int] = ..., give_ups_total: _Optional[int] = ..., breaker: _Optional[str] = ..., breaker_open_remaining_ms: _Optional[int] = ..., provider: _Optional[str] = ..., output_counted_as: _Optional[str] = ..., output_counted_as_source: _Optional[str] = ..., headers_ignored_total: _Optional[int] = ...) -> None: ...
+    fleet_shared: bool
+    fleet_share: float
+    fleet_slots: int
+    def __init__(self, key: _Optional[str] = ..., buckets: _Optional[_Iterable[_Union[Bucket, _Mapping]]] = ..., in_flight: _Optional[int] = ..., max_concurrency: _Optional[int] = ..., queue_depth: _Optional[int] = ..., queue_wait_p50_ms: _Optional[int] = ..., queue_wait_p95_ms: _Optional[int] = ..., rate_limited_total: _Optional[int] = ..., rate_limited_per_minute: _Optional[float] = ..., tokens_reserved: _Optional[int] = ..., tokens_used: _Optional[int] = ..., cooldown_remaining_ms: _Optional[int] = ..., fallbacks_total: _Optional[int] = ..., requests_total: _Optional[int] = ..., granted_total: _Optional[int] = ..., cooldown_reason: _Optional[str] = ..., tokens_outstanding: _Optional[int] = ..., ancestors: _Optional[_Iterable[str]] = ..., last_headers: _Optional[_Mapping[str, str]] = ..., requests_per_second: _Optional[float] = ..., rejected_total: _Optional[int] = ..., fallbacks_per_minute: _Optional[float] = ..., retries_total: _Optional[int] = ..., give_ups_total: _Optional[int] = ..., breaker: _Optional[str] = ..., breaker_open_remaining_ms: _Optional[int] = ..., provider: _Optional[str] = ..., output_counted_as: _Optional[str] = ..., output_counted_as_source: _Optional[str] = ..., headers_ignored_total: _Optional[int] = ..., fleet_shared: bool = ..., fleet_share: _Optional[float] = ..., fleet_slots: _Optional[int] = ...) -> None: ...
 
 class ClaimRequest(_message.Message):
     __slots__ = ("key", "ttl_ms", "accept_lost_history")

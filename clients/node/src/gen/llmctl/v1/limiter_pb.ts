@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file llmctl/v1/limiter.proto.
  */
 export const file_llmctl_v1_limiter: GenFile = /*@__PURE__*/
-  fileDesc("ChdsbG1jdGwvdjEvbGltaXRlci5wcm90bxIJbGxtY3RsLnYxIhsKDFJlc2V0UmVxdWVzdBILCgNrZXkYASABKAkiZQoNUmVzZXRSZXNwb25zZRIWCg5sZWFybmVkX2xpbWl0cxgBIAEoAxIMCgRkZWJ0GAIgASgBEhYKDmNvb2xkb3duX2VuZGVkGAMgASgIEhYKDmJyZWFrZXJfY2xvc2VkGAQgASgIIswBCg5BY3F1aXJlUmVxdWVzdBILCgNrZXkYASABKAkSEAoIcmVxdWVzdHMYAiABKAMSFAoMaW5wdXRfdG9rZW5zGAMgASgDEhUKDW91dHB1dF90b2tlbnMYBCABKAMSEAoIcHJpb3JpdHkYBSABKAUSEwoLbWF4X3dhaXRfbXMYBiABKAMSEQoJY2xpZW50X2lkGAcgASgJEg4KBnJ1bl9pZBgIIAEoCRITCgtyb3V0ZV9ncm91cBgJIAEoCRIPCgdwcm9maWxlGAogASgJIsgBCg9BY3F1aXJlUmVzcG9uc2USDwoHZ3JhbnRlZBgBIAEoCBIQCghsZWFzZV9pZBgCIAEoCRILCgNrZXkYAyABKAkSEQoJd2FpdGVkX21zGAQgASgDEhoKEm5vdF9iZWZvcmVfdW5peF9tcxgFIAEoAxIOCgZyZWFzb24YBiABKAkSFwoPZXhwaXJlc191bml4X21zGAcgASgDEi0KC3JlYXNvbl9jb2RlGAggASgOMhgubGxtY3RsLnYxLlJlZnVzYWxSZWFzb24i8AIKDVJlcG9ydFJlcXVlc3QSEAoIbGVhc2VfaWQYASABKAkSEwoLc3RhdHVzX2NvZGUYAiABKAUSNgoHaGVhZGVycxgDIAMoCzIlLmxsbWN0bC52MS5SZXBvcnRSZXF1ZXN0LkhlYWRlcnNFbnRyeRIUCgxpbnB1dF90b2tlbnMYBCABKAMSGwoTY2FjaGVkX2lucHV0X3Rva2VucxgFIAEoAxIVCg1vdXRwdXRfdG9rZW5zGAYgASgDEhIKCmVycm9yX3R5cGUYByABKAkSFQoNZXJyb3JfbWVzc2FnZRgIIAEoCRIWCg5zdHJlYW1fc3RhcnRlZBgJIAEoCBIPCgdhdHRlbXB0GAogASgFEhMKC3VzYWdlX2tub3duGAsgASgIEh0KFWZpcnN0X2F0dGVtcHRfdW5peF9tcxgMIAEoAxouCgxIZWFkZXJzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJxCg5SZXBvcnRSZXNwb25zZRIhCgZhZHZpY2UYASABKA4yES5sbG1jdGwudjEuQWR2aWNlEhYKDnJldHJ5X2FmdGVyX21zGAIgASgDEhQKDGZhbGxiYWNrX2tleRgDIAEoCRIOCgZyZWFzb24YBCABKAkiQwoPQ29vbGRvd25SZXF1ZXN0EgsKA2tleRgBIAEoCRITCgtkdXJhdGlvbl9tcxgCIAEoAxIOCgZyZWFzb24YAyABKAkiKQoQQ29vbGRvd25SZXNwb25zZRIVCg11bnRpbF91bml4X21zGAEgASgDIiMKDVN0YXR1c1JlcXVlc3QSEgoKa2V5X3ByZWZpeBgBIAEoCSI3CgxXYXRjaFJlcXVlc3QSEwoLaW50ZXJ2YWxfbXMYASABKAMSEgoKa2V5X3ByZWZpeBgCIAEoCSLtAgoOU3RhdHVzUmVzcG9uc2USIgoEa2V5cxgBIAMoCzIULmxsbWN0bC52MS5LZXlTdGF0dXMSEwoLbm93X3VuaXhfbXMYAiABKAMSFwoPc3RhcnRlZF91bml4X21zGAMgASgDEhAKCHNlc3Npb25zGAQgASgDEg4KBnNvY2tldBgFIAEoCRIgCgZldmVudHMYBiADKAsyEC5sbG1jdGwudjEuRXZlbnQSHQoVZHVwbGljYXRlc19zdXBwcmVzc2VkGAcgASgDEiIKBHJ1bnMYCCADKAsyFC5sbG1jdGwudjEuUnVuU3RhdHVzEh4KFmNsYWltc19sb3N0X2F0X3VuaXhfbXMYCSABKAMSIwobc3RvcmVfZmFpbGluZ19zaW5jZV91bml4X21zGAogASgDEhMKC3N0b3JlX2Vycm9yGAsgASgJEigKB2NsaWVudHMYDCADKAsyFy5sbG1jdGwudjEuQ2xpZW50U3RhdHVzIrYCCglSdW5TdGF0dXMSDgoGcnVuX2lkGAEgASgJEg0KBWNhbGxzGAIgASgDEg8KB3JldHJpZXMYAyABKAMSFwoPc3RhcnRlZF91bml4X21zGAQgASgDEg8KB3dhbGxfbXMYBSABKAMSEQoJbWF4X2NhbGxzGAYgASgDEhMKC21heF9yZXRyaWVzGAcgASgDEhgKEG1heF93YWxsX3RpbWVfbXMYCCABKAMSEQoJZXhoYXVzdGVkGAkgASgJEhsKE3JlcXVlc3RzX3Blcl9zZWNvbmQYCiABKAESGQoRdG9rZW5zX3Blcl9taW51dGUYCyABKAESEQoJaW5fZmxpZ2h0GAwgASgDEhMKC3F1ZXVlX2RlcHRoGA0gASgDEhoKEnJhdGVfbGltaXRlZF90b3RhbBgOIAEoAyLyAQoMQ2xpZW50U3RhdHVzEhEKCWNsaWVudF9pZBgBIAEoCRILCgNwaWQYAiABKAUSFAoMcHJvY2Vzc19uYW1lGAMgASgJEgsKA3VpZBgEIAEoAxIMCgR1c2VyGAUgASgJEhsKE3JlcXVlc3RzX3Blcl9zZWNvbmQYBiABKAESGQoRdG9rZW5zX3Blcl9taW51dGUYByABKAESEQoJaW5fZmxpZ2h0GAggASgDEhMKC3F1ZXVlX2RlcHRoGAkgASgDEhoKEnJhdGVfbGltaXRlZF90b3RhbBgKIAEoAxIVCg1ncmFudGVkX3RvdGFsGAsgASgDImcKE1NldFJ1bkJ1ZGdldFJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhEKCW1heF9jYWxscxgCIAEoAxITCgttYXhfcmV0cmllcxgDIAEoAxIYChBtYXhfd2FsbF90aW1lX21zGAQgASgDIhYKFFNldFJ1bkJ1ZGdldFJlc3BvbnNlIkQKBUV2ZW50Eg8KB3VuaXhfbXMYASABKAMSCwoDa2V5GAIgASgJEgwKBGtpbmQYAyABKAkSDwoHbWVzc2FnZRgEIAEoCSKEAgoGQnVja2V0EhEKCWRpbWVuc2lvbhgBIAEoCRIOCgZwZXJpb2QYAiABKAkSDQoFbGltaXQYAyABKAESEAoIY2FwYWNpdHkYBCABKAESDQoFbGV2ZWwYBSABKAESDgoGc291cmNlGAYgASgJEhcKD2NhcGFjaXR5X3NvdXJjZRgHIAEoCRIYChBjb25maWd1cmVkX2xpbWl0GAggASgBEhsKE2NvbmZpZ3VyZWRfY2FwYWNpdHkYCSABKAESFQoNbGVhcm5lZF9saW1pdBgKIAEoARIYChBsZWFybmVkX2NhcGFjaXR5GAsgASgBEhYKDmxlYXJuZWRfc291cmNlGAwgASgJIuIGCglLZXlTdGF0dXMSCwoDa2V5GAEgASgJEiIKB2J1Y2tldHMYAiADKAsyES5sbG1jdGwudjEuQnVja2V0EhEKCWluX2ZsaWdodBgDIAEoAxIXCg9tYXhfY29uY3VycmVuY3kYBCABKAMSEwoLcXVldWVfZGVwdGgYBSABKAMSGQoRcXVldWVfd2FpdF9wNTBfbXMYBiABKAMSGQoRcXVldWVfd2FpdF9wOTVfbXMYByABKAMSGgoScmF0ZV9saW1pdGVkX3RvdGFsGAggASgDEh8KF3JhdGVfbGltaXRlZF9wZXJfbWludXRlGAkgASgBEhcKD3Rva2Vuc19yZXNlcnZlZBgKIAEoAxITCgt0b2tlbnNfdXNlZBgLIAEoAxIdChVjb29sZG93bl9yZW1haW5pbmdfbXMYDCABKAMSFwoPZmFsbGJhY2tzX3RvdGFsGA0gASgDEhYKDnJlcXVlc3RzX3RvdGFsGA4gASgDEhUKDWdyYW50ZWRfdG90YWwYDyABKAMSFwoPY29vbGRvd25fcmVhc29uGBAgASgJEhoKEnRva2Vuc19vdXRzdGFuZGluZxgRIAEoAxIRCglhbmNlc3RvcnMYEiADKAkSOwoMbGFzdF9oZWFkZXJzGBMgAygLMiUubGxtY3RsLnYxLktleVN0YXR1cy5MYXN0SGVhZGVyc0VudHJ5EhsKE3JlcXVlc3RzX3Blcl9zZWNvbmQYFCABKAESFgoOcmVqZWN0ZWRfdG90YWwYFSABKAMSHAoUZmFsbGJhY2tzX3Blcl9taW51dGUYFiABKAESFQoNcmV0cmllc190b3RhbBgXIAEoAxIWCg5naXZlX3Vwc190b3RhbBgYIAEoAxIPCgdicmVha2VyGBkgASgJEiEKGWJyZWFrZXJfb3Blbl9yZW1haW5pbmdfbXMYGiABKAMSEAoIcHJvdmlkZXIYGyABKAkSGQoRb3V0cHV0X2NvdW50ZWRfYXMYHCABKAkSIAoYb3V0cHV0X2NvdW50ZWRfYXNfc291cmNlGB0gASgJEh0KFWhlYWRlcnNfaWdub3JlZF90b3RhbBgeIAEoAxoyChBMYXN0SGVhZGVyc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiSAoMQ2xhaW1SZXF1ZXN0EgsKA2tleRgBIAEoCRIOCgZ0dGxfbXMYAiABKAMSGwoTYWNjZXB0X2xvc3RfaGlzdG9yeRgDIAEoCCKpAQoNQ2xhaW1SZXNwb25zZRItCgVzdGF0ZRgBIAEoDjIeLmxsbWN0bC52MS5DbGFpbVJlc3BvbnNlLlN0YXRlEg4KBnJlc3VsdBgCIAEoDBIVCg1zaW5jZV91bml4X21zGAMgASgDIkIKBVN0YXRlEhUKEVNUQVRFX1VOU1BFQ0lGSUVEEAASCwoHQ0xBSU1FRBABEgsKB1BFTkRJTkcQAhIICgRET05FEAMiLgoPQ29tcGxldGVSZXF1ZXN0EgsKA2tleRgBIAEoCRIOCgZyZXN1bHQYAiABKAwiEgoQQ29tcGxldGVSZXNwb25zZSIwCg5TZXNzaW9uUmVxdWVzdBIRCgljbGllbnRfaWQYASABKAkSCwoDcGlkGAIgASgFIiEKDFNlc3Npb25FdmVudBIRCgljbGllbnRfaWQYASABKAkiDQoLUGluZ1JlcXVlc3QiDgoMUGluZ1Jlc3BvbnNlKqQCCg1SZWZ1c2FsUmVhc29uEh4KGlJFRlVTQUxfUkVBU09OX1VOU1BFQ0lGSUVEEAASGwoXUkVGVVNBTF9SRUFTT05fQ0FQQUNJVFkQARIeChpSRUZVU0FMX1JFQVNPTl9DT05DVVJSRU5DWRACEhsKF1JFRlVTQUxfUkVBU09OX0NPT0xET1dOEAMSHwobUkVGVVNBTF9SRUFTT05fQlJFQUtFUl9PUEVOEAQSHQoZUkVGVVNBTF9SRUFTT05fUlVOX0JVREdFVBAFEh4KGlJFRlVTQUxfUkVBU09OX1JPVVRFX0dST1VQEAYSGwoXUkVGVVNBTF9SRUFTT05fU1RPUFBJTkcQBxIcChhSRUZVU0FMX1JFQVNPTl9UT09fTEFSR0UQCCpQCgZBZHZpY2USFgoSQURWSUNFX1VOU1BFQ0lGSUVEEAASCAoERE9ORRABEgkKBVJFVFJZEAISCwoHR0lWRV9VUBADEgwKCEZBTExCQUNLEAQy1QUKB0xpbWl0ZXISQAoHQWNxdWlyZRIZLmxsbWN0bC52MS5BY3F1aXJlUmVxdWVzdBoaLmxsbWN0bC52MS5BY3F1aXJlUmVzcG9uc2USPQoGUmVwb3J0EhgubGxtY3RsLnYxLlJlcG9ydFJlcXVlc3QaGS5sbG1jdGwudjEuUmVwb3J0UmVzcG9uc2USQwoIQ29vbGRvd24SGi5sbG1jdGwudjEuQ29vbGRvd25SZXF1ZXN0GhsubGxtY3RsLnYxLkNvb2xkb3duUmVzcG9uc2USPQoGU3RhdHVzEhgubGxtY3RsLnYxLlN0YXR1c1JlcXVlc3QaGS5sbG1jdGwudjEuU3RhdHVzUmVzcG9uc2USPQoFV2F0Y2gSFy5sbG1jdGwudjEuV2F0Y2hSZXF1ZXN0GhkubGxtY3RsLnYxLlN0YXR1c1Jlc3BvbnNlMAESOgoFQ2xhaW0SFy5sbG1jdGwudjEuQ2xhaW1SZXF1ZXN0GhgubGxtY3RsLnYxLkNsYWltUmVzcG9uc2USQwoIQ29tcGxldGUSGi5sbG1jdGwudjEuQ29tcGxldGVSZXF1ZXN0GhsubGxtY3RsLnYxLkNvbXBsZXRlUmVzcG9uc2USPwoHU2Vzc2lvbhIZLmxsbWN0bC52MS5TZXNzaW9uUmVxdWVzdBoXLmxsbWN0bC52MS5TZXNzaW9uRXZlbnQwARI3CgRQaW5nEhYubGxtY3RsLnYxLlBpbmdSZXF1ZXN0GhcubGxtY3RsLnYxLlBpbmdSZXNwb25zZRJPCgxTZXRSdW5CdWRnZXQSHi5sbG1jdGwudjEuU2V0UnVuQnVkZ2V0UmVxdWVzdBofLmxsbWN0bC52MS5TZXRSdW5CdWRnZXRSZXNwb25zZRI6CgVSZXNldBIXLmxsbWN0bC52MS5SZXNldFJlcXVlc3QaGC5sbG1jdGwudjEuUmVzZXRSZXNwb25zZUJfCg1kZXYubGxtY3RsLnYxQgxMaW1pdGVyUHJvdG9QAVoyZ2l0aHViLmNvbS9sbG1jdGwvbGxtY3RsL2dlbi9nby9sbG1jdGwvdjE7bGxtY3RsdjGqAglMbG1jdGwuVjFiBnByb3RvMw");
+  fileDesc("ChdsbG1jdGwvdjEvbGltaXRlci5wcm90bxIJbGxtY3RsLnYxIhsKDFJlc2V0UmVxdWVzdBILCgNrZXkYASABKAkiZQoNUmVzZXRSZXNwb25zZRIWCg5sZWFybmVkX2xpbWl0cxgBIAEoAxIMCgRkZWJ0GAIgASgBEhYKDmNvb2xkb3duX2VuZGVkGAMgASgIEhYKDmJyZWFrZXJfY2xvc2VkGAQgASgIIswBCg5BY3F1aXJlUmVxdWVzdBILCgNrZXkYASABKAkSEAoIcmVxdWVzdHMYAiABKAMSFAoMaW5wdXRfdG9rZW5zGAMgASgDEhUKDW91dHB1dF90b2tlbnMYBCABKAMSEAoIcHJpb3JpdHkYBSABKAUSEwoLbWF4X3dhaXRfbXMYBiABKAMSEQoJY2xpZW50X2lkGAcgASgJEg4KBnJ1bl9pZBgIIAEoCRITCgtyb3V0ZV9ncm91cBgJIAEoCRIPCgdwcm9maWxlGAogASgJIsgBCg9BY3F1aXJlUmVzcG9uc2USDwoHZ3JhbnRlZBgBIAEoCBIQCghsZWFzZV9pZBgCIAEoCRILCgNrZXkYAyABKAkSEQoJd2FpdGVkX21zGAQgASgDEhoKEm5vdF9iZWZvcmVfdW5peF9tcxgFIAEoAxIOCgZyZWFzb24YBiABKAkSFwoPZXhwaXJlc191bml4X21zGAcgASgDEi0KC3JlYXNvbl9jb2RlGAggASgOMhgubGxtY3RsLnYxLlJlZnVzYWxSZWFzb24i8AIKDVJlcG9ydFJlcXVlc3QSEAoIbGVhc2VfaWQYASABKAkSEwoLc3RhdHVzX2NvZGUYAiABKAUSNgoHaGVhZGVycxgDIAMoCzIlLmxsbWN0bC52MS5SZXBvcnRSZXF1ZXN0LkhlYWRlcnNFbnRyeRIUCgxpbnB1dF90b2tlbnMYBCABKAMSGwoTY2FjaGVkX2lucHV0X3Rva2VucxgFIAEoAxIVCg1vdXRwdXRfdG9rZW5zGAYgASgDEhIKCmVycm9yX3R5cGUYByABKAkSFQoNZXJyb3JfbWVzc2FnZRgIIAEoCRIWCg5zdHJlYW1fc3RhcnRlZBgJIAEoCBIPCgdhdHRlbXB0GAogASgFEhMKC3VzYWdlX2tub3duGAsgASgIEh0KFWZpcnN0X2F0dGVtcHRfdW5peF9tcxgMIAEoAxouCgxIZWFkZXJzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJxCg5SZXBvcnRSZXNwb25zZRIhCgZhZHZpY2UYASABKA4yES5sbG1jdGwudjEuQWR2aWNlEhYKDnJldHJ5X2FmdGVyX21zGAIgASgDEhQKDGZhbGxiYWNrX2tleRgDIAEoCRIOCgZyZWFzb24YBCABKAkiQwoPQ29vbGRvd25SZXF1ZXN0EgsKA2tleRgBIAEoCRITCgtkdXJhdGlvbl9tcxgCIAEoAxIOCgZyZWFzb24YAyABKAkiKQoQQ29vbGRvd25SZXNwb25zZRIVCg11bnRpbF91bml4X21zGAEgASgDIiMKDVN0YXR1c1JlcXVlc3QSEgoKa2V5X3ByZWZpeBgBIAEoCSI3CgxXYXRjaFJlcXVlc3QSEwoLaW50ZXJ2YWxfbXMYASABKAMSEgoKa2V5X3ByZWZpeBgCIAEoCSKUAwoOU3RhdHVzUmVzcG9uc2USIgoEa2V5cxgBIAMoCzIULmxsbWN0bC52MS5LZXlTdGF0dXMSEwoLbm93X3VuaXhfbXMYAiABKAMSFwoPc3RhcnRlZF91bml4X21zGAMgASgDEhAKCHNlc3Npb25zGAQgASgDEg4KBnNvY2tldBgFIAEoCRIgCgZldmVudHMYBiADKAsyEC5sbG1jdGwudjEuRXZlbnQSHQoVZHVwbGljYXRlc19zdXBwcmVzc2VkGAcgASgDEiIKBHJ1bnMYCCADKAsyFC5sbG1jdGwudjEuUnVuU3RhdHVzEh4KFmNsYWltc19sb3N0X2F0X3VuaXhfbXMYCSABKAMSIwobc3RvcmVfZmFpbGluZ19zaW5jZV91bml4X21zGAogASgDEhMKC3N0b3JlX2Vycm9yGAsgASgJEigKB2NsaWVudHMYDCADKAsyFy5sbG1jdGwudjEuQ2xpZW50U3RhdHVzEiUKBWZsZWV0GA0gASgLMhYubGxtY3RsLnYxLkZsZWV0U3RhdHVzIpABCgtGbGVldFN0YXR1cxIMCgRob3N0GAEgASgJEg0KBXJlZGlzGAIgASgJEhEKCWNvbm5lY3RlZBgDIAEoCBINCgVob3N0cxgEIAEoAxISCgpsYXN0X2Vycm9yGAUgASgJEhAKCHNsaWNlX21zGAYgASgDEhwKFHJlZGlzX2NvbW1hbmRzX3RvdGFsGAcgASgDIrYCCglSdW5TdGF0dXMSDgoGcnVuX2lkGAEgASgJEg0KBWNhbGxzGAIgASgDEg8KB3JldHJpZXMYAyABKAMSFwoPc3RhcnRlZF91bml4X21zGAQgASgDEg8KB3dhbGxfbXMYBSABKAMSEQoJbWF4X2NhbGxzGAYgASgDEhMKC21heF9yZXRyaWVzGAcgASgDEhgKEG1heF93YWxsX3RpbWVfbXMYCCABKAMSEQoJZXhoYXVzdGVkGAkgASgJEhsKE3JlcXVlc3RzX3Blcl9zZWNvbmQYCiABKAESGQoRdG9rZW5zX3Blcl9taW51dGUYCyABKAESEQoJaW5fZmxpZ2h0GAwgASgDEhMKC3F1ZXVlX2RlcHRoGA0gASgDEhoKEnJhdGVfbGltaXRlZF90b3RhbBgOIAEoAyLyAQoMQ2xpZW50U3RhdHVzEhEKCWNsaWVudF9pZBgBIAEoCRILCgNwaWQYAiABKAUSFAoMcHJvY2Vzc19uYW1lGAMgASgJEgsKA3VpZBgEIAEoAxIMCgR1c2VyGAUgASgJEhsKE3JlcXVlc3RzX3Blcl9zZWNvbmQYBiABKAESGQoRdG9rZW5zX3Blcl9taW51dGUYByABKAESEQoJaW5fZmxpZ2h0GAggASgDEhMKC3F1ZXVlX2RlcHRoGAkgASgDEhoKEnJhdGVfbGltaXRlZF90b3RhbBgKIAEoAxIVCg1ncmFudGVkX3RvdGFsGAsgASgDImcKE1NldFJ1bkJ1ZGdldFJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhEKCW1heF9jYWxscxgCIAEoAxITCgttYXhfcmV0cmllcxgDIAEoAxIYChBtYXhfd2FsbF90aW1lX21zGAQgASgDIhYKFFNldFJ1bkJ1ZGdldFJlc3BvbnNlIkQKBUV2ZW50Eg8KB3VuaXhfbXMYASABKAMSCwoDa2V5GAIgASgJEgwKBGtpbmQYAyABKAkSDwoHbWVzc2FnZRgEIAEoCSKEAgoGQnVja2V0EhEKCWRpbWVuc2lvbhgBIAEoCRIOCgZwZXJpb2QYAiABKAkSDQoFbGltaXQYAyABKAESEAoIY2FwYWNpdHkYBCABKAESDQoFbGV2ZWwYBSABKAESDgoGc291cmNlGAYgASgJEhcKD2NhcGFjaXR5X3NvdXJjZRgHIAEoCRIYChBjb25maWd1cmVkX2xpbWl0GAggASgBEhsKE2NvbmZpZ3VyZWRfY2FwYWNpdHkYCSABKAESFQoNbGVhcm5lZF9saW1pdBgKIAEoARIYChBsZWFybmVkX2NhcGFjaXR5GAsgASgBEhYKDmxlYXJuZWRfc291cmNlGAwgASgJIqIHCglLZXlTdGF0dXMSCwoDa2V5GAEgASgJEiIKB2J1Y2tldHMYAiADKAsyES5sbG1jdGwudjEuQnVja2V0EhEKCWluX2ZsaWdodBgDIAEoAxIXCg9tYXhfY29uY3VycmVuY3kYBCABKAMSEwoLcXVldWVfZGVwdGgYBSABKAMSGQoRcXVldWVfd2FpdF9wNTBfbXMYBiABKAMSGQoRcXVldWVfd2FpdF9wOTVfbXMYByABKAMSGgoScmF0ZV9saW1pdGVkX3RvdGFsGAggASgDEh8KF3JhdGVfbGltaXRlZF9wZXJfbWludXRlGAkgASgBEhcKD3Rva2Vuc19yZXNlcnZlZBgKIAEoAxITCgt0b2tlbnNfdXNlZBgLIAEoAxIdChVjb29sZG93bl9yZW1haW5pbmdfbXMYDCABKAMSFwoPZmFsbGJhY2tzX3RvdGFsGA0gASgDEhYKDnJlcXVlc3RzX3RvdGFsGA4gASgDEhUKDWdyYW50ZWRfdG90YWwYDyABKAMSFwoPY29vbGRvd25fcmVhc29uGBAgASgJEhoKEnRva2Vuc19vdXRzdGFuZGluZxgRIAEoAxIRCglhbmNlc3RvcnMYEiADKAkSOwoMbGFzdF9oZWFkZXJzGBMgAygLMiUubGxtY3RsLnYxLktleVN0YXR1cy5MYXN0SGVhZGVyc0VudHJ5EhsKE3JlcXVlc3RzX3Blcl9zZWNvbmQYFCABKAESFgoOcmVqZWN0ZWRfdG90YWwYFSABKAMSHAoUZmFsbGJhY2tzX3Blcl9taW51dGUYFiABKAESFQoNcmV0cmllc190b3RhbBgXIAEoAxIWCg5naXZlX3Vwc190b3RhbBgYIAEoAxIPCgdicmVha2VyGBkgASgJEiEKGWJyZWFrZXJfb3Blbl9yZW1haW5pbmdfbXMYGiABKAMSEAoIcHJvdmlkZXIYGyABKAkSGQoRb3V0cHV0X2NvdW50ZWRfYXMYHCABKAkSIAoYb3V0cHV0X2NvdW50ZWRfYXNfc291cmNlGB0gASgJEh0KFWhlYWRlcnNfaWdub3JlZF90b3RhbBgeIAEoAxIUCgxmbGVldF9zaGFyZWQYHyABKAgSEwoLZmxlZXRfc2hhcmUYICABKAESEwoLZmxlZXRfc2xvdHMYISABKAMaMgoQTGFzdEhlYWRlcnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIkgKDENsYWltUmVxdWVzdBILCgNrZXkYASABKAkSDgoGdHRsX21zGAIgASgDEhsKE2FjY2VwdF9sb3N0X2hpc3RvcnkYAyABKAgiqQEKDUNsYWltUmVzcG9uc2USLQoFc3RhdGUYASABKA4yHi5sbG1jdGwudjEuQ2xhaW1SZXNwb25zZS5TdGF0ZRIOCgZyZXN1bHQYAiABKAwSFQoNc2luY2VfdW5peF9tcxgDIAEoAyJCCgVTdGF0ZRIVChFTVEFURV9VTlNQRUNJRklFRBAAEgsKB0NMQUlNRUQQARILCgdQRU5ESU5HEAISCAoERE9ORRADIi4KD0NvbXBsZXRlUmVxdWVzdBILCgNrZXkYASABKAkSDgoGcmVzdWx0GAIgASgMIhIKEENvbXBsZXRlUmVzcG9uc2UiMAoOU2Vzc2lvblJlcXVlc3QSEQoJY2xpZW50X2lkGAEgASgJEgsKA3BpZBgCIAEoBSIhCgxTZXNzaW9uRXZlbnQSEQoJY2xpZW50X2lkGAEgASgJIg0KC1BpbmdSZXF1ZXN0Ig4KDFBpbmdSZXNwb25zZSqkAgoNUmVmdXNhbFJlYXNvbhIeChpSRUZVU0FMX1JFQVNPTl9VTlNQRUNJRklFRBAAEhsKF1JFRlVTQUxfUkVBU09OX0NBUEFDSVRZEAESHgoaUkVGVVNBTF9SRUFTT05fQ09OQ1VSUkVOQ1kQAhIbChdSRUZVU0FMX1JFQVNPTl9DT09MRE9XThADEh8KG1JFRlVTQUxfUkVBU09OX0JSRUFLRVJfT1BFThAEEh0KGVJFRlVTQUxfUkVBU09OX1JVTl9CVURHRVQQBRIeChpSRUZVU0FMX1JFQVNPTl9ST1VURV9HUk9VUBAGEhsKF1JFRlVTQUxfUkVBU09OX1NUT1BQSU5HEAcSHAoYUkVGVVNBTF9SRUFTT05fVE9PX0xBUkdFEAgqUAoGQWR2aWNlEhYKEkFEVklDRV9VTlNQRUNJRklFRBAAEggKBERPTkUQARIJCgVSRVRSWRACEgsKB0dJVkVfVVAQAxIMCghGQUxMQkFDSxAEMtUFCgdMaW1pdGVyEkAKB0FjcXVpcmUSGS5sbG1jdGwudjEuQWNxdWlyZVJlcXVlc3QaGi5sbG1jdGwudjEuQWNxdWlyZVJlc3BvbnNlEj0KBlJlcG9ydBIYLmxsbWN0bC52MS5SZXBvcnRSZXF1ZXN0GhkubGxtY3RsLnYxLlJlcG9ydFJlc3BvbnNlEkMKCENvb2xkb3duEhoubGxtY3RsLnYxLkNvb2xkb3duUmVxdWVzdBobLmxsbWN0bC52MS5Db29sZG93blJlc3BvbnNlEj0KBlN0YXR1cxIYLmxsbWN0bC52MS5TdGF0dXNSZXF1ZXN0GhkubGxtY3RsLnYxLlN0YXR1c1Jlc3BvbnNlEj0KBVdhdGNoEhcubGxtY3RsLnYxLldhdGNoUmVxdWVzdBoZLmxsbWN0bC52MS5TdGF0dXNSZXNwb25zZTABEjoKBUNsYWltEhcubGxtY3RsLnYxLkNsYWltUmVxdWVzdBoYLmxsbWN0bC52MS5DbGFpbVJlc3BvbnNlEkMKCENvbXBsZXRlEhoubGxtY3RsLnYxLkNvbXBsZXRlUmVxdWVzdBobLmxsbWN0bC52MS5Db21wbGV0ZVJlc3BvbnNlEj8KB1Nlc3Npb24SGS5sbG1jdGwudjEuU2Vzc2lvblJlcXVlc3QaFy5sbG1jdGwudjEuU2Vzc2lvbkV2ZW50MAESNwoEUGluZxIWLmxsbWN0bC52MS5QaW5nUmVxdWVzdBoXLmxsbWN0bC52MS5QaW5nUmVzcG9uc2USTwoMU2V0UnVuQnVkZ2V0Eh4ubGxtY3RsLnYxLlNldFJ1bkJ1ZGdldFJlcXVlc3QaHy5sbG1jdGwudjEuU2V0UnVuQnVkZ2V0UmVzcG9uc2USOgoFUmVzZXQSFy5sbG1jdGwudjEuUmVzZXRSZXF1ZXN0GhgubGxtY3RsLnYxLlJlc2V0UmVzcG9uc2VCXwoNZGV2LmxsbWN0bC52MUIMTGltaXRlclByb3RvUAFaMmdpdGh1Yi5jb20vbGxtY3RsL2xsbWN0bC9nZW4vZ28vbGxtY3RsL3YxO2xsbWN0bHYxqgIJTGxtY3RsLlYxYgZwcm90bzM");
 
 /**
  * @generated from message llmctl.v1.ResetRequest
@@ -581,6 +581,14 @@ export type StatusResponse = Message<"llmctl.v1.StatusResponse"> & {
    * @generated from field: repeated llmctl.v1.ClientStatus clients = 12;
    */
   clients: ClientStatus[];
+
+  /**
+   * Fleet mode: this daemon shares its keys' limits with the daemons of other hosts through
+   * Redis. Absent when it runs alone.
+   *
+   * @generated from field: llmctl.v1.FleetStatus fleet = 13;
+   */
+  fleet?: FleetStatus | undefined;
 };
 
 /**
@@ -589,6 +597,71 @@ export type StatusResponse = Message<"llmctl.v1.StatusResponse"> & {
  */
 export const StatusResponseSchema: GenMessage<StatusResponse> = /*@__PURE__*/
   messageDesc(file_llmctl_v1_limiter, 10);
+
+/**
+ * A daemon in a fleet ([fleet] in the config, or --fleet-redis).
+ *
+ * @generated from message llmctl.v1.FleetStatus
+ */
+export type FleetStatus = Message<"llmctl.v1.FleetStatus"> & {
+  /**
+   * This host's name in the fleet.
+   *
+   * @generated from field: string host = 1;
+   */
+  host: string;
+
+  /**
+   * The Redis the fleet shares, its password hidden.
+   *
+   * @generated from field: string redis = 2;
+   */
+  redis: string;
+
+  /**
+   * Redis answers now. False: degraded, serving from the parts held until their lease
+   * lapses, then from limit / hosts of each shared key.
+   *
+   * @generated from field: bool connected = 3;
+   */
+  connected: boolean;
+
+  /**
+   * Live hosts last seen through heartbeats, this one included (0 before Redis ever
+   * answered).
+   *
+   * @generated from field: int64 hosts = 4;
+   */
+  hosts: bigint;
+
+  /**
+   * Why Redis last failed; empty when it never did.
+   *
+   * @generated from field: string last_error = 5;
+   */
+  lastError: string;
+
+  /**
+   * How much of its own demand a host leases at once, in ms.
+   *
+   * @generated from field: int64 slice_ms = 6;
+   */
+  sliceMs: bigint;
+
+  /**
+   * Redis commands this daemon sent since it started.
+   *
+   * @generated from field: int64 redis_commands_total = 7;
+   */
+  redisCommandsTotal: bigint;
+};
+
+/**
+ * Describes the message llmctl.v1.FleetStatus.
+ * Use `create(FleetStatusSchema)` to create a new message.
+ */
+export const FleetStatusSchema: GenMessage<FleetStatus> = /*@__PURE__*/
+  messageDesc(file_llmctl_v1_limiter, 11);
 
 /**
  * @generated from message llmctl.v1.RunStatus
@@ -698,7 +771,7 @@ export type RunStatus = Message<"llmctl.v1.RunStatus"> & {
  * Use `create(RunStatusSchema)` to create a new message.
  */
 export const RunStatusSchema: GenMessage<RunStatus> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 11);
+  messageDesc(file_llmctl_v1_limiter, 12);
 
 /**
  * A client process (by the client_id its leases carry) and what it spends.
@@ -789,7 +862,7 @@ export type ClientStatus = Message<"llmctl.v1.ClientStatus"> & {
  * Use `create(ClientStatusSchema)` to create a new message.
  */
 export const ClientStatusSchema: GenMessage<ClientStatus> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 12);
+  messageDesc(file_llmctl_v1_limiter, 13);
 
 /**
  * @generated from message llmctl.v1.SetRunBudgetRequest
@@ -831,7 +904,7 @@ export type SetRunBudgetRequest = Message<"llmctl.v1.SetRunBudgetRequest"> & {
  * Use `create(SetRunBudgetRequestSchema)` to create a new message.
  */
 export const SetRunBudgetRequestSchema: GenMessage<SetRunBudgetRequest> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 13);
+  messageDesc(file_llmctl_v1_limiter, 14);
 
 /**
  * @generated from message llmctl.v1.SetRunBudgetResponse
@@ -844,7 +917,7 @@ export type SetRunBudgetResponse = Message<"llmctl.v1.SetRunBudgetResponse"> & {
  * Use `create(SetRunBudgetResponseSchema)` to create a new message.
  */
 export const SetRunBudgetResponseSchema: GenMessage<SetRunBudgetResponse> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 14);
+  messageDesc(file_llmctl_v1_limiter, 15);
 
 /**
  * @generated from message llmctl.v1.Event
@@ -886,7 +959,7 @@ export type Event = Message<"llmctl.v1.Event"> & {
  * Use `create(EventSchema)` to create a new message.
  */
 export const EventSchema: GenMessage<Event> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 15);
+  messageDesc(file_llmctl_v1_limiter, 16);
 
 /**
  * One bucket of one dimension on one key.
@@ -988,7 +1061,7 @@ export type Bucket = Message<"llmctl.v1.Bucket"> & {
  * Use `create(BucketSchema)` to create a new message.
  */
 export const BucketSchema: GenMessage<Bucket> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 16);
+  messageDesc(file_llmctl_v1_limiter, 17);
 
 /**
  * @generated from message llmctl.v1.KeyStatus
@@ -1207,6 +1280,29 @@ export type KeyStatus = Message<"llmctl.v1.KeyStatus"> & {
    * @generated from field: int64 headers_ignored_total = 30;
    */
   headersIgnoredTotal: bigint;
+
+  /**
+   * True when a fleet shares this key (fleet mode on, and not `fleet = false`).
+   *
+   * @generated from field: bool fleet_shared = 31;
+   */
+  fleetShared: boolean;
+
+  /**
+   * This host's share of every limit and burst of a shared key, 0 to 1 (the buckets' capacity
+   * and level are this host's part); 1 when not shared.
+   *
+   * @generated from field: double fleet_share = 32;
+   */
+  fleetShare: number;
+
+  /**
+   * The concurrency slots this host holds of max_concurrency; -1 when the fleet does not
+   * bound it.
+   *
+   * @generated from field: int64 fleet_slots = 33;
+   */
+  fleetSlots: bigint;
 };
 
 /**
@@ -1214,7 +1310,7 @@ export type KeyStatus = Message<"llmctl.v1.KeyStatus"> & {
  * Use `create(KeyStatusSchema)` to create a new message.
  */
 export const KeyStatusSchema: GenMessage<KeyStatus> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 17);
+  messageDesc(file_llmctl_v1_limiter, 18);
 
 /**
  * @generated from message llmctl.v1.ClaimRequest
@@ -1251,7 +1347,7 @@ export type ClaimRequest = Message<"llmctl.v1.ClaimRequest"> & {
  * Use `create(ClaimRequestSchema)` to create a new message.
  */
 export const ClaimRequestSchema: GenMessage<ClaimRequest> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 18);
+  messageDesc(file_llmctl_v1_limiter, 19);
 
 /**
  * @generated from message llmctl.v1.ClaimResponse
@@ -1285,7 +1381,7 @@ export type ClaimResponse = Message<"llmctl.v1.ClaimResponse"> & {
  * Use `create(ClaimResponseSchema)` to create a new message.
  */
 export const ClaimResponseSchema: GenMessage<ClaimResponse> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 19);
+  messageDesc(file_llmctl_v1_limiter, 20);
 
 /**
  * What a Claim found.
@@ -1326,7 +1422,7 @@ export enum ClaimResponse_State {
  * Describes the enum llmctl.v1.ClaimResponse.State.
  */
 export const ClaimResponse_StateSchema: GenEnum<ClaimResponse_State> = /*@__PURE__*/
-  enumDesc(file_llmctl_v1_limiter, 19, 0);
+  enumDesc(file_llmctl_v1_limiter, 20, 0);
 
 /**
  * @generated from message llmctl.v1.CompleteRequest
@@ -1353,7 +1449,7 @@ export type CompleteRequest = Message<"llmctl.v1.CompleteRequest"> & {
  * Use `create(CompleteRequestSchema)` to create a new message.
  */
 export const CompleteRequestSchema: GenMessage<CompleteRequest> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 20);
+  messageDesc(file_llmctl_v1_limiter, 21);
 
 /**
  * @generated from message llmctl.v1.CompleteResponse
@@ -1366,7 +1462,7 @@ export type CompleteResponse = Message<"llmctl.v1.CompleteResponse"> & {
  * Use `create(CompleteResponseSchema)` to create a new message.
  */
 export const CompleteResponseSchema: GenMessage<CompleteResponse> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 21);
+  messageDesc(file_llmctl_v1_limiter, 22);
 
 /**
  * @generated from message llmctl.v1.SessionRequest
@@ -1393,7 +1489,7 @@ export type SessionRequest = Message<"llmctl.v1.SessionRequest"> & {
  * Use `create(SessionRequestSchema)` to create a new message.
  */
 export const SessionRequestSchema: GenMessage<SessionRequest> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 22);
+  messageDesc(file_llmctl_v1_limiter, 23);
 
 /**
  * @generated from message llmctl.v1.SessionEvent
@@ -1412,7 +1508,7 @@ export type SessionEvent = Message<"llmctl.v1.SessionEvent"> & {
  * Use `create(SessionEventSchema)` to create a new message.
  */
 export const SessionEventSchema: GenMessage<SessionEvent> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 23);
+  messageDesc(file_llmctl_v1_limiter, 24);
 
 /**
  * @generated from message llmctl.v1.PingRequest
@@ -1425,7 +1521,7 @@ export type PingRequest = Message<"llmctl.v1.PingRequest"> & {
  * Use `create(PingRequestSchema)` to create a new message.
  */
 export const PingRequestSchema: GenMessage<PingRequest> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 24);
+  messageDesc(file_llmctl_v1_limiter, 25);
 
 /**
  * @generated from message llmctl.v1.PingResponse
@@ -1438,7 +1534,7 @@ export type PingResponse = Message<"llmctl.v1.PingResponse"> & {
  * Use `create(PingResponseSchema)` to create a new message.
  */
 export const PingResponseSchema: GenMessage<PingResponse> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 25);
+  messageDesc(file_llmctl_v1_limiter, 26);
 
 /**
  * Why an Acquire was not granted.
