@@ -53,6 +53,20 @@ struct LimitLabel {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct KeyDimensionLabel {
+    key: String,
+    dimension: String,
+}
+
+/// What the fleet gauges show at a scrape.
+#[derive(Clone, Copy, Debug)]
+pub struct FleetGauges {
+    pub connected: bool,
+    pub hosts: u64,
+    pub slice: std::time::Duration,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct FallbackLabel {
     from: String,
     to: String,
@@ -84,6 +98,9 @@ pub struct Metrics {
     limit_effective: Family<LimitLabel, Gauge<f64, AtomicU64>>,
     store_failures: Family<OperationLabel, Counter>,
     store_healthy: Gauge,
+    fleet_connected: Gauge,
+    fleet_hosts: Gauge,
+    fleet_slice: Family<KeyDimensionLabel, Gauge<f64, AtomicU64>>,
 }
 
 impl Default for Metrics {
@@ -109,6 +126,9 @@ impl Metrics {
             limit_effective: Family::default(),
             store_failures: Family::default(),
             store_healthy: Gauge::default(),
+            fleet_connected: Gauge::default(),
+            fleet_hosts: Gauge::default(),
+            fleet_slice: Family::default(),
             registry: Registry::default(),
         };
         // The text encoder adds `_total` to counters.
@@ -272,7 +292,52 @@ impl Metrics {
     }
 
     /// Encodes everything, after reading the gauges from the engine's current state.
-    pub fn render(&self, depths: &[(String, i32, u64)], keys: &[KeyStatus]) -> String {
+    /// Fleet mode: the fleet's gauges are shown too.
+    pub fn with_fleet(mut self) -> Metrics {
+        self.registry.register(
+            "llm_fleet_connected",
+            "1 while the fleet's Redis answers, 0 while this host serves degraded",
+            self.fleet_connected.clone(),
+        );
+        self.registry.register(
+            "llm_fleet_hosts",
+            "Live hosts in the fleet, last seen through heartbeats",
+            self.fleet_hosts.clone(),
+        );
+        self.registry.register(
+            "llm_fleet_slice_tokens",
+            "Units of each shared key's per-minute limit this host holds for one slice, by dimension",
+            self.fleet_slice.clone(),
+        );
+        self
+    }
+
+    pub fn render(
+        &self,
+        depths: &[(String, i32, u64)],
+        keys: &[KeyStatus],
+        fleet: Option<FleetGauges>,
+    ) -> String {
+        if let Some(f) = fleet {
+            self.fleet_connected.set(i64::from(f.connected));
+            self.fleet_hosts.set(f.hosts as i64);
+            self.fleet_slice.clear();
+            for k in keys {
+                let Some(part) = k.fleet else { continue };
+                for b in k
+                    .buckets
+                    .iter()
+                    .filter(|b| b.bucket.period == Period::Minute)
+                {
+                    let label = KeyDimensionLabel {
+                        key: k.key.clone(),
+                        dimension: b.bucket.dimension.as_str().into(),
+                    };
+                    let per_slice = b.bucket.limit * part.share * f.slice.as_secs_f64() / 60.0;
+                    self.fleet_slice.get_or_create(&label).set(per_slice);
+                }
+            }
+        }
         self.queue_depth.clear();
         for (key, priority, n) in depths {
             let label = KeyPriorityLabel {

@@ -63,6 +63,9 @@ pub fn key_json(k: &pb::KeyStatus) -> Value {
         "breaker_open_remaining_ms": k.breaker_open_remaining_ms,
         "requests_per_second": k.requests_per_second,
         "last_headers": k.last_headers,
+        "fleet_shared": k.fleet_shared,
+        "fleet_share": k.fleet_shared.then_some(k.fleet_share),
+        "fleet_slots": (k.fleet_slots >= 0).then_some(k.fleet_slots),
     })
 }
 
@@ -146,6 +149,13 @@ pub fn key_line(k: &pb::KeyStatus) -> String {
             k.breaker_open_remaining_ms as f64 / 1000.0
         ));
     }
+    if k.fleet_shared {
+        let mut fleet = format!("fleet share {:.0} %", k.fleet_share * 100.0);
+        if k.fleet_slots >= 0 {
+            fleet += &format!(", {} slot(s)", k.fleet_slots);
+        }
+        parts.push(fleet);
+    }
     if k.cooldown_remaining_ms > 0 {
         parts.push(format!(
             "COOLDOWN {:.1}s ({})",
@@ -199,6 +209,23 @@ pub fn client_line(c: &pb::ClientStatus) -> String {
 pub fn store_lines(st: &pb::StatusResponse) -> Vec<String> {
     let ago = |at: i64| (st.now_unix_ms - at).max(0) as f64 / 1000.0;
     let mut out = Vec::new();
+    if let Some(f) = &st.fleet {
+        out.push(if f.connected {
+            format!(
+                "fleet: host {} of {} live host(s), Redis {} connected",
+                f.host, f.hosts, f.redis
+            )
+        } else {
+            format!(
+                "FLEET DEGRADED: host {}, Redis {} does not answer ({}); serving from the parts \
+                 held, then limit / {} per shared key",
+                f.host,
+                f.redis,
+                f.last_error,
+                if f.hosts == 0 { 2 } else { f.hosts }
+            )
+        });
+    }
     if st.store_failing_since_unix_ms > 0 {
         out.push(format!(
             "STORE FAILING for {:.0} s: {} (claims answer UNAVAILABLE; limits go on)",
@@ -244,6 +271,11 @@ pub async fn run(args: StatusArgs, socket: PathBuf) -> ExitCode {
                 "claims_lost_at_unix_ms": (st.claims_lost_at_unix_ms > 0).then_some(st.claims_lost_at_unix_ms),
                 "store_failing_since_unix_ms": (st.store_failing_since_unix_ms > 0).then_some(st.store_failing_since_unix_ms),
                 "store_error": (!st.store_error.is_empty()).then_some(&st.store_error),
+                "fleet": st.fleet.as_ref().map(|f| json!({
+                    "host": f.host, "redis": f.redis, "connected": f.connected,
+                    "hosts": f.hosts, "last_error": (!f.last_error.is_empty()).then_some(&f.last_error),
+                    "slice_ms": f.slice_ms, "redis_commands_total": f.redis_commands_total,
+                })),
                 "events": st.events.iter().map(|e| json!({
                     "unix_ms": e.unix_ms, "key": e.key, "kind": e.kind, "message": e.message,
                 })).collect::<Vec<_>>(),

@@ -174,6 +174,59 @@ async fn three_hosts_admit_no_more_than_the_limit_together() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_top_and_metrics_show_the_fleet() {
+    let redis = Redis::start();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port");
+    let keys = format!(
+        "[daemon]\nmetrics_addr = \"127.0.0.1:{port}\"\n\n{RPM600}\n[keys.\"mine\"]\nrequests_per_minute = 60\nfleet = false\n"
+    );
+    let a = Daemon::start(&fleet_config(&redis, "a", &keys));
+    let _b = Daemon::start(&fleet_config(&redis, "b", RPM600));
+    grants_over(&[&a], "k", 2, Duration::from_secs(1)).await;
+    let text = stdout(&a.cli(&["status"]));
+    assert!(text.contains("fleet: host a of"), "{text}");
+    assert!(text.contains("fleet share"), "{text}");
+    let json: serde_json::Value =
+        serde_json::from_str(&stdout(&a.cli(&["status", "--json"]))).expect("json");
+    assert_eq!(json["fleet"]["host"], "a");
+    assert_eq!(json["fleet"]["connected"], true);
+    let keys = json["keys"].as_array().expect("keys");
+    let of = |name: &str| keys.iter().find(|k| k["key"] == name).expect("key").clone();
+    assert_eq!(of("k")["fleet_shared"], true);
+    assert_eq!(
+        of("mine")["fleet_shared"],
+        false,
+        "fleet = false keeps it local"
+    );
+
+    eventually(Duration::from_secs(10), "host a to see b", || async {
+        fleet_of(&a).await.hosts == 2
+    })
+    .await;
+    let http = llmctl_sim::http::HttpClient::new();
+    let url = format!("http://127.0.0.1:{port}/metrics");
+    let body = http
+        .get(&url, Duration::from_secs(5))
+        .await
+        .expect("scrape")
+        .body;
+    let body = String::from_utf8_lossy(&body);
+    assert!(body.contains("llm_fleet_connected 1"), "{body}");
+    assert!(body.contains("llm_fleet_hosts 2"), "{body}");
+    assert!(
+        body.contains("llm_fleet_slice_tokens{key=\"k\",dimension=\"requests\"}"),
+        "{body}"
+    );
+    assert!(
+        !body.contains("llm_fleet_slice_tokens{key=\"mine\""),
+        "{body}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_429_on_one_host_blocks_the_others_within_200_ms() {
     let redis = Redis::start();
     let keys = "[keys.\"k\"]\nrequests_per_minute = 60000\nburst_requests = 1000\n";

@@ -234,9 +234,10 @@ pub async fn run(
         None => None,
     };
     let (stop_tx, stop_rx) = watch::channel(false);
-    let metrics = opts
-        .metrics_addr
-        .map(|_| Arc::new(crate::metrics::Metrics::new()));
+    let metrics = opts.metrics_addr.map(|_| {
+        let m = crate::metrics::Metrics::new();
+        Arc::new(if fleet.is_some() { m.with_fleet() } else { m })
+    });
     let shared = Arc::new(Shared {
         core: Mutex::new(Core {
             engine,
@@ -451,7 +452,12 @@ async fn serve_metrics(
                         core.metrics.clone(),
                     )
                 };
-                let body = metrics.map_or_else(String::new, |m| m.render(&depths, &keys));
+                let fleet = shared.fleet.as_ref().map(|f| crate::metrics::FleetGauges {
+                    connected: f.is_connected(),
+                    hosts: f.hosts(),
+                    slice: f.slice,
+                });
+                let body = metrics.map_or_else(String::new, |m| m.render(&depths, &keys, fleet));
                 (
                     [(
                         "content-type",

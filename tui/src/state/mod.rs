@@ -410,6 +410,11 @@ impl Dashboard {
         Some(Duration::from_millis(ms) + self.since_message)
     }
 
+    /// The fleet this daemon belongs to, if any.
+    pub fn fleet(&self) -> Option<&llmctl_proto::v1::FleetStatus> {
+        self.status.as_ref().and_then(|s| s.fleet.as_ref())
+    }
+
     pub fn sessions(&self) -> Option<i64> {
         self.status.as_ref().map(|s| s.sessions)
     }

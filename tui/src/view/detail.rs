@@ -125,6 +125,17 @@ fn figures(r: &KeyRow<'_>) -> Vec<Line<'static>> {
             Span::from(k.requests_total.to_string()),
         ]),
     ];
+    if k.fleet_shared {
+        let mut spans = vec![
+            label("fleet share "),
+            Span::from(format!("{:.0} %", k.fleet_share * 100.0)),
+        ];
+        if k.fleet_slots >= 0 {
+            spans.push(label("  slots "));
+            spans.push(Span::from(k.fleet_slots.to_string()));
+        }
+        lines.push(Line::from(spans));
+    }
     if !r.cooldown_left.is_zero() {
         lines.push(Line::from(vec![
             Span::styled(

@@ -21,6 +21,18 @@ pub fn render(frame: &mut Frame, area: Rect, d: &Dashboard) {
     }
     first.push(label("  socket "));
     first.push(Span::from(d.socket().to_string()));
+    if let Some(f) = d.fleet() {
+        first.push(label("  fleet "));
+        first.push(Span::from(format!("{} of {} hosts ", f.host, f.hosts)));
+        first.push(if f.connected {
+            Span::styled("connected", Style::new().fg(Color::Green))
+        } else {
+            Span::styled(
+                "DEGRADED",
+                Style::new().fg(Color::White).bg(Color::Red).bold(),
+            )
+        });
+    }
 
     let t = d.totals();
     let rl_style = if t.rate_limited_per_minute > 0.0 {

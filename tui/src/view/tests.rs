@@ -79,6 +79,34 @@ fn a_key_in_cooldown() {
 }
 
 #[test]
+fn a_fleet_host_shows_its_fleet_and_each_keys_share() {
+    let mut d = traffic(None);
+    let t = T0 + 61_000;
+    let mut gpt_shared = gpt(t);
+    gpt_shared.fleet_shared = true;
+    gpt_shared.fleet_share = 0.4;
+    gpt_shared.fleet_slots = 3;
+    let mut m = status(t, vec![opus(t, 0, 0), idle(), gpt_shared]);
+    m.fleet = Some(pb::FleetStatus {
+        host: "web-2".into(),
+        connected: true,
+        hosts: 3,
+        ..Default::default()
+    });
+    d.apply_status(m.clone(), Instant::now());
+    select(&mut d, "openai/gpt-5.5");
+    let text = render_text(&d, 120, 30);
+    assert!(text.contains("fleet web-2 of 3 hosts connected"), "{text}");
+    assert!(text.contains("fleet share 40 %  slots 3"), "{text}");
+    if let Some(f) = m.fleet.as_mut() {
+        f.connected = false;
+    }
+    d.apply_status(m, Instant::now());
+    let text = render_text(&d, 120, 30);
+    assert!(text.contains("fleet web-2 of 3 hosts DEGRADED"), "{text}");
+}
+
+#[test]
 fn disconnected() {
     let mut d = traffic(Some(50));
     d.set_connection(Connection::Disconnected {

@@ -364,7 +364,8 @@ impl Fleet {
 
     fn due(&self, w: &FleetWant, asked: bool, t: Instant) -> bool {
         let Some(h) = self.held.get(&w.key) else {
-            return w.share > 0.0 || w.slots > 0 || w.held.is_none();
+            // Every key once, at first sight: an idle host may hold a part of what nobody wants.
+            return true;
         };
         let since = t.saturating_duration_since(h.renewed);
         let idle = w.share <= 0.0 && w.slots == 0;
@@ -459,7 +460,10 @@ impl Fleet {
     }
 
     fn apply(&self, shared: &Shared, w: &FleetWant, a: &PartAnswer, given_back: bool) {
-        self.set_hosts(a.hosts);
+        // Hosts holding a part of this key are live too (the heartbeat may not have told yet).
+        if a.hosts > self.view.hosts() {
+            self.set_hosts(a.hosts);
+        }
         let part = FleetPart {
             share: if given_back { 0.0 } else { a.share },
             floor: 1.0 / a.hosts.max(1) as f64,
