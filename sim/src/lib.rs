@@ -4,4 +4,5 @@ pub mod estimate;
 pub mod http;
 pub mod local_daemon;
 pub mod provider;
+pub mod redis_server;
 pub mod simulate;

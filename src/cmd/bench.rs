@@ -1,13 +1,15 @@
 //! `llmctl bench`: Acquire and Acquire+Report latency and throughput over the socket, next to
 //! an empty call (Ping) measured in the same run, which is the floor for any call, and next to
-//! a Redis Lua token bucket over a Unix socket when redis-server is installed.
+//! a Redis Lua token bucket over a Unix socket when redis-server is installed. With `--fleet`,
+//! Acquire on a daemon in fleet mode too, and how fast a cooldown reaches another host.
 
-use super::redis_bucket::{self, TempRedis};
+use super::redis_bucket;
 use crate::exit;
 use clap::Args;
 use llmctl_client::pb;
 use llmctl_client::pb::limiter_client::LimiterClient;
 use llmctl_sim::local_daemon::LocalDaemon;
+use llmctl_sim::redis_server::{RedisServer, INSTALL_HINT};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -34,7 +36,7 @@ pub struct BenchArgs {
     /// Skip the Redis Lua bucket comparison
     #[arg(long)]
     no_redis: bool,
-    /// Which calls to measure: ping, acquire, acquire+report, redis
+    /// Which calls to measure: ping, acquire, acquire+report, redis (and acquire-fleet with --fleet)
     #[arg(
         long,
         value_delimiter = ',',
@@ -42,6 +44,13 @@ pub struct BenchArgs {
         value_name = "CALLS"
     )]
     calls: Vec<Call>,
+    /// Also start two daemons in fleet mode on a Redis of the bench's own: measure Acquire on
+    /// one (acquire-fleet), and how long cooldowns set on one take to hold on the other
+    #[arg(long)]
+    fleet: bool,
+    /// Cooldowns whose propagation --fleet measures
+    #[arg(long, default_value_t = 200, value_name = "N")]
+    propagation: usize,
     /// Print the results as JSON
     #[arg(long)]
     json: bool,
@@ -53,6 +62,7 @@ enum Call {
     Acquire,
     AcquireReport,
     RedisLua,
+    AcquireFleet,
 }
 
 impl std::str::FromStr for Call {
@@ -63,8 +73,9 @@ impl std::str::FromStr for Call {
             "acquire" => Ok(Call::Acquire),
             "acquire+report" => Ok(Call::AcquireReport),
             "redis" => Ok(Call::RedisLua),
+            "acquire-fleet" => Ok(Call::AcquireFleet),
             _ => Err(format!(
-                "{s:?} is not a call; choose from ping, acquire, acquire+report, redis"
+                "{s:?} is not a call; choose from ping, acquire, acquire+report, redis, acquire-fleet"
             )),
         }
     }
@@ -77,6 +88,7 @@ impl Call {
             Call::Acquire => "acquire",
             Call::AcquireReport => "acquire+report",
             Call::RedisLua => "redis lua bucket",
+            Call::AcquireFleet => "acquire (fleet)",
         }
     }
 }
@@ -104,9 +116,16 @@ fn key_name(key: &str, keys: usize, i: usize) -> String {
 }
 
 /// A daemon of its own, with limits far above what the machine can ask for: the bucket
-/// arithmetic runs, nothing waits.
-async fn start_daemon(key: &str, keys: usize) -> Result<LocalDaemon, String> {
+/// arithmetic runs, nothing waits. `fleet`: its Redis URL and host name.
+async fn start_daemon(
+    key: &str,
+    keys: usize,
+    fleet: Option<(&str, &str)>,
+) -> Result<LocalDaemon, String> {
     let mut text = String::from("[daemon]\nlease_ttl = \"5s\"\nmax_leases = 5000000\n");
+    if let Some((url, host)) = fleet {
+        text += &format!("\n[fleet]\nredis = {url:?}\nhost = {host:?}\n");
+    }
     for i in 0..keys.max(1) {
         text += &format!(
             "\n[keys.{:?}]\nrequests_per_minute = 1_000_000_000_000\ntokens_per_minute = 1_000_000_000_000\n",
@@ -114,8 +133,69 @@ async fn start_daemon(key: &str, keys: usize) -> Result<LocalDaemon, String> {
         );
     }
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
-    let dir = std::env::temp_dir().join(format!("llmctl-bench-{}", std::process::id()));
+    let tag = fleet.map_or("", |f| f.1);
+    let dir = std::env::temp_dir().join(format!("llmctl-bench-{}{tag}", std::process::id()));
     LocalDaemon::start(&exe, dir, &text).await
+}
+
+/// Two daemons in fleet mode on a Redis of the bench's own.
+struct BenchFleet {
+    _redis: RedisServer,
+    a: LocalDaemon,
+    b: LocalDaemon,
+}
+
+async fn start_fleet(key: &str, keys: usize) -> Result<BenchFleet, String> {
+    let redis = RedisServer::start()?;
+    let url = redis.url();
+    let a = start_daemon(key, keys, Some((&url, "-a"))).await?;
+    let b = start_daemon(key, keys, Some((&url, "-b"))).await?;
+    Ok(BenchFleet {
+        _redis: redis,
+        a,
+        b,
+    })
+}
+
+/// How long each of `n` cooldowns set on `a` takes until an Acquire on `b` is refused for it.
+async fn propagation(a: &Path, b: &Path, n: usize) -> Result<Vec<Duration>, String> {
+    let status = |s: tonic::Status| s.message().to_string();
+    let mut ca = llmctl_client::connect(a).await.map_err(|e| e.to_string())?;
+    let mut cb = llmctl_client::connect(b).await.map_err(|e| e.to_string())?;
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let key = format!("bench/cooldown-{i}");
+        let ask = || pb::AcquireRequest {
+            key: key.clone(),
+            requests: 1,
+            ..Default::default()
+        };
+        // b knows the key first: what is measured is the cooldown, not the key's creation.
+        cb.acquire(ask()).await.map_err(status)?;
+        let t = Instant::now();
+        ca.cooldown(pb::CooldownRequest {
+            key: key.clone(),
+            duration_ms: 10_000,
+            reason: "bench".into(),
+        })
+        .await
+        .map_err(status)?;
+        loop {
+            let r = cb.acquire(ask()).await.map_err(status)?.into_inner();
+            if !r.granted && r.reason_code == pb::RefusalReason::Cooldown as i32 {
+                break;
+            }
+            if t.elapsed() > Duration::from_secs(5) {
+                return Err(format!(
+                    "the cooldown on {key} did not reach the other host in 5 s"
+                ));
+            }
+            tokio::time::sleep(Duration::from_micros(200)).await;
+        }
+        out.push(t.elapsed());
+    }
+    out.sort_unstable();
+    Ok(out)
 }
 
 async fn one_call(c: &mut Conn, call: Call, key: &str) -> Result<Duration, String> {
@@ -132,7 +212,7 @@ async fn one_call(c: &mut Conn, call: Call, key: &str) -> Result<Duration, Strin
         (Call::Ping, Conn::Daemon(c)) => {
             c.ping(pb::PingRequest {}).await.map_err(status)?;
         }
-        (Call::Acquire, Conn::Daemon(c)) => {
+        (Call::Acquire | Call::AcquireFleet, Conn::Daemon(c)) => {
             c.acquire(req).await.map_err(status)?;
         }
         (Call::AcquireReport, Conn::Daemon(c)) => {
@@ -161,6 +241,7 @@ async fn one_call(c: &mut Conn, call: Call, key: &str) -> Result<Duration, Strin
 
 struct Target<'a> {
     socket: &'a Path,
+    fleet_socket: Option<&'a Path>,
     redis: Option<(&'a Path, &'a str)>,
     key: &'a str,
     keys: usize,
@@ -175,6 +256,11 @@ async fn connect_for(t: &Target<'_>, call: Call) -> Result<Conn, String> {
             sha.to_string(),
         )),
         (Call::RedisLua, None) => Err("no redis".into()),
+        (Call::AcquireFleet, _) => Ok(Conn::Daemon(
+            llmctl_client::connect(t.fleet_socket.ok_or("no fleet daemon")?)
+                .await
+                .map_err(|e| e.to_string())?,
+        )),
         _ => Ok(Conn::Daemon(
             llmctl_client::connect(t.socket)
                 .await
@@ -252,7 +338,7 @@ pub async fn run(args: BenchArgs, socket: PathBuf) -> ExitCode {
     let (daemon, socket) = if args.running {
         (None, socket)
     } else {
-        match start_daemon(&args.key, args.keys).await {
+        match start_daemon(&args.key, args.keys, None).await {
             Ok(d) => {
                 let socket = d.socket.clone();
                 (Some(d), socket)
@@ -263,17 +349,17 @@ pub async fn run(args: BenchArgs, socket: PathBuf) -> ExitCode {
     let redis = if args.no_redis || !args.calls.contains(&Call::RedisLua) {
         None
     } else {
-        match TempRedis::start() {
+        match RedisServer::start_if_installed() {
             Ok(Some(r)) => Some(r),
             Ok(None) => {
-                eprintln!("note: redis-server is not installed, so the Redis Lua bucket is not measured (apt-get install redis-server)");
+                eprintln!("note: redis-server is not installed, so the Redis Lua bucket is not measured ({INSTALL_HINT})");
                 None
             }
             Err(e) => return exit::fail(exit::SOFTWARE, e),
         }
     };
     let sha = match &redis {
-        Some(r) => match redis_bucket::load_script(&r.socket).await {
+        Some(r) => match redis_bucket::load_script(&r.socket()).await {
             Ok(sha) => Some(sha),
             Err(e) => {
                 return exit::fail(exit::SOFTWARE, format!("cannot load the Lua script: {e}"))
@@ -281,21 +367,32 @@ pub async fn run(args: BenchArgs, socket: PathBuf) -> ExitCode {
         },
         None => None,
     };
+    let fleet = if args.fleet {
+        match start_fleet(&args.key, args.keys).await {
+            Ok(f) => Some(f),
+            Err(e) => return exit::fail(exit::SOFTWARE, format!("the bench's fleet: {e}")),
+        }
+    } else {
+        None
+    };
+    let redis_socket = redis.as_ref().map(RedisServer::socket);
     let target = Target {
         socket: &socket,
-        redis: redis
-            .as_ref()
-            .zip(sha.as_deref())
-            .map(|(r, sha)| (r.socket.as_path(), sha)),
+        fleet_socket: fleet.as_ref().map(|f| f.a.socket.as_path()),
+        redis: redis_socket.as_deref().zip(sha.as_deref()),
         key: &args.key,
         keys: args.keys,
     };
-    let calls: Vec<Call> = args
+    let mut calls: Vec<Call> = args
         .calls
         .iter()
         .copied()
         .filter(|c| *c != Call::RedisLua || target.redis.is_some())
+        .filter(|c| *c != Call::AcquireFleet || fleet.is_some())
         .collect();
+    if fleet.is_some() && !calls.contains(&Call::AcquireFleet) {
+        calls.push(Call::AcquireFleet);
+    }
     let mut rows = Vec::new();
     for &n in &args.clients {
         for &call in &calls {
@@ -322,6 +419,30 @@ pub async fn run(args: BenchArgs, socket: PathBuf) -> ExitCode {
             }
         }
     }
+    let spread = match &fleet {
+        Some(f) if args.propagation > 0 => {
+            match propagation(&f.a.socket, &f.b.socket, args.propagation).await {
+                Ok(v) => Some(v),
+                Err(e) => {
+                    return exit::fail(exit::UNAVAILABLE, format!("cooldown propagation: {e}"))
+                }
+            }
+        }
+        _ => None,
+    };
+    let ms = |v: &[Duration], p: f64| {
+        let ns: Vec<u64> = v.iter().map(|d| d.as_nanos() as u64).collect();
+        llmctl_daemon::engine::nearest_rank(&ns, p).map_or(0.0, |x| x as f64 / 1e6)
+    };
+    let fleet_vs_local = |n: usize| {
+        let local = rows
+            .iter()
+            .find(|r| r.clients == n && r.call == Call::Acquire)?;
+        let f = rows
+            .iter()
+            .find(|r| r.clients == n && r.call == Call::AcquireFleet)?;
+        Some(f.p50_us / local.p50_us)
+    };
     let rss = daemon.as_ref().and_then(LocalDaemon::pid).and_then(rss_mib);
     let ratio = |n: usize, call: Call| {
         let floor = rows
@@ -344,9 +465,20 @@ pub async fn run(args: BenchArgs, socket: PathBuf) -> ExitCode {
                 })
             })
             .collect();
+        let fleet_json = spread.as_ref().map(|v| {
+            json!({
+                "cooldowns": v.len(),
+                "propagation_p50_ms": ms(v, 50.0),
+                "propagation_p99_ms": ms(v, 99.0),
+                "propagation_max_ms": ms(v, 100.0),
+                "acquire_p50_fleet_vs_local": args.clients.iter().map(|&n| json!({
+                    "clients": n, "ratio": fleet_vs_local(n),
+                })).collect::<Vec<_>>(),
+            })
+        });
         println!(
             "{}",
-            json!({ "results": v, "keys": args.keys, "daemon_rss_mib": rss })
+            json!({ "results": v, "keys": args.keys, "daemon_rss_mib": rss, "fleet": fleet_json })
         );
     } else {
         println!("clients  call                 p50 µs    p99 µs    calls/s   p50 vs empty call");
@@ -365,6 +497,20 @@ pub async fn run(args: BenchArgs, socket: PathBuf) -> ExitCode {
             println!(
                 "daemon RSS after the run: {mib:.1} MiB with {} key(s)",
                 args.keys
+            );
+        }
+        for &n in &args.clients {
+            if let Some(x) = fleet_vs_local(n) {
+                println!("acquire p50 with fleet on vs off, {n} client(s): {x:.2}x");
+            }
+        }
+        if let Some(v) = &spread {
+            println!(
+                "cooldown propagation to another host over {} cooldowns: p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+                v.len(),
+                ms(v, 50.0),
+                ms(v, 99.0),
+                ms(v, 100.0)
             );
         }
     }

@@ -2,9 +2,7 @@
 //! called over a Unix socket with the `redis` client.
 
 use redis::aio::MultiplexedConnection;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
 
 /// Two buckets (requests, tokens), continuous refill, all or nothing: what llmctl's Acquire
 /// does for one key, in the shape people write it for Redis.
@@ -31,61 +29,6 @@ return 0
 pub async fn connect(socket: &Path) -> redis::RedisResult<MultiplexedConnection> {
     let client = redis::Client::open(format!("unix://{}", socket.display()))?;
     client.get_multiplexed_async_connection().await
-}
-
-/// A redis-server of its own on a Unix socket in a temporary folder, stopped when dropped.
-pub struct TempRedis {
-    child: Child,
-    dir: PathBuf,
-    pub socket: PathBuf,
-}
-
-impl Drop for TempRedis {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-impl TempRedis {
-    /// None when redis-server is not installed.
-    pub fn start() -> Result<Option<TempRedis>, String> {
-        let dir = std::env::temp_dir().join(format!("llmctl-bench-redis-{}", std::process::id()));
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        let socket = dir.join("redis.sock");
-        let child = match Command::new("redis-server")
-            .args([
-                "--port",
-                "0",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--unixsocketperm",
-                "700",
-                "--unixsocket",
-            ])
-            .arg(&socket)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-        {
-            Ok(c) => c,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(format!("cannot start redis-server: {e}")),
-        };
-        let r = TempRedis { child, dir, socket };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while std::os::unix::net::UnixStream::connect(&r.socket).is_err() {
-            if Instant::now() > deadline {
-                return Err("redis-server did not open its socket within 10 s".into());
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Ok(Some(r))
-    }
 }
 
 /// Loads the script and returns its SHA.
@@ -130,11 +73,9 @@ mod tests {
 
     #[tokio::test]
     async fn the_lua_bucket_grants_and_keeps_its_levels_in_redis() {
-        let r = TempRedis::start().expect("start redis-server").expect(
-            "redis-server is installed by scripts/test; run it, or apt-get install redis-server",
-        );
-        let sha = load_script(&r.socket).await.expect("load");
-        let mut c = connect(&r.socket).await.expect("connect");
+        let r = llmctl_sim::redis_server::RedisServer::start().expect("start redis-server");
+        let sha = load_script(&r.socket()).await.expect("load");
+        let mut c = connect(&r.socket()).await.expect("connect");
         assert!(acquire(&mut c, &sha, "k").await.expect("acquire"));
         assert!(acquire(&mut c, &sha, "k").await.expect("acquire"));
         let level: f64 = redis::cmd("HGET")

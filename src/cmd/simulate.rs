@@ -10,10 +10,10 @@ use std::time::Duration;
 
 #[derive(Args, Debug)]
 pub struct SimulateArgs {
-    /// A workload to run (repeatable) [default: all but calibrate]
+    /// A workload to run (repeatable) [default: all but calibrate and fleet]
     #[arg(long = "scenario", value_name = "NAME", value_enum)]
     scenarios: Vec<ScenarioName>,
-    /// A strategy to compare (repeatable) [default: all]
+    /// A strategy to compare (repeatable) [default: the fleet's three in the fleet scenario, the others elsewhere]
     #[arg(long = "strategy", value_name = "NAME", value_enum)]
     strategies: Vec<Strategy>,
     /// Jobs in the incident, skew and priority scenarios [default: 300, 300, 240]
@@ -39,11 +39,6 @@ pub async fn run(args: SimulateArgs) -> ExitCode {
         ScenarioName::ALL.to_vec()
     } else {
         args.scenarios
-    };
-    let strategies = if args.strategies.is_empty() {
-        Strategy::all()
-    } else {
-        args.strategies
     };
     if args.jobs == Some(0) {
         return exit::fail(
@@ -75,7 +70,17 @@ pub async fn run(args: SimulateArgs) -> ExitCode {
             }
             (matrix, vec![Strategy::Llmctl])
         } else {
-            (vec![Scenario::build(name, args.jobs)], strategies.clone())
+            let strategies = if args.strategies.is_empty() {
+                Strategy::defaults(name)
+            } else {
+                args.strategies.clone()
+            };
+            let runs = if name == ScenarioName::Fleet {
+                Scenario::fleet_matrix(args.jobs)
+            } else {
+                vec![Scenario::build(name, args.jobs)]
+            };
+            (runs, strategies)
         };
         for scenario in runs {
             let provider = match simulate::provider_for(&scenario).await {

@@ -171,6 +171,9 @@ pub struct Bucket {
     /// In a fleet, the part it can count on when the others want theirs (an even split): how
     /// long a wait will be is estimated at no less, even while its share is lower.
     pub share_floor: f64,
+    /// In a fleet, made by headers for the same quota as an ancestor's: filled from it once
+    /// it has a part.
+    pub mirror_pending: bool,
 }
 
 impl Bucket {
@@ -189,6 +192,7 @@ impl Bucket {
             since: now,
             share: 1.0,
             share_floor: 1.0,
+            mirror_pending: false,
         }
     }
 
@@ -213,6 +217,7 @@ impl Bucket {
             since: now,
             share: 1.0,
             share_floor: 1.0,
+            mirror_pending: false,
         }
     }
 
@@ -461,8 +466,10 @@ impl Bucket {
                 self.updated = now;
             }
         }
-        // The provider's remaining is the whole fleet's: this limiter's part of it.
-        if let Some(rem) = hl.remaining.map(|r| r * self.share) {
+        // In a fleet the provider's remaining already counts what the other hosts took from
+        // their own parts: following it down would count their grants twice. The parts keep
+        // the fleet within the limit; a 429 still empties the bucket.
+        if let Some(rem) = hl.remaining.filter(|_| self.share >= 1.0) {
             if rem < self.level {
                 self.level = rem;
                 changed = true;

@@ -73,6 +73,7 @@ impl Engine {
     pub(super) fn apply_headers(&mut self, id: usize, outcome: &Outcome, now: Instant) {
         let mut changed = false;
         let mut created = false;
+        let mut made = Vec::new();
         let mut verdict = None;
         let signals = &outcome.signals;
         let key = &mut self.keys[id];
@@ -93,7 +94,10 @@ impl Engine {
                     None => continue,
                 }
             };
-            created |= key.buckets.len() > had;
+            if key.buckets.len() > had {
+                created = true;
+                made.push(*dim);
+            }
             let reading = match (dim, hl.remaining) {
                 (Dimension::Tokens, Some(rem)) if key.buckets[i].is_limited() => {
                     let b = &mut key.buckets[i];
@@ -132,6 +136,9 @@ impl Engine {
         }
         if created {
             self.rescope();
+            for dim in made {
+                self.fleet_fresh_level(id, dim, now);
+            }
         }
     }
 

@@ -45,6 +45,20 @@ pub struct FleetWant {
     pub held: Option<FleetPart>,
     /// Its buckets' limits (units per minute or day) with their dimension and period.
     pub limits: Vec<Rate>,
+    /// How full its part of each minute burst is, 0 to 1, by `Dimension::index` (0 where it
+    /// has no such bucket).
+    pub fill: [f64; 4],
+}
+
+/// The burst that moves with a change of part: what this limiter said it held, and what it
+/// takes from the fleet's bank, as shares of each burst.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct BurstExchange {
+    /// The share the fleet knew it held, and how full it said that part was.
+    pub before: f64,
+    pub fill: [f64; 4],
+    /// Taken from the bank, by `Dimension::index`.
+    pub taken: [f64; 4],
 }
 
 /// A cooldown installed here, for the other hosts.
@@ -91,6 +105,66 @@ impl Engine {
         self.pump(now);
     }
 
+    /// A bucket the headers just made on a key in a fleet: when an ancestor it is charged with
+    /// enforces the same limit, it is the same quota, and holds what the ancestor's part holds
+    /// (the provider's remaining also counts what the other hosts took from their parts, so it
+    /// says little of this host's). Without a part yet, it does so when it gets one.
+    pub(super) fn fleet_fresh_level(&mut self, id: usize, dim: Dimension, now: Instant) {
+        if self.keys[id].fleet.is_none() {
+            return;
+        }
+        if let Some(i) = self.keys[id].find_minute_bucket(dim) {
+            self.keys[id].buckets[i].mirror_pending = true;
+            self.mirror_ancestor(id, i, now);
+        }
+    }
+
+    /// Fills a pending bucket from the same quota's bucket on an ancestor, once it has a part.
+    fn mirror_ancestor(&mut self, id: usize, i: usize, now: Instant) {
+        let b = &self.keys[id].buckets[i];
+        if !b.mirror_pending || b.share <= 0.0 {
+            return;
+        }
+        let (dim, limit) = (b.rate.dimension, b.rate.limit);
+        let scope = self.keys[id].scope[1..].to_vec();
+        let held = scope.into_iter().find_map(|a| {
+            let j = self.keys[a].find_minute_bucket(dim)?;
+            let ab = &mut self.keys[a].buckets[j];
+            ab.refill(now);
+            ((ab.rate.limit - limit).abs() <= limit * 1e-3).then_some(ab.level)
+        });
+        let b = &mut self.keys[id].buckets[i];
+        b.mirror_pending = false;
+        if let Some(level) = held {
+            b.refill(now);
+            b.level = b.level.max(level.min(b.capacity_now(now)));
+        }
+    }
+
+    /// The shared ancestor whose quota this key only mirrors: nothing configured on it, and
+    /// each of its limits is the same as one of the ancestor's (as when the provider's headers
+    /// name, for a model, the limits configured on its parent). It needs no part of its own.
+    pub(super) fn mirror_of(&self, id: usize) -> Option<usize> {
+        let k = &self.keys[id];
+        if k.configured || k.local_only || k.fleet.is_none() || k.max_concurrency.is_some() {
+            return None;
+        }
+        let mut limited = k.buckets.iter().filter(|b| b.is_limited()).peekable();
+        limited.peek()?;
+        let a = k.scope[1..]
+            .iter()
+            .copied()
+            .find(|&a| !self.keys[a].local_only && self.keys[a].fleet.is_some())?;
+        let same = |b: &Bucket| {
+            self.keys[a].buckets.iter().any(|x| {
+                x.rate.dimension == b.rate.dimension
+                    && x.rate.period == b.rate.period
+                    && (x.rate.limit - b.rate.limit).abs() <= b.rate.limit * 1e-3
+            })
+        };
+        limited.all(same).then_some(a)
+    }
+
     /// What every shared key with limits wants for the next `slice`: what it granted lately
     /// (over the last two seconds) plus what waits for it, against its limits.
     pub fn fleet_wants(&mut self, slice: Duration, now: Now) -> Vec<FleetWant> {
@@ -128,9 +202,16 @@ impl Engine {
         }
         let slice_ms = slice.as_secs_f64() * 1000.0;
         let mut wants = Vec::new();
+        // A key that only mirrors an ancestor's quota follows that ancestor's part.
+        for id in 0..n {
+            if let Some(part) = self.mirror_of(id).and_then(|a| self.keys[a].fleet) {
+                self.exchange_part_of(id, part, None, now.mono);
+            }
+        }
         for (id, k) in self.keys.iter().enumerate() {
             if k.local_only
                 || (k.max_concurrency.is_none() && !k.buckets.iter().any(|b| b.is_limited()))
+                || self.mirror_of(id).is_some()
             {
                 continue;
             }
@@ -141,6 +222,17 @@ impl Engine {
                 if per_slice > 0.0 {
                     share =
                         share.max((rate[id][i] * slice_ms / 1000.0 + queued[id][i]) / per_slice);
+                }
+            }
+            let mut fill = [0.0; 4];
+            for b in k
+                .buckets
+                .iter()
+                .filter(|b| b.is_limited() && b.rate.period == Period::Minute)
+            {
+                let cap = b.capacity_now(now.mono);
+                if cap > 0.0 {
+                    fill[b.rate.dimension.index()] = (b.level / cap).clamp(0.0, 1.0);
                 }
             }
             wants.push(FleetWant {
@@ -156,6 +248,7 @@ impl Engine {
                     .filter(|b| b.is_limited())
                     .map(|b| b.rate)
                     .collect(),
+                fill,
             });
         }
         wants
@@ -164,17 +257,70 @@ impl Engine {
     /// Takes the part of `key` the fleet gave this limiter. False when the key is not known
     /// here or keeps its limits to itself.
     pub fn set_fleet_part(&mut self, key: &str, part: FleetPart, now: Now) -> bool {
+        self.exchange_fleet_part(key, part, None, now)
+    }
+
+    /// `set_fleet_part`, moving burst with the fleet: a smaller part gives up what it held
+    /// above it (the fleet banked what this limiter said it held; what was granted since is
+    /// taken from what is left, so no unit counts twice), a larger part adds what it took
+    /// from the bank.
+    pub fn exchange_fleet_part(
+        &mut self,
+        key: &str,
+        part: FleetPart,
+        exchange: Option<BurstExchange>,
+        now: Now,
+    ) -> bool {
         let Some(&id) = self.index.get(key) else {
             return false;
         };
         if self.keys[id].local_only {
             return false;
         }
-        if self.keys[id].fleet != Some(part) {
-            self.keys[id].take_part(Some(part), now.mono);
-            self.pump(now);
+        // The keys that mirror this one's quota move with it.
+        let mirrors: Vec<usize> = (0..self.keys.len())
+            .filter(|&m| m != id && self.mirror_of(m) == Some(id))
+            .collect();
+        for k in std::iter::once(id).chain(mirrors) {
+            self.exchange_part_of(k, part, exchange, now.mono);
         }
+        self.pump(now);
         true
+    }
+
+    /// One key's side of `exchange_fleet_part`.
+    fn exchange_part_of(
+        &mut self,
+        id: usize,
+        part: FleetPart,
+        exchange: Option<BurstExchange>,
+        now: Instant,
+    ) {
+        let k = &mut self.keys[id];
+        let moved = exchange.is_some_and(|x| x.taken != [0.0; 4] || x.before > part.share);
+        if k.fleet == Some(part) && !moved {
+            return;
+        }
+        k.fleet = Some(part);
+        for b in &mut k.buckets {
+            b.refill(now);
+            let held = b.level;
+            b.set_share(part.share, part.floor, now);
+            let whole = b.rate.capacity;
+            let (Some(x), Period::Minute, true) = (exchange, b.rate.period, whole.is_finite())
+            else {
+                continue;
+            };
+            let d = b.rate.dimension.index();
+            // Banked on what was said; truly given up on what is left.
+            let banked = (x.fill[d] * x.before - part.share).max(0.0) * whole;
+            let given_up = (held - part.share * whole).max(0.0);
+            b.level -= (banked - given_up).max(0.0);
+            b.level = (b.level + x.taken[d] * whole).min(b.capacity_now(now));
+        }
+        for i in 0..self.keys[id].buckets.len() {
+            self.mirror_ancestor(id, i, now);
+        }
     }
 
     /// Cooldowns installed here since the last take (fleet mode only), for the other hosts.

@@ -189,3 +189,142 @@ fn cooldowns_installed_here_are_shared_once_and_ones_heard_are_not_shared_again(
         .apply_shared_cooldown("k", until - 5_000, "older", fx.now(2_000))
         .expect("applied"));
 }
+
+#[test]
+fn burst_given_back_is_never_counted_twice_and_burst_taken_is_added() {
+    // 600 a minute, burst 10; this host holds half, full: 5 units.
+    let mut fx = rpm600_burst10().filled();
+    assert!(fx.e.set_fleet_part("k", part(0.5, 0.5, None), fx.now(0)));
+    let wants = fx.e.fleet_wants(Duration::from_secs(1), fx.now(0));
+    assert_eq!(wants[0].fill[Dimension::Requests.index()], 1.0);
+    // It said it was full, then granted 2 before the answer came: the fleet banked 5 - 2 = 3
+    // units above its new part of 0.2 (2 units); it has 3 left, of which 2 fit the new part
+    // and 1 was banked already.
+    assert_eq!(grants_now_n(&mut fx, "k", 2, 0), 2);
+    let x = BurstExchange {
+        before: 0.5,
+        fill: wants[0].fill,
+        taken: [0.0; 4],
+    };
+    assert!(fx
+        .e
+        .exchange_fleet_part("k", part(0.2, 0.5, None), Some(x), fx.now(0)));
+    assert!((fx.level("k", Dimension::Requests, 0) - 0.0).abs() < 1e-9);
+    // Growing to 0.6 and taking 0.3 of the burst from the bank: 3 units at once.
+    let x = BurstExchange {
+        before: 0.2,
+        fill: [0.0; 4],
+        taken: [0.3, 0.0, 0.0, 0.0],
+    };
+    assert!(fx
+        .e
+        .exchange_fleet_part("k", part(0.6, 0.5, None), Some(x), fx.now(0)));
+    assert!((fx.level("k", Dimension::Requests, 0) - 3.0).abs() < 1e-9);
+}
+
+/// Takes `n` grants at `ms` (each must be granted at once).
+fn grants_now_n(fx: &mut Fx, key: &str, n: usize, ms: u64) -> usize {
+    (0..n)
+        .filter(|_| matches!(fx.acquire(key, 0, 0, 0, ms), Acquired::Granted(_)))
+        .count()
+}
+
+#[test]
+fn a_key_learned_under_a_shared_one_holds_what_the_ancestors_part_holds_once_given_a_part() {
+    let mut fx = Fx::new(vec![(
+        "p",
+        limits(vec![rate(Dimension::Tokens, 1_200_000.0, 100_000.0)]),
+    )])
+    .filled();
+    assert!(fx
+        .e
+        .set_fleet_part("p", part(1.0 / 3.0, 1.0 / 3.0, None), fx.now(0)));
+    fx.e.set_fleet_default(Some(part(0.0, 1.0 / 3.0, None)), fx.now(0));
+    let g = lease(&fx.acquire("p/m", 1000, 0, 0, 10));
+    assert_eq!(fx.key_status("p/m", 10).fleet.map(|p| p.share), Some(0.0));
+    // The provider names the same quota for the model, its remaining drained by other hosts.
+    let headers = [
+        ("x-ratelimit-limit-tokens", "1200000"),
+        ("x-ratelimit-remaining-tokens", "600"),
+        ("x-ratelimit-reset-tokens", "5s"),
+    ];
+    fx.e.report(&g, &with_headers(200, &headers, T0_UNIX + 60), fx.now(60))
+        .expect("report");
+    assert_eq!(fx.level("p/m", Dimension::Tokens, 60), 0.0, "no part yet");
+    // Given the whole of the model's quota (the first host to ask), it holds no more than
+    // its part of the parent's: the same quota is never counted twice.
+    assert!(fx
+        .e
+        .set_fleet_part("p/m", part(1.0, 1.0 / 3.0, None), fx.now(70)));
+    let parent = fx.level("p", Dimension::Tokens, 70);
+    let level = fx.level("p/m", Dimension::Tokens, 70);
+    assert!(
+        parent > 30_000.0 && (level - parent).abs() < 1.0,
+        "{level} vs {parent}"
+    );
+    // Only once: a part given back and taken again brings no more.
+    assert!(fx
+        .e
+        .set_fleet_part("p/m", part(0.0, 1.0 / 3.0, None), fx.now(80)));
+    assert!(fx
+        .e
+        .set_fleet_part("p/m", part(1.0, 1.0 / 3.0, None), fx.now(80)));
+    assert_eq!(fx.level("p/m", Dimension::Tokens, 80), 0.0);
+    // A quota of its own (another limit) is not filled from the parent's.
+    let g = lease(&fx.acquire("p/n", 1000, 0, 0, 90));
+    let own = [
+        ("x-ratelimit-limit-tokens", "600000"),
+        ("x-ratelimit-remaining-tokens", "600"),
+        ("x-ratelimit-reset-tokens", "5s"),
+    ];
+    fx.e.report(&g, &with_headers(200, &own, T0_UNIX + 95), fx.now(95))
+        .expect("report");
+    assert!(fx
+        .e
+        .set_fleet_part("p/n", part(1.0, 1.0 / 3.0, None), fx.now(95)));
+    assert!(fx.level("p/n", Dimension::Tokens, 95) < 700.0);
+}
+
+#[test]
+fn a_key_that_only_mirrors_its_parents_quota_needs_no_part_of_its_own() {
+    let mut fx = Fx::new(vec![(
+        "p",
+        limits(vec![rate(Dimension::Tokens, 1_200_000.0, 100_000.0)]),
+    )])
+    .filled();
+    assert!(fx.e.set_fleet_part("p", part(0.5, 0.5, None), fx.now(0)));
+    fx.e.set_fleet_default(Some(part(0.0, 0.5, None)), fx.now(0));
+    let g = lease(&fx.acquire("p/m", 1000, 0, 0, 10));
+    let headers = [
+        ("x-ratelimit-limit-tokens", "1200000"),
+        ("x-ratelimit-remaining-tokens", "600"),
+        ("x-ratelimit-reset-tokens", "5s"),
+    ];
+    fx.e.report(&g, &with_headers(200, &headers, T0_UNIX + 20), fx.now(20))
+        .expect("report");
+    let wants = fx.e.fleet_wants(Duration::from_secs(1), fx.now(30));
+    assert_eq!(
+        wants.iter().map(|w| w.key.as_str()).collect::<Vec<_>>(),
+        vec!["p"],
+        "the model's quota is the parent's"
+    );
+    assert_eq!(fx.key_status("p/m", 30).fleet.map(|p| p.share), Some(0.5));
+    let parent = fx.level("p", Dimension::Tokens, 30);
+    assert!((fx.level("p/m", Dimension::Tokens, 30) - parent).abs() < parent * 0.02);
+    // The parent's part grows with burst from the bank: the model's moves with it.
+    let x = BurstExchange {
+        before: 0.5,
+        fill: [0.0; 4],
+        taken: [0.0, 0.2, 0.0, 0.0],
+    };
+    assert!(fx
+        .e
+        .exchange_fleet_part("p", part(0.8, 0.5, None), Some(x), fx.now(30)));
+    assert_eq!(fx.key_status("p/m", 30).fleet.map(|p| p.share), Some(0.8));
+    let parent = fx.level("p", Dimension::Tokens, 30);
+    let model = fx.level("p/m", Dimension::Tokens, 30);
+    assert!(
+        parent > 60_000.0 && (model - parent).abs() < parent * 0.02,
+        "{model} vs {parent}"
+    );
+}

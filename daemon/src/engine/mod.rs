@@ -53,7 +53,7 @@ pub use llmctl_proto::text;
 pub use advice::{Action, Advice, Class};
 pub use breaker::{BreakerConfig, BreakerState};
 pub use error::EngineError;
-pub use fleet::{FleetPart, FleetWant, SharedCooldown};
+pub use fleet::{BurstExchange, FleetPart, FleetWant, SharedCooldown};
 pub use headers::is_limit_header;
 pub use headers::ProviderSignals;
 pub use keys::validate_key;

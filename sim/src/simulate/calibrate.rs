@@ -130,11 +130,16 @@ impl Scenario {
             workers: 12,
             jobs: deal(mixed_jobs(jobs.unwrap_or(300), &mut rng), 8, None),
             calibration: Some(calibration),
+            hosts: 1,
+            fleet: None,
         }
     }
 
     /// The scenario's name in results: calibrate rows name their provider and daemon limits.
     pub fn label(&self) -> String {
+        if let Some(load) = self.fleet {
+            return format!("fleet/{}", load.name());
+        }
         match self.calibration {
             None => self.name.name().to_string(),
             Some(c) => {

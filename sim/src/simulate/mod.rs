@@ -3,11 +3,13 @@
 //! wall time against the ideal the provider's limits allow.
 
 mod calibrate;
+mod fleet;
 mod report;
 mod scenario;
 pub mod worker;
 
 pub use calibrate::{Calibration, DaemonLimits, ProviderStyle};
+pub use fleet::FleetLoad;
 pub use report::table;
 pub use scenario::Scenario;
 use scenario::{deal, mixed_jobs, provider};
@@ -53,12 +55,41 @@ pub enum Strategy {
     BucketPerProcess,
     /// Each process a bucket at limit / P, then retry-jitter.
     BucketSplit,
+    /// A daemon per host, the hosts sharing the limits through Redis (fleet mode).
+    LlmctlFleet,
+    /// A daemon per host, each told the full limits and knowing nothing of the others.
+    LlmctlPerHost,
+    /// A daemon per host, each told limit / hosts.
+    LlmctlSplit,
 }
 
 impl Strategy {
-    /// Every strategy: what a run without `--strategy` compares.
+    /// Every strategy.
     pub fn all() -> Vec<Strategy> {
         <Strategy as clap::ValueEnum>::value_variants().to_vec()
+    }
+
+    /// What a run of `scenario` without `--strategy` compares: the fleet strategies in the
+    /// fleet scenario, the others elsewhere.
+    pub fn defaults(scenario: ScenarioName) -> Vec<Strategy> {
+        let fleet = scenario == ScenarioName::Fleet;
+        Self::all()
+            .into_iter()
+            .filter(|s| s.is_fleet() == fleet)
+            .collect()
+    }
+
+    /// One of the daemon-per-host strategies.
+    pub fn is_fleet(self) -> bool {
+        matches!(
+            self,
+            Strategy::LlmctlFleet | Strategy::LlmctlPerHost | Strategy::LlmctlSplit
+        )
+    }
+
+    /// Its workers ask an llmctl daemon.
+    pub fn uses_daemon(self) -> bool {
+        self == Strategy::Llmctl || self.is_fleet()
     }
 
     /// The name, as the command line takes it.
@@ -69,6 +100,9 @@ impl Strategy {
             Strategy::RetryFixed => "retry-fixed",
             Strategy::BucketPerProcess => "bucket-per-process",
             Strategy::BucketSplit => "bucket-split",
+            Strategy::LlmctlFleet => "llmctl-fleet",
+            Strategy::LlmctlPerHost => "llmctl-per-host",
+            Strategy::LlmctlSplit => "llmctl-split",
         }
     }
 }
@@ -84,6 +118,9 @@ pub enum ScenarioName {
     /// against OpenAI-style, Anthropic-style and header-less providers, and with another
     /// consumer of the key: how well limits calibrate themselves.
     Calibrate,
+    /// 3 hosts x 4 processes x 8 workers on one provider, even and skewed load, with a daemon
+    /// per host: in a fleet through Redis, each at the full limit, or each at a third.
+    Fleet,
 }
 
 impl ScenarioName {
@@ -103,6 +140,7 @@ impl ScenarioName {
             ScenarioName::Skew => "skew",
             ScenarioName::Priority => "priority",
             ScenarioName::Calibrate => "calibrate",
+            ScenarioName::Fleet => "fleet",
         }
     }
 }
@@ -182,6 +220,8 @@ pub struct RunResult {
     pub batch_wait_p50_ms: Option<u64>,
     pub batch_wait_p95_ms: Option<u64>,
     pub errors: Vec<String>,
+    /// Fleet mode: the Redis commands the daemons sent during the run.
+    pub redis_commands: Option<u64>,
 }
 
 impl RunResult {
@@ -193,9 +233,19 @@ impl RunResult {
         }
     }
 
+    /// Redis commands per request the provider granted (fleet mode).
+    pub fn redis_commands_per_grant(&self) -> Option<f64> {
+        let granted = self.provider_requests.saturating_sub(self.provider_429s);
+        self.redis_commands
+            .map(|n| n as f64 / granted.max(1) as f64)
+    }
+
     pub fn to_json(&self) -> Value {
         let mut v = serde_json::to_value(self).unwrap_or(json!({}));
         v["rate_limited_share"] = json!(self.rate_limited_share());
+        if let Some(r) = self.redis_commands_per_grant() {
+            v["redis_commands_per_granted_request"] = json!(r);
+        }
         v
     }
 }
@@ -206,7 +256,7 @@ fn percentile(v: &mut [u64], p: f64) -> Option<u64> {
 }
 
 /// A daemon of the run's own whose buckets are full, as a daemon that has been running a while
-/// has them, and as the provider's are at the start.
+/// has them, and as the provider's are at the start (in a fleet: once it holds its part).
 async fn start_daemon(exe: &Path, config: &str, tag: &str) -> Result<LocalDaemon, SimError> {
     let dir = std::env::temp_dir().join(format!("llmctl-sim-{}-{tag}", std::process::id()));
     let d = LocalDaemon::start(exe, dir, config)
@@ -216,13 +266,17 @@ async fn start_daemon(exe: &Path, config: &str, tag: &str) -> Result<LocalDaemon
     loop {
         if let Ok(mut c) = llmctl_client::connect(&d.socket).await {
             if let Ok(st) = c.status(llmctl_client::pb::StatusRequest::default()).await {
+                let st = st.into_inner();
                 let full = st
-                    .into_inner()
                     .keys
                     .iter()
                     .flat_map(|k| k.buckets.iter())
                     .all(|b| b.level >= b.capacity);
-                if full {
+                let parts = st
+                    .keys
+                    .iter()
+                    .all(|k| !k.fleet_shared || k.fleet_share > 0.0);
+                if full && parts {
                     return Ok(d);
                 }
             }
@@ -246,16 +300,36 @@ pub async fn run_one(
     max_run_time: Duration,
 ) -> Result<RunResult, SimError> {
     provider.provider.reset();
-    let daemon = match strategy {
-        Strategy::Llmctl => {
-            let tag = scenario.label().replace(['/', '+', '%'], "-");
-            Some(start_daemon(exe, &scenario.daemon_config(), &tag).await?)
-        }
+    let tag = format!(
+        "{}-{}",
+        scenario.label().replace(['/', '+', '%'], "-"),
+        strategy.name()
+    );
+    let redis = match strategy {
+        Strategy::LlmctlFleet => Some(
+            crate::redis_server::RedisServer::start()
+                .map_err(|e| SimError::Daemon(format!("the fleet's Redis: {e}")))?,
+        ),
         _ => None,
     };
+    let mut daemons = Vec::new();
+    if strategy.uses_daemon() {
+        let hosts = if strategy.is_fleet() {
+            scenario.hosts
+        } else {
+            1
+        };
+        for h in 0..hosts {
+            let config = scenario.host_config(strategy, h, redis.as_ref().map(|r| r.url()));
+            daemons.push(start_daemon(exe, &config, &format!("{tag}-h{h}")).await?);
+        }
+    }
+    let commands_before = redis_commands(&daemons).await;
     let start_at = llmctl_client::time::now_unix_ms() + 1000;
     let mut children = Vec::new();
-    for jobs in &scenario.jobs {
+    for (p, jobs) in scenario.jobs.iter().enumerate() {
+        // The processes of a host are consecutive.
+        let daemon = daemons.get(p * daemons.len() / scenario.processes());
         let spec = WorkerSpec {
             provider_url: provider.url(),
             style: scenario
@@ -264,7 +338,7 @@ pub async fn run_one(
             strategy,
             workers: scenario.workers,
             jobs: jobs.clone(),
-            socket: daemon.as_ref().map(|d| d.socket.clone()),
+            socket: daemon.map(|d| d.socket.clone()),
             key: "sim/model".into(),
             local_limits: scenario.local_limits(strategy),
             start_at_unix_ms: start_at,
@@ -304,7 +378,14 @@ pub async fn run_one(
         })?;
         results.push(r);
     }
-    drop(daemon);
+    let redis_commands = match (redis.is_some(), commands_before) {
+        (true, Some(before)) => redis_commands(&daemons)
+            .await
+            .map(|n| n.saturating_sub(before)),
+        _ => None,
+    };
+    drop(daemons);
+    drop(redis);
     let stats = provider.provider.stats();
     let end = results
         .iter()
@@ -356,7 +437,23 @@ pub async fn run_one(
         batch_wait_p50_ms: percentile(&mut batch, 50.0),
         batch_wait_p95_ms: percentile(&mut batch, 95.0),
         errors,
+        redis_commands,
     })
+}
+
+/// The Redis commands the daemons sent so far (None when one does not say).
+async fn redis_commands(daemons: &[LocalDaemon]) -> Option<u64> {
+    let mut total = 0;
+    for d in daemons {
+        let mut c = llmctl_client::connect(&d.socket).await.ok()?;
+        let st = c
+            .status(llmctl_client::pb::StatusRequest::default())
+            .await
+            .ok()?
+            .into_inner();
+        total += st.fleet?.redis_commands_total.max(0) as u64;
+    }
+    Some(total)
 }
 
 /// Starts a fake provider for `scenario` on loopback.

@@ -32,6 +32,19 @@ pub fn table(rows: &[RunResult]) -> String {
             r.efficiency
         );
     }
+    let fleet: Vec<&RunResult> = rows.iter().filter(|r| r.redis_commands.is_some()).collect();
+    if !fleet.is_empty() {
+        out += "\nRedis commands (fleet mode)\n";
+        for r in fleet {
+            out += &format!(
+                "{:<w$} {:<18} {:>6} commands, {:.3} per request granted\n",
+                r.scenario,
+                r.strategy,
+                r.redis_commands.unwrap_or(0),
+                r.redis_commands_per_grant().unwrap_or(0.0)
+            );
+        }
+    }
     let waits: Vec<&RunResult> = rows
         .iter()
         .filter(|r| r.interactive_wait_p50_ms.is_some())

@@ -13,6 +13,11 @@ pub struct Scenario {
     pub jobs: Vec<Vec<Job>>,
     /// Set for the rows of the calibrate matrix.
     pub calibration: Option<Calibration>,
+    /// Hosts the processes are spread over (each host's processes are consecutive); a
+    /// daemon-per-host strategy starts a daemon on each.
+    pub hosts: usize,
+    /// Set for the rows of the fleet scenario.
+    pub fleet: Option<FleetLoad>,
 }
 
 pub(super) fn provider(
@@ -102,6 +107,8 @@ impl Scenario {
                     })
                     .collect(),
                 calibration: None,
+                hosts: 1,
+                fleet: None,
             },
             ScenarioName::Incident => Scenario {
                 name,
@@ -109,6 +116,8 @@ impl Scenario {
                 workers: 12,
                 jobs: deal(mixed_jobs(jobs.unwrap_or(300), &mut rng), 8, None),
                 calibration: None,
+                hosts: 1,
+                fleet: None,
             },
             ScenarioName::Skew => Scenario {
                 name,
@@ -116,6 +125,8 @@ impl Scenario {
                 workers: 12,
                 jobs: deal(mixed_jobs(jobs.unwrap_or(300), &mut rng), 8, Some(0.7)),
                 calibration: None,
+                hosts: 1,
+                fleet: None,
             },
             ScenarioName::Priority => {
                 let n = jobs.unwrap_or(240);
@@ -137,8 +148,11 @@ impl Scenario {
                     workers: 12,
                     jobs: per,
                     calibration: None,
+                    hosts: 1,
+                    fleet: None,
                 }
             }
+            ScenarioName::Fleet => Self::fleet(FleetLoad::Even, jobs),
             ScenarioName::Calibrate => Self::calibrate(
                 Calibration {
                     style: ProviderStyle::Openai,

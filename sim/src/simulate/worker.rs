@@ -357,8 +357,8 @@ async fn run_job(
     arrival: Instant,
 ) -> JobOutcome {
     match (ctx.spec.strategy, client) {
-        (Strategy::Llmctl, Some(c)) => ctx.run_llmctl(job, c, arrival).await,
-        (Strategy::Llmctl, None) => JobOutcome {
+        (s, Some(c)) if s.uses_daemon() => ctx.run_llmctl(job, c, arrival).await,
+        (s, None) if s.uses_daemon() => JobOutcome {
             error: Some("no daemon connection".into()),
             ..JobOutcome::default()
         },
@@ -391,7 +391,7 @@ pub async fn run(spec: WorkerSpec) -> WorkerResult {
     let mut connection = None;
     let mut session = None;
     let client_id = llmctl_client::process_client_id();
-    if spec.strategy == Strategy::Llmctl {
+    if spec.strategy.uses_daemon() {
         if let Some(socket) = &spec.socket {
             match llmctl_client::connect(socket).await {
                 Ok(mut c) => {

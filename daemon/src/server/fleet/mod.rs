@@ -37,10 +37,12 @@ const TICK: Duration = Duration::from_millis(50);
 /// after the last.
 const MIN_RENEWAL_GAP: Duration = Duration::from_millis(20);
 /// How often a host says it is alive; it counts as gone after three missed.
-const HEARTBEAT: Duration = Duration::from_secs(5);
-/// A part is leased for this many slices; renewed every two while demand holds steady, after
-/// one when it moved by a quarter, at once when it jumped.
-const LEASE_SLICES: u32 = 4;
+const HEARTBEAT: Duration = Duration::from_secs(10);
+/// A part is leased for this many slices, and renewed every `RENEW_SLICES` while demand
+/// holds; after one when demand fell well under the part (the rest goes back), at once when
+/// it jumped or another host asked.
+const LEASE_SLICES: u32 = 5;
+const RENEW_SLICES: u32 = 3;
 /// A key wanted by nothing for this many slices is given back.
 const IDLE_SLICES: u32 = 10;
 /// Backoff between tries while Redis does not answer.
@@ -100,6 +102,8 @@ struct Held {
     idle_since: Option<Instant>,
     /// Short of its part: renew when another host's lease lapses.
     renew_at: Option<Instant>,
+    /// Given back after a while unused: nothing is held.
+    given_back: bool,
 }
 
 /// A message from another host.
@@ -367,16 +371,24 @@ impl Fleet {
             // Every key once, at first sight: an idle host may hold a part of what nobody wants.
             return true;
         };
-        let since = t.saturating_duration_since(h.renewed);
         let idle = w.share <= 0.0 && w.slots == 0;
+        if h.given_back {
+            // Nothing held: renewed when demand is back.
+            return !idle;
+        }
+        if idle
+            && h.idle_since
+                .is_some_and(|i| t >= i + self.slice * IDLE_SLICES)
+        {
+            // Unused for a while: given back.
+            return true;
+        }
+        let since = t.saturating_duration_since(h.renewed);
         let bounded = w.max_slots.is_some();
-        let moved = (w.share - h.sent_want).abs() > 0.25 * h.sent_want.max(0.05)
-            || (bounded && w.slots != h.sent_slots);
-        if since >= self.slice * 2 || (moved && since >= self.slice) {
-            // Kept alive while in use; given back once after a while unused.
-            return !idle
-                || h.idle_since
-                    .is_none_or(|i| t < i + self.slice * IDLE_SLICES);
+        // Wanting well under what it holds: the rest goes back (and others are told).
+        let gave = w.share < h.target - 0.05 || (bounded && w.slots < h.sent_slots);
+        if since >= self.slice * RENEW_SLICES || (gave && since >= self.slice) {
+            return true;
         }
         if since < MIN_RENEWAL_GAP {
             return false;
@@ -386,10 +398,7 @@ impl Fleet {
         let wanted_slots = w.slots.min(w.max_slots.unwrap_or(0));
         let short_of_slots = bounded && w.slots > h.sent_slots && held_slots < wanted_slots;
         let lapsed = h.renew_at.is_some_and(|at| t >= at);
-        // Asked by another host: only one that holds more than its part, or less, can help.
-        let off_part = w.held.is_some_and(|p| (p.share - h.target).abs() > 0.02)
-            || (bounded && held_slots < wanted_slots);
-        (asked && off_part) || grew || short_of_slots || lapsed
+        asked || grew || short_of_slots || lapsed
     }
 
     async fn renew(&mut self, shared: &Shared, wants: &[FleetWant]) {
@@ -399,7 +408,12 @@ impl Fleet {
         let mut ask_others = Vec::new();
         for w in wants {
             let t = Instant::now();
-            if !self.due(w, asked.contains(&w.key), t) {
+            let was_asked = asked.contains(&w.key);
+            if !self.due(w, was_asked, t) {
+                if was_asked {
+                    // Renewed a moment ago: asked again at the next step.
+                    self.asked.push(w.key.clone());
+                }
                 continue;
             }
             tracing::debug!(
@@ -425,6 +439,7 @@ impl Fleet {
                     w.in_flight,
                     w.max_slots,
                     if give_back { Duration::ZERO } else { ttl },
+                    w.fill,
                 )
                 .await;
             let answer = match answer {
@@ -448,6 +463,7 @@ impl Fleet {
                     target: answer.target,
                     idle_since,
                     renew_at: answer.next_lapse.map(|d| t + d + Duration::from_millis(5)),
+                    given_back: give_back,
                 },
             );
         }
@@ -471,7 +487,13 @@ impl Fleet {
         };
         let t = now();
         let mut core = shared.core();
-        core.engine.set_fleet_part(&w.key, part, t);
+        let exchange = crate::engine::BurstExchange {
+            before: a.before,
+            fill: w.fill,
+            taken: a.taken,
+        };
+        core.engine
+            .exchange_fleet_part(&w.key, part, Some(exchange), t);
         if !a.cooldown.is_zero() {
             let until = t.unix_ms.saturating_add(a.cooldown.as_millis() as i64);
             if let Err(e) = core
@@ -510,9 +532,18 @@ impl Fleet {
             return;
         }
         for key in self.held.keys() {
-            if r.part(&self.view.host, key, 0.0, 0, 0, None, Duration::ZERO)
-                .await
-                .is_err()
+            if r.part(
+                &self.view.host,
+                key,
+                0.0,
+                0,
+                0,
+                None,
+                Duration::ZERO,
+                [0.0; 4],
+            )
+            .await
+            .is_err()
             {
                 return;
             }

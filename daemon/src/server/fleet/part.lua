@@ -1,18 +1,27 @@
 -- Gives one host its part of one key's limits, atomically, on Redis' clock.
 --
--- KEYS[1]  llmctl:{K}:parts     hash: host -> "share slots expires_ms want want_slots"
+-- KEYS[1]  llmctl:{K}:parts     hash: host -> "share slots expires_ms want want_slots", and
+--                               "~bank" -> the burst given back and not yet taken, per dimension
+--                               (requests tokens input_tokens output_tokens), as shares of
+--                               each burst
 -- KEYS[2]  llmctl:{K}:cooldown  string: reason, expiring when the cooldown ends
 -- ARGV     host, want (share of the limits wanted, may exceed 1), want_slots, in_use (slots
---          in flight here), max_slots (-1: no concurrency limit), ttl_ms (0: give it all back)
+--          in flight here), max_slots (-1: no concurrency limit), ttl_ms (0: give it all back),
+--          then how full this host's part of each burst is (0 to 1, four dimensions)
 --
 -- The whole of each limit is split max-min fairly by what the live hosts want; what nobody
 -- wants is spread evenly over them (so an idle host holds a little of the burst). A host is
 -- given at most what the others do not hold, so the parts never add up to more than the whole:
--- a host that holds more than its part gives it back at its next renewal.
+-- a host that holds more than its part gives it back at its next renewal (it is asked to).
+-- A host whose part shrinks gives back the burst it held above its new part to the bank; a
+-- host whose part grows takes from the bank up to its growth. The bank never holds more than
+-- the share nobody holds, so the burst is kept, never made.
 --
 -- Returns { share (string), slots (-1: no limit), live hosts, target share (string),
 --           cooldown ms left (0: none), cooldown reason, asks others to renew (0 or 1),
---           ms until another host's lease lapses when this one got less than its part (0) }
+--           ms until another host's lease lapses when this one got less than its part (0),
+--           the share it held before (string), burst taken from the bank (string, four
+--           dimensions, space separated) }
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -22,23 +31,37 @@ local want_slots = math.max(tonumber(ARGV[3]) or 0, 0)
 local in_use = math.max(tonumber(ARGV[4]) or 0, 0)
 local max_slots = tonumber(ARGV[5]) or -1
 local ttl = tonumber(ARGV[6]) or 0
+local fill = {}
+for d = 1, 4 do
+  fill[d] = math.min(math.max(tonumber(ARGV[6 + d]) or 0, 0), 1)
+end
 
 local others = {}
+local bank = { 0, 0, 0, 0 }
 local raw = redis.call('HGETALL', KEYS[1])
 local before = 0
 for i = 1, #raw, 2 do
   local name, v = raw[i], raw[i + 1]
-  local share, slots, exp, w, ws = string.match(v, '^(%S+) (%S+) (%S+) (%S+) (%S+)$')
-  exp = tonumber(exp)
-  if name == host then
-    before = tonumber(share) or 0
-  elseif exp and exp > now then
-    others[#others + 1] = {
-      name = name, share = tonumber(share) or 0, slots = tonumber(slots) or 0,
-      want = tonumber(w) or 0, want_slots = tonumber(ws) or 0,
-    }
+  if name == '~bank' then
+    local d = 1
+    for x in string.gmatch(v, '%S+') do
+      if d <= 4 then bank[d] = tonumber(x) or 0 end
+      d = d + 1
+    end
   else
-    redis.call('HDEL', KEYS[1], name)
+    local share, slots, exp, w, ws = string.match(v, '^(%S+) (%S+) (%S+) (%S+) (%S+)$')
+    exp = tonumber(exp)
+    if not (exp and exp > now) then
+      -- Lapsed (a crashed host's): its part is free, its burst unknown, so not banked.
+      redis.call('HDEL', KEYS[1], name)
+    elseif name == host then
+      before = tonumber(share) or 0
+    else
+      others[#others + 1] = {
+        name = name, share = tonumber(share) or 0, slots = tonumber(slots) or 0,
+        want = tonumber(w) or 0, want_slots = tonumber(ws) or 0,
+      }
+    end
   end
 end
 
@@ -48,11 +71,6 @@ if cooldown_ms > 0 then
   cooldown_reason = redis.call('GET', KEYS[2]) or ''
 else
   cooldown_ms = 0
-end
-
-if ttl <= 0 then
-  redis.call('HDEL', KEYS[1], host)
-  return { '0', 0, #others, '0', cooldown_ms, cooldown_reason, before > 0 and 1 or 0 }
 end
 
 local hosts = { { name = host, want = want, want_slots = want_slots } }
@@ -81,40 +99,59 @@ local function split(total, field, whole)
   return parts, left
 end
 
-local parts, spare = split(1.0, 'want', false)
-local target = parts[host] + spare / n
-local share = math.max(0, math.min(target, 1.0 - others_share))
-
-local slots, slot_target = -1, -1
-if max_slots >= 0 then
-  local sparts, sleft = split(max_slots, 'want_slots', true)
-  -- Slots nobody wants go one by one to the hosts that want the most, then to the rest.
-  table.sort(hosts, function(a, b)
-    if a.want_slots == b.want_slots then return a.name < b.name end
-    return a.want_slots > b.want_slots
-  end)
-  while sleft > 0 do
-    for _, h in ipairs(hosts) do
-      if sleft > 0 then
-        sparts[h.name] = sparts[h.name] + 1
-        sleft = sleft - 1
+local share, target, slots, slot_target = 0, 0, -1, -1
+if ttl > 0 then
+  local parts, spare = split(1.0, 'want', false)
+  target = parts[host] + spare / n
+  share = math.max(0, math.min(target, 1.0 - others_share))
+  if max_slots >= 0 then
+    local sparts, sleft = split(max_slots, 'want_slots', true)
+    -- Slots nobody wants go one by one to the hosts that want the most, then to the rest.
+    table.sort(hosts, function(a, b)
+      if a.want_slots == b.want_slots then return a.name < b.name end
+      return a.want_slots > b.want_slots
+    end)
+    while sleft > 0 do
+      for _, h in ipairs(hosts) do
+        if sleft > 0 then
+          sparts[h.name] = sparts[h.name] + 1
+          sleft = sleft - 1
+        end
       end
     end
+    slot_target = sparts[host]
+    slots = math.max(0, math.min(slot_target, max_slots - others_slots))
   end
-  slot_target = sparts[host]
-  slots = math.max(0, math.min(slot_target, max_slots - others_slots))
+end
+-- Shares go out with six decimals: the bank works with what the host is told.
+share = tonumber(string.format('%.6f', share))
+
+-- The burst: what a shrinking part held above its new part is banked; a growing part takes.
+local taken = { 0, 0, 0, 0 }
+for d = 1, 4 do
+  if share < before then
+    bank[d] = bank[d] + math.max(0, fill[d] * before - share)
+  elseif share > before then
+    taken[d] = math.min(bank[d], share - before)
+    bank[d] = bank[d] - taken[d]
+  end
+  bank[d] = math.min(math.max(bank[d], 0), math.max(0, 1.0 - others_share - share))
+end
+redis.call('HSET', KEYS[1], '~bank', string.format('%.6f %.6f %.6f %.6f', bank[1], bank[2], bank[3], bank[4]))
+
+if ttl <= 0 then
+  redis.call('HDEL', KEYS[1], host)
+else
+  -- Slots in flight here stay counted until they come back.
+  local held_slots = math.max(slots, in_use)
+  redis.call('HSET', KEYS[1], host, string.format('%.6f %d %d %.6f %d',
+    share, held_slots, now + ttl, want, want_slots))
+  redis.call('PEXPIRE', KEYS[1], ttl * 4)
 end
 
--- Slots in flight here stay counted until they come back.
-local held_slots = math.max(slots, in_use)
-redis.call('HSET', KEYS[1], host, string.format('%.6f %d %d %.6f %d',
-  share, held_slots, now + ttl, want, want_slots))
-redis.call('PEXPIRE', KEYS[1], ttl * 4)
-
--- Others hold what this host is owed, or this host gave some back: they renew.
 -- Differences under 2 % of the whole wait for the next renewal.
 local ask, short = 0, false
-if share < target - 0.02 or slots < slot_target then ask, short = 1, true end
+if ttl > 0 and (share < target - 0.02 or slots < slot_target) then ask, short = 1, true end
 if share < before - 0.02 then ask = 1 end
 -- A host short of its part renews when the next lease lapses (a crashed host's does).
 local lapse = 0
@@ -125,4 +162,5 @@ if short then
   end
 end
 return { string.format('%.6f', share), slots, n, string.format('%.6f', target),
-  cooldown_ms, cooldown_reason, ask, lapse }
+  cooldown_ms, cooldown_reason, ask, lapse, string.format('%.6f', before),
+  string.format('%.6f %.6f %.6f %.6f', taken[1], taken[2], taken[3], taken[4]) }

@@ -37,6 +37,10 @@ pub struct PartAnswer {
     pub ask_others: bool,
     /// When this host got less than its part: the time until another host's lease lapses.
     pub next_lapse: Option<Duration>,
+    /// The share it held before, as Redis knew it (0 when its lease had lapsed).
+    pub before: f64,
+    /// Burst taken from the bank, per dimension, as shares of each burst.
+    pub taken: [f64; 4],
 }
 
 /// A connection to the fleet's Redis and its scripts.
@@ -111,11 +115,13 @@ impl FleetRedis {
         in_use: u64,
         max_slots: Option<u64>,
         ttl: Duration,
+        fill: [f64; 4],
     ) -> Result<PartAnswer, redis::RedisError> {
         self.count();
         let mut conn = self.conn.clone();
         let max = max_slots.map_or(-1, |m| m as i64);
-        let (share, slots, hosts, target, cooldown_ms, reason, ask, lapse): (
+        #[allow(clippy::type_complexity)]
+        let (share, slots, hosts, target, cooldown_ms, reason, ask, lapse, before, taken): (
             String,
             i64,
             u64,
@@ -124,6 +130,8 @@ impl FleetRedis {
             String,
             i64,
             i64,
+            String,
+            String,
         ) = self
             .part
             .key(tagged(key, "parts"))
@@ -134,8 +142,13 @@ impl FleetRedis {
             .arg(in_use)
             .arg(max)
             .arg(ttl.as_millis() as u64)
+            .arg(fill.map(|f| format!("{:.6}", f.clamp(0.0, 1.0))).to_vec())
             .invoke_async(&mut conn)
             .await?;
+        let mut took = [0.0; 4];
+        for (t, v) in took.iter_mut().zip(taken.split_whitespace()) {
+            *t = v.parse().unwrap_or(0.0);
+        }
         Ok(PartAnswer {
             share: share.parse().unwrap_or(0.0),
             slots: (slots >= 0).then_some(slots as u64),
@@ -145,6 +158,8 @@ impl FleetRedis {
             cooldown_reason: reason,
             ask_others: ask != 0,
             next_lapse: (lapse > 0).then(|| Duration::from_millis(lapse as u64)),
+            before: before.parse().unwrap_or(0.0),
+            taken: took,
         })
     }
 
