@@ -178,3 +178,50 @@ fn policy_mistakes_are_named() {
     let m = err("[daemon]\nmax_attempts = 3\n");
     assert!(m.contains("max_attempts"), "{m}");
 }
+
+#[test]
+fn fleet_settings_are_read_and_bad_ones_named() {
+    let c = Config::parse(
+        "[fleet]\nredis = \"unix:///run/redis.sock\"\nhost = \"web-2\"\nslice = \"500ms\"\n\
+         [keys.\"mine\"]\nrequests_per_minute = 60\nfleet = false\n",
+        "t.toml",
+    )
+    .expect("parses");
+    let f = c.fleet.expect("fleet");
+    assert_eq!(f.redis, "unix:///run/redis.sock");
+    assert_eq!(f.host.as_deref(), Some("web-2"));
+    assert_eq!(f.slice, Duration::from_millis(500));
+    assert!(c.keys[0].1.local_only);
+    let f = Config::parse("[fleet]\nredis = \"redis://h:6379/0\"\n", "t.toml")
+        .expect("parses")
+        .fleet
+        .expect("fleet");
+    assert_eq!((f.host, f.slice), (None, fleet::DEFAULT_SLICE));
+    for (text, names) in [
+        (
+            "[fleet]\nredis = \"http://h:6379\"\n",
+            "redis = \"http://h:6379\"",
+        ),
+        ("[fleet]\nhost = \"a\"\n", "redis = (missing)"),
+        (
+            "[fleet]\nredis = \"redis://h\"\nslice = \"10ms\"\n",
+            "slice = \"10ms\"",
+        ),
+        (
+            "[fleet]\nredis = \"redis://h\"\nhost = \"\"\n",
+            "host = \"\"",
+        ),
+        ("[fleet]\nredis = \"redis://h\"\nhosts = 3\n", "hosts"),
+    ] {
+        let e = Config::parse(text, "t.toml").expect_err(text).to_string();
+        assert!(
+            e.contains(names) && e.starts_with("config file t.toml"),
+            "{e}"
+        );
+    }
+    assert_eq!(
+        fleet::redacted("redis://u:secret@h:6379/0"),
+        "redis://u:***@h:6379/0"
+    );
+    assert_eq!(fleet::redacted("unix:///run/r.sock"), "unix:///run/r.sock");
+}
