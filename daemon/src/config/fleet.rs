@@ -94,8 +94,15 @@ pub fn check_url(url: &str) -> Result<(), String> {
 }
 
 fn check_host(h: &str) -> Result<(), String> {
-    if h.is_empty() || h.len() > 64 || !h.bytes().all(|b| b.is_ascii_graphic()) {
-        return Err("must be 1 to 64 visible ASCII characters, e.g. the hostname".to_string());
+    if h.is_empty()
+        || h.len() > 64
+        || !h.bytes().all(|b| b.is_ascii_graphic())
+        || h.starts_with('~')
+    {
+        return Err(
+            "must be 1 to 64 visible ASCII characters not starting with ~, e.g. the hostname"
+                .to_string(),
+        );
     }
     Ok(())
 }

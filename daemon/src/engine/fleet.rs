@@ -99,6 +99,14 @@ impl Engine {
         self.shared_cooldowns = part.map(|_| self.shared_cooldowns.take().unwrap_or_default());
         for k in &mut self.keys {
             if !k.local_only && (k.fleet.is_none() || part.is_none()) {
+                // A part that names no slots bounds a key's concurrency by its share too.
+                let part = part.map(|p| FleetPart {
+                    slots: p.slots.or_else(|| {
+                        k.max_concurrency
+                            .map(|m| (m as f64 * p.share).floor() as u64)
+                    }),
+                    ..p
+                });
                 k.take_part(part, now.mono);
             }
         }

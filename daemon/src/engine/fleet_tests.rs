@@ -92,6 +92,18 @@ fn slots_bound_concurrency_below_the_keys_maximum() {
 }
 
 #[test]
+fn a_starting_part_that_names_no_slots_splits_concurrency_by_its_share() {
+    let l = KeyLimits {
+        max_concurrency: Some(10),
+        ..KeyLimits::default()
+    };
+    let mut fx = Fx::new(vec![("c", l)]);
+    fx.e.set_fleet_default(Some(FleetPart::even(3, None)), fx.now(0));
+    assert_eq!(fx.key_status("c", 0).fleet.and_then(|p| p.slots), Some(3));
+    assert_eq!(grants_now(&mut fx, "c", 0), 3);
+}
+
+#[test]
 fn demand_counts_recent_grants_and_the_queue_on_the_key_and_its_ancestors() {
     let mut fx = Fx::new(vec![
         ("p", limits(vec![rate(Dimension::Requests, 600.0, 10.0)])),

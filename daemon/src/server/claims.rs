@@ -35,13 +35,24 @@ pub(crate) async fn claim(
         let redis = fleet_redis(view)?;
         super::fleet::claims::claim(&redis, &r.key, r.ttl_ms, &fleet_context(cx))
             .await
-            .map_err(|e| {
-                Status::unavailable(format!("{e}; the claim was not recorded, try again"))
-            })?
+            .map_err(|e| fleet_claim_status(e, "the claim"))?
     } else {
         local_claim(shared, &r, cx).await?
     };
     respond(shared, &r.key, cx, answer)
+}
+
+/// A claim the fleet could not decide: try again, unless the record cannot be read here.
+fn fleet_claim_status(e: super::fleet::claims::FleetClaimError, what: &str) -> Status {
+    use super::fleet::claims::FleetClaimError;
+    match e {
+        FleetClaimError::Unreadable(job) => Status::failed_precondition(format!(
+            "the claim record of job {job:?} in the fleet's Redis cannot be read by this llmctl \
+             (written by a newer one?): upgrade this host, or delete llmctl:{{{job}}}:claim to \
+             let the job run again"
+        )),
+        e => Status::unavailable(format!("{e}; {what} was not recorded, try again")),
+    }
 }
 
 /// In a fleet, the claim store is Redis: a loss of this host's store says nothing of it.
@@ -155,9 +166,7 @@ pub(crate) async fn complete(
         let redis = fleet_redis(view)?;
         super::fleet::claims::complete(&redis, &r.key, r.result, &fleet_context(cx))
             .await
-            .map_err(|e| {
-                Status::unavailable(format!("{e}; the result was not recorded, try again"))
-            })?
+            .map_err(|e| fleet_claim_status(e, "the result"))?
     } else {
         local_complete(shared, r, cx).await?
     };

@@ -232,10 +232,7 @@ impl Fleet {
     /// N of limit ÷ N: the live hosts last seen, and at least two while none was ever seen
     /// (a host that never reached Redis must not take the whole).
     fn fail_static_hosts(&self) -> u64 {
-        match self.view.hosts() {
-            0 => 2,
-            n => n,
-        }
+        self.view.hosts().max(2)
     }
 
     async fn try_connect(&mut self) {
@@ -300,7 +297,11 @@ impl Fleet {
 
     fn on_message(&mut self, shared: &Shared, m: Message) {
         match m {
-            Message::Renew { key } => self.asked.push(key),
+            Message::Renew { key } => {
+                if !self.asked.contains(&key) {
+                    self.asked.push(key);
+                }
+            }
             Message::Cooldown { key, left, reason } => {
                 let t = now();
                 let until = t.unix_ms.saturating_add(left.as_millis() as i64);
@@ -324,6 +325,17 @@ impl Fleet {
             )
         };
         self.outbox.extend(cooldowns);
+        // While Redis does not answer: one cooldown per key, the latest, and none that ended.
+        if self.outbox.len() > 1 {
+            let t = now().unix_ms;
+            self.outbox.retain(|c| c.until_unix_ms > t);
+            self.outbox.sort_by(|a, b| {
+                a.key
+                    .cmp(&b.key)
+                    .then(b.until_unix_ms.cmp(&a.until_unix_ms))
+            });
+            self.outbox.dedup_by(|a, b| a.key == b.key);
+        }
         let t = Instant::now();
         if self.redis.is_none() || !self.view.is_connected() {
             if t >= self.next_try {
@@ -335,6 +347,7 @@ impl Fleet {
         if self.view.is_connected() {
             self.publish_cooldowns().await;
             self.renew(shared, &wants).await;
+            self.drop_lapsed(shared, &wants);
         }
         if !self.view.is_connected() {
             self.fail_static(shared, &wants);
@@ -410,7 +423,7 @@ impl Fleet {
             let t = Instant::now();
             let was_asked = asked.contains(&w.key);
             if !self.due(w, was_asked, t) {
-                if was_asked {
+                if was_asked && !self.asked.contains(&w.key) {
                     // Renewed a moment ago: asked again at the next step.
                     self.asked.push(w.key.clone());
                 }
@@ -483,7 +496,12 @@ impl Fleet {
         let part = FleetPart {
             share: if given_back { 0.0 } else { a.share },
             floor: 1.0 / a.hosts.max(1) as f64,
-            slots: a.slots,
+            // Given back: no slot either (None would be the key's whole maximum).
+            slots: if given_back {
+                w.max_slots.map(|_| 0)
+            } else {
+                a.slots
+            },
         };
         let t = now();
         let mut core = shared.core();
@@ -504,6 +522,38 @@ impl Fleet {
             }
         }
         core.deliver(t);
+    }
+
+    /// A part whose lease lapsed in Redis without a renewal (a renewal that failed or came too
+    /// late) is the other hosts' to take: nothing more is granted from it until renewed. Keys
+    /// gone from the engine are forgotten.
+    fn drop_lapsed(&mut self, shared: &Shared, wants: &[FleetWant]) {
+        let t = Instant::now();
+        let forget_after = self.slice * (IDLE_SLICES + LEASE_SLICES);
+        self.held
+            .retain(|k, h| wants.iter().any(|w| &w.key == k) || t < h.renewed + forget_after);
+        let lapsed: Vec<&FleetWant> = wants
+            .iter()
+            .filter(|w| {
+                self.held
+                    .get(&w.key)
+                    .is_some_and(|h| !h.given_back && t >= h.until)
+            })
+            .collect();
+        if lapsed.is_empty() {
+            return;
+        }
+        let tn = now();
+        let mut core = shared.core();
+        for w in lapsed {
+            let part = FleetPart {
+                share: 0.0,
+                floor: w.held.map_or(0.5, |p| p.floor),
+                slots: w.max_slots.map(|_| 0),
+            };
+            core.engine.set_fleet_part(&w.key, part, tn);
+        }
+        core.deliver(tn);
     }
 
     /// Redis does not answer: parts held are kept until their lease would have lapsed, then
@@ -573,7 +623,9 @@ async fn listen(
         let connected =
             tokio::time::timeout(redis::CALL_TIMEOUT * 2, client.get_async_pubsub()).await;
         if let Ok(Ok(mut pubsub)) = connected {
-            if pubsub.subscribe(CHANNEL).await.is_ok() {
+            let subscribed =
+                tokio::time::timeout(redis::CALL_TIMEOUT * 2, pubsub.subscribe(CHANNEL)).await;
+            if matches!(subscribed, Ok(Ok(()))) {
                 backoff = BACKOFF_MIN;
                 let mut messages = pubsub.on_message();
                 loop {
@@ -582,7 +634,11 @@ async fn listen(
                             Some(m) => {
                                 let Ok(text) = m.get_payload::<String>() else { continue };
                                 if let Some(parsed) = parse_message(&text, &me) {
-                                    if tx.send(parsed).await.is_err() {
+                                    // A full queue drops the message: renewals read cooldowns
+                                    // again, and asks repeat.
+                                    if let Err(mpsc::error::TrySendError::Closed(_)) =
+                                        tx.try_send(parsed)
+                                    {
                                         return;
                                     }
                                 }
@@ -618,7 +674,13 @@ pub(crate) async fn run(shared: Arc<Shared>, mut fleet: Fleet, mut stop: watch::
         tokio::select! {
             _ = tick.tick() => {}
             _ = shared.fleet_wake.notified() => {}
-            m = rx.recv() => if let Some(m) = m { fleet.on_message(&shared, m) },
+            m = rx.recv() => if let Some(m) = m {
+                fleet.on_message(&shared, m);
+                // Many messages at once cost one step.
+                while let Ok(m) = rx.try_recv() {
+                    fleet.on_message(&shared, m);
+                }
+            },
             _ = stop.changed() => break,
         }
         fleet.step(&shared).await;
@@ -632,6 +694,7 @@ pub(crate) async fn run(shared: Arc<Shared>, mut fleet: Fleet, mut stop: watch::
             core.deliver(t);
         }
     }
+    drop(rx);
     fleet.leave().await;
     let _ = listener.await;
 }

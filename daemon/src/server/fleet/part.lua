@@ -39,7 +39,7 @@ end
 local others = {}
 local bank = { 0, 0, 0, 0 }
 local raw = redis.call('HGETALL', KEYS[1])
-local before = 0
+local before, before_slots = 0, 0
 for i = 1, #raw, 2 do
   local name, v = raw[i], raw[i + 1]
   if name == '~bank' then
@@ -56,6 +56,7 @@ for i = 1, #raw, 2 do
       redis.call('HDEL', KEYS[1], name)
     elseif name == host then
       before = tonumber(share) or 0
+      before_slots = tonumber(slots) or 0
     else
       others[#others + 1] = {
         name = name, share = tonumber(share) or 0, slots = tonumber(slots) or 0,
@@ -139,20 +140,20 @@ for d = 1, 4 do
 end
 redis.call('HSET', KEYS[1], '~bank', string.format('%.6f %.6f %.6f %.6f', bank[1], bank[2], bank[3], bank[4]))
 
+-- Slots in flight here stay counted until they come back.
+local held_slots = math.max(slots, in_use)
 if ttl <= 0 then
   redis.call('HDEL', KEYS[1], host)
 else
-  -- Slots in flight here stay counted until they come back.
-  local held_slots = math.max(slots, in_use)
   redis.call('HSET', KEYS[1], host, string.format('%.6f %d %d %.6f %d',
     share, held_slots, now + ttl, want, want_slots))
-  redis.call('PEXPIRE', KEYS[1], ttl * 4)
 end
+redis.call('PEXPIRE', KEYS[1], math.max(ttl, 60000) * 4)
 
 -- Differences under 2 % of the whole wait for the next renewal.
 local ask, short = 0, false
 if ttl > 0 and (share < target - 0.02 or slots < slot_target) then ask, short = 1, true end
-if share < before - 0.02 then ask = 1 end
+if share < before - 0.02 or (max_slots >= 0 and held_slots < before_slots) then ask = 1 end
 -- A host short of its part renews when the next lease lapses (a crashed host's does).
 local lapse = 0
 if short then
