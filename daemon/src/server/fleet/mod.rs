@@ -14,7 +14,7 @@
 //!
 //! **Fail-static:** when Redis does not answer, a host keeps each part it holds until its lease
 //! would have lapsed, then uses an even split, limit ÷ N, N being the live hosts it last saw
-//! (at least two when it never saw Redis): never the whole limit. It tries again with backoff
+//! (and at least two): never the whole limit. It tries again with backoff
 //! and, once back, renews every key at once.
 
 pub(crate) mod claims;
