@@ -229,8 +229,8 @@ impl Fleet {
         }
     }
 
-    /// N of limit ÷ N: the live hosts last seen, and at least two while none was ever seen
-    /// (a host that never reached Redis must not take the whole).
+    /// N of limit ÷ N: the live hosts last seen, and at least two (a host alone in Redis' view
+    /// may not be alone: it must never take the whole).
     fn fail_static_hosts(&self) -> u64 {
         self.view.hosts().max(2)
     }
