@@ -358,6 +358,40 @@ async fn without_redis_each_host_admits_at_most_its_limit_over_n_then_reconciles
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn limits_learned_from_headers_on_one_host_hold_on_another() {
+    let redis = Redis::start();
+    let d = hosts(&redis, "");
+    let mut a = d[0].client().await;
+    // A key new to a fleet waits for its part (the next renewal).
+    let waiting = || pb::AcquireRequest {
+        max_wait_ms: 2_000,
+        ..acquire_req("learned")
+    };
+    let l = a.acquire(waiting()).await.expect("acquire").into_inner();
+    assert!(l.granted, "{l:?}");
+    let mut r = report_req(&l.lease_id, 200);
+    r.headers
+        .insert("x-ratelimit-limit-requests".into(), "600".into());
+    r.headers
+        .insert("x-ratelimit-remaining-requests".into(), "500".into());
+    a.report(r).await.expect("report");
+    // b has never had an answer on the key.
+    let mut b = d[1].client().await;
+    b.acquire(waiting()).await.expect("acquire");
+    eventually(Duration::from_secs(10), "b to learn a's limit", || async {
+        let k = d[1].key("learned").await;
+        k.buckets
+            .iter()
+            .any(|x| x.dimension == "requests" && x.limit == 600.0 && x.source == "headers")
+            && k.last_headers
+                .get("x-ratelimit-limit-requests")
+                .map(String::as_str)
+                == Some("600")
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_claim_made_on_one_host_is_pending_on_another_and_done_everywhere() {
     let redis = Redis::start();
     let d = hosts(&redis, "");

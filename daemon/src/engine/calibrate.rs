@@ -98,8 +98,11 @@ impl Engine {
                 created = true;
                 made.push(*dim);
             }
+            // In a fleet the remaining moves with the other hosts' grants too: no evidence.
             let reading = match (dim, hl.remaining) {
-                (Dimension::Tokens, Some(rem)) if key.buckets[i].is_limited() => {
+                (Dimension::Tokens, Some(rem))
+                    if key.buckets[i].is_limited() && key.fleet.is_none() =>
+                {
                     let b = &mut key.buckets[i];
                     b.refill(now);
                     // Where either side sat at its cap the refill was cut off: the gap moved
@@ -123,6 +126,7 @@ impl Engine {
         }
         if !outcome.headers.is_empty() {
             key.last_headers = Arc::new(bounded_headers(outcome.headers.iter().cloned()));
+            key.headers_seq += 1;
             changed = true;
         }
         if changed || created {

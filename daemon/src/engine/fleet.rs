@@ -48,6 +48,9 @@ pub struct FleetWant {
     /// How full its part of each minute burst is, 0 to 1, by `Dimension::index` (0 where it
     /// has no such bucket).
     pub fill: [f64; 4],
+    /// The provider's last rate-limit headers on it, and which change of them they are.
+    pub headers: Arc<BTreeMap<String, String>>,
+    pub headers_seq: u64,
 }
 
 /// The burst that moves with a change of part: what this limiter said it held, and what it
@@ -217,8 +220,12 @@ impl Engine {
             }
         }
         for (id, k) in self.keys.iter().enumerate() {
+            // A key that never saw its provider's headers asks the fleet for them.
+            let unknown = k.last_headers.is_empty() && k.buckets.is_empty();
             if k.local_only
-                || (k.max_concurrency.is_none() && !k.buckets.iter().any(|b| b.is_limited()))
+                || (k.max_concurrency.is_none()
+                    && !k.buckets.iter().any(|b| b.is_limited())
+                    && !unknown)
                 || self.mirror_of(id).is_some()
             {
                 continue;
@@ -257,6 +264,8 @@ impl Engine {
                     .map(|b| b.rate)
                     .collect(),
                 fill,
+                headers: k.last_headers.clone(),
+                headers_seq: k.headers_seq,
             });
         }
         wants
@@ -329,6 +338,27 @@ impl Engine {
         for i in 0..self.keys[id].buckets.len() {
             self.mirror_ancestor(id, i, now);
         }
+    }
+
+    /// Headers another host's provider answered with on `key`: the limits they name are
+    /// learned here too, and they become the key's last headers. Returns the key's change count
+    /// of its headers after them (None: the key is not known here).
+    pub fn apply_shared_headers(
+        &mut self,
+        key: &str,
+        headers: &[(String, String)],
+        now: Now,
+    ) -> Option<u64> {
+        let &id = self.index.get(key)?;
+        let pairs = headers.iter().map(|(n, v)| (n.as_str(), v.as_str()));
+        let outcome = Outcome {
+            signals: ProviderSignals::parse(pairs, "", now.unix_ms),
+            headers: headers.to_vec(),
+            ..Outcome::default()
+        };
+        self.apply_headers(id, &outcome, now.mono);
+        self.pump(now);
+        Some(self.keys[id].headers_seq)
     }
 
     /// Cooldowns installed here since the last take (fleet mode only), for the other hosts.

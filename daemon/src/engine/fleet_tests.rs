@@ -162,6 +162,34 @@ fn a_learned_key_starts_with_the_fleets_starting_part() {
 }
 
 #[test]
+fn headers_another_host_saw_teach_limits_here_and_count_as_a_change() {
+    let mut fx = Fx::new(vec![]);
+    fx.e.set_fleet_default(Some(part(0.5, 0.5, None)), fx.now(0));
+    fx.acquire("k", 0, 0, 0, 0);
+    let before = fx.e.fleet_wants(Duration::from_secs(1), fx.now(0));
+    assert_eq!(before.len(), 1, "k asks the fleet for headers: {before:?}");
+    assert_eq!((before[0].share, before[0].headers_seq), (0.0, 0));
+    let headers = vec![
+        ("x-ratelimit-limit-requests".to_string(), "600".to_string()),
+        (
+            "x-ratelimit-remaining-requests".to_string(),
+            "590".to_string(),
+        ),
+    ];
+    let seq = fx.e.apply_shared_headers("k", &headers, fx.now(10));
+    assert_eq!(seq, Some(1));
+    let st = fx.key_status("k", 10);
+    assert_eq!(st.buckets[0].bucket.limit, 600.0, "{st:?}");
+    assert_eq!(st.last_headers.len(), 2);
+    let wants = fx.e.fleet_wants(Duration::from_secs(1), fx.now(10));
+    assert_eq!((wants[0].key.as_str(), wants[0].headers_seq), ("k", 1));
+    assert_eq!(
+        fx.e.apply_shared_headers("unknown", &headers, fx.now(10)),
+        None
+    );
+}
+
+#[test]
 fn cooldowns_installed_here_are_shared_once_and_ones_heard_are_not_shared_again() {
     let mut fx = rpm600_burst10().filled();
     assert!(

@@ -94,6 +94,7 @@ impl Engine {
             last_used: 0,
             local_only: false,
             fleet: self.fleet_default,
+            headers_seq: 0,
         };
         let id = if self.keys.len() < self.config.max_keys || !bounded {
             self.keys.push(fresh);

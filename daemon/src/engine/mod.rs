@@ -171,6 +171,8 @@ struct KeyState {
     local_only: bool,
     /// The part of its limits a fleet gave this limiter (None: the whole).
     fleet: Option<fleet::FleetPart>,
+    /// Counts the changes of `last_headers` (a fleet shares the new ones).
+    headers_seq: u64,
 }
 
 impl KeyState {

@@ -20,7 +20,7 @@
 pub(crate) mod claims;
 pub(crate) mod redis;
 
-use self::redis::{describe, FleetRedis, PartAnswer, CHANNEL};
+use self::redis::{describe, FleetRedis, PartAnswer, PartExtras, CHANNEL};
 use super::{now, Shared};
 use crate::config::fleet::FleetSettings;
 use crate::engine::{FleetPart, FleetWant, SharedCooldown};
@@ -104,6 +104,10 @@ struct Held {
     renew_at: Option<Instant>,
     /// Given back after a while unused: nothing is held.
     given_back: bool,
+    /// The change of the key's last headers sent to (or taken from) the fleet.
+    sent_headers_seq: u64,
+    /// The Redis time of the last headers taken from the fleet.
+    seen_headers_ms: i64,
 }
 
 /// A message from another host.
@@ -443,6 +447,18 @@ impl Fleet {
                 _ => None,
             };
             let give_back = idle_since.is_some_and(|i| t >= i + self.slice * IDLE_SLICES);
+            let (sent_seq, seen_ms) = self
+                .held
+                .get(&w.key)
+                .map_or((0, 0), |h| (h.sent_headers_seq, h.seen_headers_ms));
+            // New headers from this host's provider ride along with the renewal.
+            let extras = PartExtras {
+                fill: w.fill,
+                headers: (w.headers_seq != sent_seq && !w.headers.is_empty())
+                    .then(|| serde_json::to_string(&*w.headers).ok())
+                    .flatten(),
+                seen_headers_ms: seen_ms,
+            };
             let answer = r
                 .part(
                     &self.view.host,
@@ -452,7 +468,7 @@ impl Fleet {
                     w.in_flight,
                     w.max_slots,
                     if give_back { Duration::ZERO } else { ttl },
-                    w.fill,
+                    &extras,
                 )
                 .await;
             let answer = match answer {
@@ -465,7 +481,12 @@ impl Fleet {
             if answer.ask_others {
                 ask_others.push(w.key.clone());
             }
-            self.apply(shared, w, &answer, give_back);
+            let (sent_headers_seq, seen_headers_ms) =
+                match self.apply(shared, w, &answer, give_back) {
+                    // Taken from the fleet: not sent back to it.
+                    Some(seq) => (seq, answer.headers.as_ref().map_or(seen_ms, |h| h.0)),
+                    None => (w.headers_seq, seen_ms),
+                };
             self.held.insert(
                 w.key.clone(),
                 Held {
@@ -477,6 +498,8 @@ impl Fleet {
                     idle_since,
                     renew_at: answer.next_lapse.map(|d| t + d + Duration::from_millis(5)),
                     given_back: give_back,
+                    sent_headers_seq,
+                    seen_headers_ms,
                 },
             );
         }
@@ -488,7 +511,15 @@ impl Fleet {
         }
     }
 
-    fn apply(&self, shared: &Shared, w: &FleetWant, a: &PartAnswer, given_back: bool) {
+    /// Applies a renewal's answer; returns the key's change count of its headers when the
+    /// answer brought another host's.
+    fn apply(
+        &self,
+        shared: &Shared,
+        w: &FleetWant,
+        a: &PartAnswer,
+        given_back: bool,
+    ) -> Option<u64> {
         // Hosts holding a part of this key are live too (the heartbeat may not have told yet).
         if a.hosts > self.view.hosts() {
             self.set_hosts(a.hosts);
@@ -521,7 +552,12 @@ impl Fleet {
                 tracing::debug!("fleet: cooldown on {:?} not applied: {e}", w.key);
             }
         }
+        let seq = a
+            .headers
+            .as_ref()
+            .and_then(|(_, h)| core.engine.apply_shared_headers(&w.key, h, t));
         core.deliver(t);
+        seq
     }
 
     /// A part whose lease lapsed in Redis without a renewal (a renewal that failed or came too
@@ -590,7 +626,7 @@ impl Fleet {
                 0,
                 None,
                 Duration::ZERO,
-                [0.0; 4],
+                &PartExtras::default(),
             )
             .await
             .is_err()

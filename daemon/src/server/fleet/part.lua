@@ -7,7 +7,9 @@
 -- KEYS[2]  llmctl:{K}:cooldown  string: reason, expiring when the cooldown ends
 -- ARGV     host, want (share of the limits wanted, may exceed 1), want_slots, in_use (slots
 --          in flight here), max_slots (-1: no concurrency limit), ttl_ms (0: give it all back),
---          then how full this host's part of each burst is (0 to 1, four dimensions)
+--          then how full this host's part of each burst is (0 to 1, four dimensions), the
+--          provider's last rate-limit headers seen here when they changed (JSON, or empty), and
+--          the Redis time of the last headers this host took from the fleet (0: none)
 --
 -- The whole of each limit is split max-min fairly by what the live hosts want; what nobody
 -- wants is spread evenly over them (so an idle host holds a little of the burst). A host is
@@ -21,7 +23,8 @@
 --           cooldown ms left (0: none), cooldown reason, asks others to renew (0 or 1),
 --           ms until another host's lease lapses when this one got less than its part (0),
 --           the share it held before (string), burst taken from the bank (string, four
---           dimensions, space separated) }
+--           dimensions, space separated), the Redis time of the fleet's last headers when
+--           another host stored them after the time given (0: nothing new), those headers }
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -36,13 +39,19 @@ for d = 1, 4 do
   fill[d] = math.min(math.max(tonumber(ARGV[6 + d]) or 0, 0), 1)
 end
 
+local headers = ARGV[11] or ''
+local seen_ms = tonumber(ARGV[12]) or 0
+
 local others = {}
 local bank = { 0, 0, 0, 0 }
+local stored_headers = nil
 local raw = redis.call('HGETALL', KEYS[1])
 local before, before_slots = 0, 0
 for i = 1, #raw, 2 do
   local name, v = raw[i], raw[i + 1]
-  if name == '~bank' then
+  if name == '~headers' then
+    stored_headers = v
+  elseif name == '~bank' then
     local d = 1
     for x in string.gmatch(v, '%S+') do
       if d <= 4 then bank[d] = tonumber(x) or 0 end
@@ -148,6 +157,17 @@ else
   redis.call('HSET', KEYS[1], host, string.format('%.6f %d %d %.6f %d',
     share, held_slots, now + ttl, want, want_slots))
 end
+-- The fleet's last headers: what this host saw, or what another host saw since it last took.
+local headers_ms, headers_out = 0, ''
+if headers ~= '' then
+  redis.call('HSET', KEYS[1], '~headers', now .. ' ' .. host .. ' ' .. headers)
+elseif stored_headers then
+  local at, from, json = string.match(stored_headers, '^(%d+) (%S+) (.*)$')
+  at = tonumber(at)
+  if at and at > seen_ms and from ~= host then
+    headers_ms, headers_out = at, json
+  end
+end
 redis.call('PEXPIRE', KEYS[1], math.max(ttl, 60000) * 4)
 
 -- Differences under 2 % of the whole wait for the next renewal.
@@ -164,4 +184,5 @@ if short then
 end
 return { string.format('%.6f', share), slots, n, string.format('%.6f', target),
   cooldown_ms, cooldown_reason, ask, lapse, string.format('%.6f', before),
-  string.format('%.6f %.6f %.6f %.6f', taken[1], taken[2], taken[3], taken[4]) }
+  string.format('%.6f %.6f %.6f %.6f', taken[1], taken[2], taken[3], taken[4]),
+  headers_ms, headers_out }

@@ -1,8 +1,10 @@
 //! The fleet's Redis: one multiplexed connection that reconnects by itself, the scripts (loaded
 //! once, called by SHA), and the names of everything the fleet keeps there. Every Redis key of
-//! one limiter key shares the hash tag `{K}`, so Redis Cluster keeps them on one node.
+//! one limiter key shares the hash tag `{K}`, so a cluster keeps them on one node (the
+//! connection itself is to one node or a proxy).
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -41,6 +43,19 @@ pub struct PartAnswer {
     pub before: f64,
     /// Burst taken from the bank, per dimension, as shares of each burst.
     pub taken: [f64; 4],
+    /// The provider's last headers another host saw, with their Redis time, when new.
+    pub headers: Option<(i64, Vec<(String, String)>)>,
+}
+
+/// What a renewal sends besides the demand.
+#[derive(Clone, Debug, Default)]
+pub struct PartExtras {
+    /// How full this host's part of each burst is.
+    pub fill: [f64; 4],
+    /// The provider's last headers seen here, when they changed since last sent.
+    pub headers: Option<String>,
+    /// The Redis time of the last headers taken from the fleet.
+    pub seen_headers_ms: i64,
 }
 
 /// A connection to the fleet's Redis and its scripts.
@@ -115,13 +130,26 @@ impl FleetRedis {
         in_use: u64,
         max_slots: Option<u64>,
         ttl: Duration,
-        fill: [f64; 4],
+        extras: &PartExtras,
     ) -> Result<PartAnswer, redis::RedisError> {
         self.count();
         let mut conn = self.conn.clone();
         let max = max_slots.map_or(-1, |m| m as i64);
         #[allow(clippy::type_complexity)]
-        let (share, slots, hosts, target, cooldown_ms, reason, ask, lapse, before, taken): (
+        let (
+            share,
+            slots,
+            hosts,
+            target,
+            cooldown_ms,
+            reason,
+            ask,
+            lapse,
+            before,
+            taken,
+            headers_ms,
+            headers,
+        ): (
             String,
             i64,
             u64,
@@ -131,6 +159,8 @@ impl FleetRedis {
             i64,
             i64,
             String,
+            String,
+            i64,
             String,
         ) = self
             .part
@@ -142,7 +172,14 @@ impl FleetRedis {
             .arg(in_use)
             .arg(max)
             .arg(ttl.as_millis() as u64)
-            .arg(fill.map(|f| format!("{:.6}", f.clamp(0.0, 1.0))).to_vec())
+            .arg(
+                extras
+                    .fill
+                    .map(|f| format!("{:.6}", f.clamp(0.0, 1.0)))
+                    .to_vec(),
+            )
+            .arg(extras.headers.as_deref().unwrap_or(""))
+            .arg(extras.seen_headers_ms)
             .invoke_async(&mut conn)
             .await?;
         let mut took = [0.0; 4];
@@ -160,6 +197,10 @@ impl FleetRedis {
             next_lapse: (lapse > 0).then(|| Duration::from_millis(lapse as u64)),
             before: before.parse().unwrap_or(0.0),
             taken: took,
+            headers: (headers_ms > 0)
+                .then(|| serde_json::from_str::<BTreeMap<String, String>>(&headers).ok())
+                .flatten()
+                .map(|h| (headers_ms, h.into_iter().collect())),
         })
     }
 
