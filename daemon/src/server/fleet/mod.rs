@@ -18,12 +18,16 @@
 //! and, once back, renews every key at once.
 
 pub(crate) mod claims;
+mod messages;
+mod parts;
 pub(crate) mod redis;
 
-use self::redis::{describe, FleetRedis, PartAnswer, PartExtras, CHANNEL};
+use self::messages::listen;
+use self::parts::Held;
+use self::redis::{describe, FleetRedis};
 use super::{now, Shared};
 use crate::config::fleet::FleetSettings;
-use crate::engine::{FleetPart, FleetWant, SharedCooldown};
+use crate::engine::{FleetPart, SharedCooldown};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -87,59 +91,6 @@ impl FleetView {
             .lock()
             .map(|e| e.clone())
             .unwrap_or_default()
-    }
-}
-
-/// What this host holds of one key.
-#[derive(Clone, Debug)]
-struct Held {
-    renewed: Instant,
-    /// When the lease lapses in Redis (less a margin): the part is kept until then.
-    until: Instant,
-    sent_want: f64,
-    sent_slots: u64,
-    target: f64,
-    idle_since: Option<Instant>,
-    /// Short of its part: renew when another host's lease lapses.
-    renew_at: Option<Instant>,
-    /// Given back after a while unused: nothing is held.
-    given_back: bool,
-    /// The change of the key's last headers sent to (or taken from) the fleet.
-    sent_headers_seq: u64,
-    /// The Redis time of the last headers taken from the fleet.
-    seen_headers_ms: i64,
-}
-
-/// A message from another host.
-#[derive(Debug, PartialEq)]
-enum Message {
-    Cooldown {
-        key: String,
-        left: Duration,
-        reason: String,
-    },
-    Renew {
-        key: String,
-    },
-}
-
-fn parse_message(text: &str, me: &str) -> Option<Message> {
-    let mut f = text.splitn(5, '\t');
-    let kind = f.next()?;
-    let key = f.next()?.to_string();
-    match kind {
-        "r" => (f.next()? != me).then_some(Message::Renew { key }),
-        "c" => {
-            let ms: u64 = f.next()?.parse().ok()?;
-            let from = f.next()?;
-            let reason = f.next().unwrap_or_default();
-            (from != me).then(|| Message::Cooldown {
-                key,
-                left: Duration::from_millis(ms),
-                reason: format!("{reason} (from host {from})"),
-            })
-        }
-        _ => None,
     }
 }
 
@@ -268,9 +219,7 @@ impl Fleet {
                 hosts
             );
             // Every key renews at once: reconcile what changed while apart.
-            for h in self.held.values_mut() {
-                h.renewed = h.renewed.min(Instant::now() - self.slice);
-            }
+            self.renew_all_now();
         }
     }
 
@@ -297,25 +246,6 @@ impl Fleet {
         }
         self.next_try = Instant::now() + self.backoff;
         self.backoff = (self.backoff * 2).min(BACKOFF_MAX);
-    }
-
-    fn on_message(&mut self, shared: &Shared, m: Message) {
-        match m {
-            Message::Renew { key } => {
-                if !self.asked.contains(&key) {
-                    self.asked.push(key);
-                }
-            }
-            Message::Cooldown { key, left, reason } => {
-                let t = now();
-                let until = t.unix_ms.saturating_add(left.as_millis() as i64);
-                let mut core = shared.core();
-                if let Err(e) = core.engine.apply_shared_cooldown(&key, until, &reason, t) {
-                    tracing::debug!("fleet: cooldown on {key:?} not applied: {e}");
-                }
-                core.deliver(t);
-            }
-        }
     }
 
     /// One round: publish cooldowns, renew what is due, and keep to the parts held.
@@ -365,277 +295,6 @@ impl Fleet {
             Err(e) => self.failed(&e),
         }
     }
-
-    async fn publish_cooldowns(&mut self) {
-        let Some(r) = self.redis.clone() else { return };
-        let t = now();
-        while let Some(c) = self.outbox.first().cloned() {
-            let left = c.until_unix_ms.saturating_sub(t.unix_ms);
-            if left > 0 {
-                let message = format!("c\t{}\t{left}\t{}\t{}", c.key, self.view.host, c.reason);
-                let left = Duration::from_millis(left as u64);
-                if let Err(e) = r.cooldown(&c.key, left, &c.reason, &message).await {
-                    self.failed(&e);
-                    return;
-                }
-            }
-            self.outbox.remove(0);
-        }
-    }
-
-    fn due(&self, w: &FleetWant, asked: bool, t: Instant) -> bool {
-        let Some(h) = self.held.get(&w.key) else {
-            // Every key once, at first sight: an idle host may hold a part of what nobody wants.
-            return true;
-        };
-        let idle = w.share <= 0.0 && w.slots == 0;
-        if h.given_back {
-            // Nothing held: renewed when demand is back.
-            return !idle;
-        }
-        if idle
-            && h.idle_since
-                .is_some_and(|i| t >= i + self.slice * IDLE_SLICES)
-        {
-            // Unused for a while: given back.
-            return true;
-        }
-        let since = t.saturating_duration_since(h.renewed);
-        let bounded = w.max_slots.is_some();
-        // Wanting well under what it holds: the rest goes back (and others are told).
-        let gave = w.share < h.target - 0.05 || (bounded && w.slots < h.sent_slots);
-        if since >= self.slice * RENEW_SLICES || (gave && since >= self.slice) {
-            return true;
-        }
-        if since < MIN_RENEWAL_GAP {
-            return false;
-        }
-        let grew = w.share > h.sent_want * 1.5 + 0.05 && h.target < w.share.min(1.0);
-        let held_slots = w.held.and_then(|p| p.slots).unwrap_or(0);
-        let wanted_slots = w.slots.min(w.max_slots.unwrap_or(0));
-        let short_of_slots = bounded && w.slots > h.sent_slots && held_slots < wanted_slots;
-        let lapsed = h.renew_at.is_some_and(|at| t >= at);
-        asked || grew || short_of_slots || lapsed
-    }
-
-    async fn renew(&mut self, shared: &Shared, wants: &[FleetWant]) {
-        let Some(r) = self.redis.clone() else { return };
-        let asked = std::mem::take(&mut self.asked);
-        let ttl = self.slice * LEASE_SLICES;
-        let mut ask_others = Vec::new();
-        for w in wants {
-            let t = Instant::now();
-            let was_asked = asked.contains(&w.key);
-            if !self.due(w, was_asked, t) {
-                if was_asked && !self.asked.contains(&w.key) {
-                    // Renewed a moment ago: asked again at the next step.
-                    self.asked.push(w.key.clone());
-                }
-                continue;
-            }
-            tracing::debug!(
-                "fleet: renewing {:?}: wants {:.3} of it and {} slot(s), holds {:?}",
-                w.key,
-                w.share,
-                w.slots,
-                w.held
-            );
-            let idle = w.share <= 0.0 && w.slots == 0;
-            let idle_since = match self.held.get(&w.key).and_then(|h| h.idle_since) {
-                Some(i) if idle => Some(i),
-                _ if idle => Some(t),
-                _ => None,
-            };
-            let give_back = idle_since.is_some_and(|i| t >= i + self.slice * IDLE_SLICES);
-            let (sent_seq, seen_ms) = self
-                .held
-                .get(&w.key)
-                .map_or((0, 0), |h| (h.sent_headers_seq, h.seen_headers_ms));
-            // New headers from this host's provider ride along with the renewal.
-            let extras = PartExtras {
-                fill: w.fill,
-                headers: (w.headers_seq != sent_seq && !w.headers.is_empty())
-                    .then(|| serde_json::to_string(&*w.headers).ok())
-                    .flatten(),
-                seen_headers_ms: seen_ms,
-            };
-            let answer = r
-                .part(
-                    &self.view.host,
-                    &w.key,
-                    w.share,
-                    w.slots,
-                    w.in_flight,
-                    w.max_slots,
-                    if give_back { Duration::ZERO } else { ttl },
-                    &extras,
-                )
-                .await;
-            let answer = match answer {
-                Ok(a) => a,
-                Err(e) => {
-                    self.failed(&e);
-                    return;
-                }
-            };
-            if answer.ask_others {
-                ask_others.push(w.key.clone());
-            }
-            let (sent_headers_seq, seen_headers_ms) =
-                match self.apply(shared, w, &answer, give_back) {
-                    // Taken from the fleet: not sent back to it.
-                    Some(seq) => (seq, answer.headers.as_ref().map_or(seen_ms, |h| h.0)),
-                    None => (w.headers_seq, seen_ms),
-                };
-            self.held.insert(
-                w.key.clone(),
-                Held {
-                    renewed: t,
-                    until: t + ttl - self.slice / 2,
-                    sent_want: w.share,
-                    sent_slots: w.slots,
-                    target: answer.target,
-                    idle_since,
-                    renew_at: answer.next_lapse.map(|d| t + d + Duration::from_millis(5)),
-                    given_back: give_back,
-                    sent_headers_seq,
-                    seen_headers_ms,
-                },
-            );
-        }
-        for key in ask_others {
-            if let Err(e) = r.publish(&format!("r\t{key}\t{}", self.view.host)).await {
-                self.failed(&e);
-                return;
-            }
-        }
-    }
-
-    /// Applies a renewal's answer; returns the key's change count of its headers when the
-    /// answer brought another host's.
-    fn apply(
-        &self,
-        shared: &Shared,
-        w: &FleetWant,
-        a: &PartAnswer,
-        given_back: bool,
-    ) -> Option<u64> {
-        // Hosts holding a part of this key are live too (the heartbeat may not have told yet).
-        if a.hosts > self.view.hosts() {
-            self.set_hosts(a.hosts);
-        }
-        let part = FleetPart {
-            share: if given_back { 0.0 } else { a.share },
-            floor: 1.0 / a.hosts.max(1) as f64,
-            // Given back: no slot either (None would be the key's whole maximum).
-            slots: if given_back {
-                w.max_slots.map(|_| 0)
-            } else {
-                a.slots
-            },
-        };
-        let t = now();
-        let mut core = shared.core();
-        let exchange = crate::engine::BurstExchange {
-            before: a.before,
-            fill: w.fill,
-            taken: a.taken,
-        };
-        core.engine
-            .exchange_fleet_part(&w.key, part, Some(exchange), t);
-        if !a.cooldown.is_zero() {
-            let until = t.unix_ms.saturating_add(a.cooldown.as_millis() as i64);
-            if let Err(e) = core
-                .engine
-                .apply_shared_cooldown(&w.key, until, &a.cooldown_reason, t)
-            {
-                tracing::debug!("fleet: cooldown on {:?} not applied: {e}", w.key);
-            }
-        }
-        let seq = a
-            .headers
-            .as_ref()
-            .and_then(|(_, h)| core.engine.apply_shared_headers(&w.key, h, t));
-        core.deliver(t);
-        seq
-    }
-
-    /// A part whose lease lapsed in Redis without a renewal (a renewal that failed or came too
-    /// late) is the other hosts' to take: nothing more is granted from it until renewed. Keys
-    /// gone from the engine are forgotten.
-    fn drop_lapsed(&mut self, shared: &Shared, wants: &[FleetWant]) {
-        let t = Instant::now();
-        let forget_after = self.slice * (IDLE_SLICES + LEASE_SLICES);
-        self.held
-            .retain(|k, h| wants.iter().any(|w| &w.key == k) || t < h.renewed + forget_after);
-        let lapsed: Vec<&FleetWant> = wants
-            .iter()
-            .filter(|w| {
-                self.held
-                    .get(&w.key)
-                    .is_some_and(|h| !h.given_back && t >= h.until)
-            })
-            .collect();
-        if lapsed.is_empty() {
-            return;
-        }
-        let tn = now();
-        let mut core = shared.core();
-        for w in lapsed {
-            let part = FleetPart {
-                share: 0.0,
-                floor: w.held.map_or(0.5, |p| p.floor),
-                slots: w.max_slots.map(|_| 0),
-            };
-            core.engine.set_fleet_part(&w.key, part, tn);
-        }
-        core.deliver(tn);
-    }
-
-    /// Redis does not answer: parts held are kept until their lease would have lapsed, then
-    /// each shared key is split evenly.
-    fn fail_static(&mut self, shared: &Shared, wants: &[FleetWant]) {
-        let t = Instant::now();
-        let n = self.fail_static_hosts();
-        let mut core = shared.core();
-        let tn = now();
-        core.engine
-            .set_fleet_default(Some(FleetPart::even(n, None)), tn);
-        for w in wants {
-            let lapsed = self.held.get(&w.key).is_none_or(|h| t >= h.until);
-            if lapsed {
-                core.engine
-                    .set_fleet_part(&w.key, FleetPart::even(n, w.max_slots), tn);
-            }
-        }
-        core.deliver(tn);
-    }
-
-    /// Gives every part back and leaves the fleet (the daemon stops).
-    async fn leave(&mut self) {
-        let Some(r) = self.redis.clone() else { return };
-        if !self.view.is_connected() {
-            return;
-        }
-        for key in self.held.keys() {
-            if r.part(
-                &self.view.host,
-                key,
-                0.0,
-                0,
-                0,
-                None,
-                Duration::ZERO,
-                &PartExtras::default(),
-            )
-            .await
-            .is_err()
-            {
-                return;
-            }
-        }
-        let _ = r.heartbeat(&self.view.host, Duration::ZERO).await;
-    }
 }
 
 fn unreachable_client(e: &::redis::RedisError) -> ::redis::Client {
@@ -644,54 +303,6 @@ fn unreachable_client(e: &::redis::RedisError) -> ::redis::Client {
     tracing::error!("fleet: Redis URL refused by the client: {e}");
     #[allow(clippy::expect_used)]
     ::redis::Client::open("redis://127.0.0.1:1/").expect("a valid URL")
-}
-
-/// Listens to the fleet's channel, reconnecting with backoff, until the daemon stops.
-async fn listen(
-    client: ::redis::Client,
-    me: String,
-    tx: mpsc::Sender<Message>,
-    mut stop: watch::Receiver<bool>,
-) {
-    use tokio_stream::StreamExt;
-    let mut backoff = BACKOFF_MIN;
-    loop {
-        let connected =
-            tokio::time::timeout(redis::CALL_TIMEOUT * 2, client.get_async_pubsub()).await;
-        if let Ok(Ok(mut pubsub)) = connected {
-            let subscribed =
-                tokio::time::timeout(redis::CALL_TIMEOUT * 2, pubsub.subscribe(CHANNEL)).await;
-            if matches!(subscribed, Ok(Ok(()))) {
-                backoff = BACKOFF_MIN;
-                let mut messages = pubsub.on_message();
-                loop {
-                    tokio::select! {
-                        m = messages.next() => match m {
-                            Some(m) => {
-                                let Ok(text) = m.get_payload::<String>() else { continue };
-                                if let Some(parsed) = parse_message(&text, &me) {
-                                    // A full queue drops the message: renewals read cooldowns
-                                    // again, and asks repeat.
-                                    if let Err(mpsc::error::TrySendError::Closed(_)) =
-                                        tx.try_send(parsed)
-                                    {
-                                        return;
-                                    }
-                                }
-                            }
-                            None => break,
-                        },
-                        _ = stop.changed() => return,
-                    }
-                }
-            }
-        }
-        tokio::select! {
-            _ = tokio::time::sleep(backoff) => {}
-            _ = stop.changed() => return,
-        }
-        backoff = (backoff * 2).min(BACKOFF_MAX);
-    }
 }
 
 /// Runs the fleet side until the daemon stops, then gives the parts back.
@@ -733,29 +344,4 @@ pub(crate) async fn run(shared: Arc<Shared>, mut fleet: Fleet, mut stop: watch::
     drop(rx);
     fleet.leave().await;
     let _ = listener.await;
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn messages_from_other_hosts_are_read_and_ones_own_ignored() {
-        assert_eq!(
-            parse_message("c\topenai/gpt\t1500\tb\t429 from the provider", "a"),
-            Some(Message::Cooldown {
-                key: "openai/gpt".into(),
-                left: Duration::from_millis(1500),
-                reason: "429 from the provider (from host b)".into(),
-            })
-        );
-        assert_eq!(parse_message("c\tk\t1500\ta\twhy", "a"), None);
-        assert_eq!(
-            parse_message("r\tk\tb", "a"),
-            Some(Message::Renew { key: "k".into() })
-        );
-        assert_eq!(parse_message("r\tk\ta", "a"), None);
-        assert_eq!(parse_message("x\tk", "a"), None);
-        assert_eq!(parse_message("c\tk\tsoon\tb\twhy", "a"), None);
-    }
 }

@@ -1,0 +1,293 @@
+//! This host's parts of the shared keys: when each is renewed, what a renewal sends and does
+//! with the answer, what lapses, the even split while Redis does not answer, and giving every
+//! part back when the daemon stops.
+
+use super::messages::renew_text;
+use super::redis::{PartAnswer, PartExtras};
+use super::{now, Fleet, Shared, IDLE_SLICES, LEASE_SLICES, MIN_RENEWAL_GAP, RENEW_SLICES};
+use crate::engine::{FleetPart, FleetWant};
+use std::time::{Duration, Instant};
+
+/// What this host holds of one key.
+#[derive(Clone, Debug)]
+pub(super) struct Held {
+    renewed: Instant,
+    /// When the lease lapses in Redis (less a margin): the part is kept until then.
+    until: Instant,
+    sent_want: f64,
+    sent_slots: u64,
+    target: f64,
+    idle_since: Option<Instant>,
+    /// Short of its part: renew when another host's lease lapses.
+    renew_at: Option<Instant>,
+    /// Given back after a while unused: nothing is held.
+    given_back: bool,
+    /// The change of the key's last headers sent to (or taken from) the fleet.
+    sent_headers_seq: u64,
+    /// The Redis time of the last headers taken from the fleet.
+    seen_headers_ms: i64,
+}
+
+impl Fleet {
+    /// Every part is renewed at the next step (Redis answers again).
+    pub(super) fn renew_all_now(&mut self) {
+        let due = Instant::now() - self.slice * RENEW_SLICES;
+        for h in self.held.values_mut() {
+            h.renewed = h.renewed.min(due);
+        }
+    }
+
+    fn due(&self, w: &FleetWant, asked: bool, t: Instant) -> bool {
+        let Some(h) = self.held.get(&w.key) else {
+            // Every key once, at first sight: an idle host may hold a part of what nobody wants.
+            return true;
+        };
+        let idle = w.share <= 0.0 && w.slots == 0;
+        if h.given_back {
+            // Nothing held: renewed when demand is back.
+            return !idle;
+        }
+        if idle
+            && h.idle_since
+                .is_some_and(|i| t >= i + self.slice * IDLE_SLICES)
+        {
+            // Unused for a while: given back.
+            return true;
+        }
+        let since = t.saturating_duration_since(h.renewed);
+        let bounded = w.max_slots.is_some();
+        // Wanting well under what it holds: the rest goes back (and others are told).
+        let gave = w.share < h.target - 0.05 || (bounded && w.slots < h.sent_slots);
+        if since >= self.slice * RENEW_SLICES || (gave && since >= self.slice) {
+            return true;
+        }
+        if since < MIN_RENEWAL_GAP {
+            return false;
+        }
+        let grew = w.share > h.sent_want * 1.5 + 0.05 && h.target < w.share.min(1.0);
+        let held_slots = w.held.and_then(|p| p.slots).unwrap_or(0);
+        let wanted_slots = w.slots.min(w.max_slots.unwrap_or(0));
+        let short_of_slots = bounded && w.slots > h.sent_slots && held_slots < wanted_slots;
+        let lapsed = h.renew_at.is_some_and(|at| t >= at);
+        asked || grew || short_of_slots || lapsed
+    }
+
+    pub(super) async fn renew(&mut self, shared: &Shared, wants: &[FleetWant]) {
+        let Some(r) = self.redis.clone() else { return };
+        let asked = std::mem::take(&mut self.asked);
+        let ttl = self.slice * LEASE_SLICES;
+        let mut ask_others = Vec::new();
+        for w in wants {
+            let t = Instant::now();
+            let was_asked = asked.contains(&w.key);
+            if !self.due(w, was_asked, t) {
+                if was_asked && !self.asked.contains(&w.key) {
+                    // Renewed a moment ago: asked again at the next step.
+                    self.asked.push(w.key.clone());
+                }
+                continue;
+            }
+            tracing::debug!(
+                "fleet: renewing {:?}: wants {:.3} of it and {} slot(s), holds {:?}",
+                w.key,
+                w.share,
+                w.slots,
+                w.held
+            );
+            let idle = w.share <= 0.0 && w.slots == 0;
+            let idle_since = match self.held.get(&w.key).and_then(|h| h.idle_since) {
+                Some(i) if idle => Some(i),
+                _ if idle => Some(t),
+                _ => None,
+            };
+            let give_back = idle_since.is_some_and(|i| t >= i + self.slice * IDLE_SLICES);
+            let (sent_seq, seen_ms) = self
+                .held
+                .get(&w.key)
+                .map_or((0, 0), |h| (h.sent_headers_seq, h.seen_headers_ms));
+            // New headers from this host's provider ride along with the renewal.
+            let extras = PartExtras {
+                fill: w.fill,
+                headers: (w.headers_seq != sent_seq && !w.headers.is_empty())
+                    .then(|| serde_json::to_string(&*w.headers).ok())
+                    .flatten(),
+                seen_headers_ms: seen_ms,
+            };
+            let answer = r
+                .part(
+                    &self.view.host,
+                    &w.key,
+                    w.share,
+                    w.slots,
+                    w.in_flight,
+                    w.max_slots,
+                    if give_back { Duration::ZERO } else { ttl },
+                    &extras,
+                )
+                .await;
+            let answer = match answer {
+                Ok(a) => a,
+                Err(e) => {
+                    self.failed(&e);
+                    return;
+                }
+            };
+            if answer.ask_others {
+                ask_others.push(w.key.clone());
+            }
+            let (sent_headers_seq, seen_headers_ms) =
+                match self.apply(shared, w, &answer, give_back) {
+                    // Taken from the fleet: not sent back to it.
+                    Some(seq) => (seq, answer.headers.as_ref().map_or(seen_ms, |h| h.0)),
+                    None => (w.headers_seq, seen_ms),
+                };
+            self.held.insert(
+                w.key.clone(),
+                Held {
+                    renewed: t,
+                    until: t + ttl - self.slice / 2,
+                    sent_want: w.share,
+                    sent_slots: w.slots,
+                    target: answer.target,
+                    idle_since,
+                    renew_at: answer.next_lapse.map(|d| t + d + Duration::from_millis(5)),
+                    given_back: give_back,
+                    sent_headers_seq,
+                    seen_headers_ms,
+                },
+            );
+        }
+        for key in ask_others {
+            if let Err(e) = r.publish(&renew_text(&key, &self.view.host)).await {
+                self.failed(&e);
+                return;
+            }
+        }
+    }
+
+    /// Applies a renewal's answer; returns the key's change count of its headers when the
+    /// answer brought another host's.
+    fn apply(
+        &self,
+        shared: &Shared,
+        w: &FleetWant,
+        a: &PartAnswer,
+        given_back: bool,
+    ) -> Option<u64> {
+        // Hosts holding a part of this key are live too (the heartbeat may not have told yet).
+        if a.hosts > self.view.hosts() {
+            self.set_hosts(a.hosts);
+        }
+        let part = FleetPart {
+            share: if given_back { 0.0 } else { a.share },
+            floor: 1.0 / a.hosts.max(1) as f64,
+            // Given back: no slot either (None would be the key's whole maximum).
+            slots: if given_back {
+                w.max_slots.map(|_| 0)
+            } else {
+                a.slots
+            },
+        };
+        let t = now();
+        let mut core = shared.core();
+        let exchange = crate::engine::BurstExchange {
+            before: a.before,
+            fill: w.fill,
+            taken: a.taken,
+        };
+        core.engine
+            .exchange_fleet_part(&w.key, part, Some(exchange), t);
+        if !a.cooldown.is_zero() {
+            let until = t.unix_ms.saturating_add(a.cooldown.as_millis() as i64);
+            if let Err(e) = core
+                .engine
+                .apply_shared_cooldown(&w.key, until, &a.cooldown_reason, t)
+            {
+                tracing::debug!("fleet: cooldown on {:?} not applied: {e}", w.key);
+            }
+        }
+        let seq = a
+            .headers
+            .as_ref()
+            .and_then(|(_, h)| core.engine.apply_shared_headers(&w.key, h, t));
+        core.deliver(t);
+        seq
+    }
+
+    /// A part whose lease lapsed in Redis without a renewal (a renewal that failed or came too
+    /// late) is the other hosts' to take: nothing more is granted from it until renewed. Keys
+    /// gone from the engine are forgotten.
+    pub(super) fn drop_lapsed(&mut self, shared: &Shared, wants: &[FleetWant]) {
+        let t = Instant::now();
+        let forget_after = self.slice * (IDLE_SLICES + LEASE_SLICES);
+        self.held
+            .retain(|k, h| wants.iter().any(|w| &w.key == k) || t < h.renewed + forget_after);
+        let lapsed: Vec<&FleetWant> = wants
+            .iter()
+            .filter(|w| {
+                self.held
+                    .get(&w.key)
+                    .is_some_and(|h| !h.given_back && t >= h.until)
+            })
+            .collect();
+        if lapsed.is_empty() {
+            return;
+        }
+        let tn = now();
+        let mut core = shared.core();
+        for w in lapsed {
+            let part = FleetPart {
+                share: 0.0,
+                floor: w.held.map_or(0.5, |p| p.floor),
+                slots: w.max_slots.map(|_| 0),
+            };
+            core.engine.set_fleet_part(&w.key, part, tn);
+        }
+        core.deliver(tn);
+    }
+
+    /// Redis does not answer: parts held are kept until their lease would have lapsed, then
+    /// each shared key is split evenly.
+    pub(super) fn fail_static(&mut self, shared: &Shared, wants: &[FleetWant]) {
+        let t = Instant::now();
+        let n = self.fail_static_hosts();
+        let mut core = shared.core();
+        let tn = now();
+        core.engine
+            .set_fleet_default(Some(FleetPart::even(n, None)), tn);
+        for w in wants {
+            let lapsed = self.held.get(&w.key).is_none_or(|h| t >= h.until);
+            if lapsed {
+                core.engine
+                    .set_fleet_part(&w.key, FleetPart::even(n, w.max_slots), tn);
+            }
+        }
+        core.deliver(tn);
+    }
+
+    /// Gives every part back and leaves the fleet (the daemon stops).
+    pub(super) async fn leave(&mut self) {
+        let Some(r) = self.redis.clone() else { return };
+        if !self.view.is_connected() {
+            return;
+        }
+        for key in self.held.keys() {
+            if r.part(
+                &self.view.host,
+                key,
+                0.0,
+                0,
+                0,
+                None,
+                Duration::ZERO,
+                &PartExtras::default(),
+            )
+            .await
+            .is_err()
+            {
+                return;
+            }
+        }
+        let _ = r.heartbeat(&self.view.host, Duration::ZERO).await;
+    }
+}
