@@ -157,8 +157,14 @@ async fn start_fleet(key: &str, keys: usize) -> Result<BenchFleet, String> {
     })
 }
 
-/// How long each of `n` cooldowns set on `a` takes until an Acquire on `b` is refused for it.
-async fn propagation(a: &Path, b: &Path, n: usize) -> Result<Vec<Duration>, String> {
+/// The `p`th percentile of sorted nanoseconds (0 when there are none).
+fn nearest_ns(sorted: &[u64], p: f64) -> f64 {
+    llmctl_daemon::engine::nearest_rank(sorted, p).map_or(0.0, |ns| ns as f64)
+}
+
+/// How long each of `n` cooldowns set on `a` takes until an Acquire on `b` is refused for it,
+/// in nanoseconds, sorted.
+async fn propagation(a: &Path, b: &Path, n: usize) -> Result<Vec<u64>, String> {
     let status = |s: tonic::Status| s.message().to_string();
     let mut ca = llmctl_client::connect(a).await.map_err(|e| e.to_string())?;
     let mut cb = llmctl_client::connect(b).await.map_err(|e| e.to_string())?;
@@ -192,7 +198,7 @@ async fn propagation(a: &Path, b: &Path, n: usize) -> Result<Vec<Duration>, Stri
             }
             tokio::time::sleep(Duration::from_micros(200)).await;
         }
-        out.push(t.elapsed());
+        out.push(t.elapsed().as_nanos() as u64);
     }
     out.sort_unstable();
     Ok(out)
@@ -307,8 +313,7 @@ async fn measure(
     }
     let wall = start.elapsed().as_secs_f64();
     all.sort_unstable();
-    let pct =
-        |p: f64| llmctl_daemon::engine::nearest_rank(&all, p).map_or(0.0, |ns| ns as f64 / 1000.0);
+    let pct = |p: f64| nearest_ns(&all, p) / 1000.0;
     Ok(Row {
         clients,
         call,
@@ -430,10 +435,7 @@ pub async fn run(args: BenchArgs, socket: PathBuf) -> ExitCode {
         }
         _ => None,
     };
-    let ms = |v: &[Duration], p: f64| {
-        let ns: Vec<u64> = v.iter().map(|d| d.as_nanos() as u64).collect();
-        llmctl_daemon::engine::nearest_rank(&ns, p).map_or(0.0, |x| x as f64 / 1e6)
-    };
+    let ms = |v: &[u64], p: f64| nearest_ns(v, p) / 1e6;
     let fleet_vs_local = |n: usize| {
         let local = rows
             .iter()

@@ -142,10 +142,7 @@ async fn three_hosts_admit_no_more_than_the_limit_together() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn status_top_and_metrics_show_the_fleet() {
     let redis = Redis::start();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port");
+    let port = free_port();
     let keys = format!(
         "[daemon]\nmetrics_addr = \"127.0.0.1:{port}\"\n\n{RPM600}\n[keys.\"mine\"]\nrequests_per_minute = 60\nfleet = false\n"
     );

@@ -103,10 +103,7 @@ async fn reflection_lists_the_services_in_both_versions() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn health_on_a_tcp_address_for_probes() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port");
+    let port = free_port();
     let _d = Daemon::start(&format!("[daemon]\nhealth_addr = \"127.0.0.1:{port}\"\n"));
     let url = format!("http://127.0.0.1:{port}");
     let channel = {

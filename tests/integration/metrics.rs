@@ -5,13 +5,6 @@ use llmctl_client::pb;
 use llmctl_sim::http::HttpClient;
 use std::time::Duration;
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_metric_after_known_traffic() {
     let port = free_port();

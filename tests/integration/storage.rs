@@ -240,10 +240,7 @@ fn a_full_disk_keeps_limits_working_fails_claims_at_once_and_loses_no_cooldown()
         eprintln!("skipped: this machine does not let the test mount a tmpfs");
         return;
     };
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port");
+    let port = free_port();
     let mut d = Daemon::new(&format!(
         "[daemon]\nmetrics_addr = \"127.0.0.1:{port}\"\n[keys.\"k\"]\nrequests_per_minute = 600\n"
     ));

@@ -2,6 +2,14 @@
 
 use super::*;
 
+/// Where a cooldown comes from: this limiter (a fleet hears of it when it grows) or another
+/// host of its fleet (not shared back).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Origin {
+    Here,
+    Fleet,
+}
+
 impl Engine {
     /// Installs or extends a cooldown on a key name (and so its descendants). The provider's
     /// delay is a floor; a 429 from a lease granted after the last one escalates; a cooldown
@@ -12,6 +20,7 @@ impl Engine {
         provider_delay: Option<Duration>,
         reason: String,
         granted_at: Option<Instant>,
+        origin: Origin,
         at: Now,
     ) -> Result<Instant, EngineError> {
         let now = at.mono;
@@ -63,7 +72,9 @@ impl Engine {
         let (until, strikes) = (entry.until, entry.strikes);
         self.cooldowns_dirty = true;
         if extended {
-            self.share_cooldown(name, at.unix_of(until), &reason);
+            if origin == Origin::Here {
+                self.share_cooldown(name, at.unix_of(until), &reason);
+            }
             let secs = until.saturating_duration_since(now).as_secs_f64();
             let escalation = if strikes > 1 {
                 format!(", 429 number {strikes} in a row")
@@ -102,7 +113,7 @@ impl Engine {
         } else {
             reason.to_string()
         };
-        let until = self.install_cooldown(key, Some(duration), reason, None, now)?;
+        let until = self.install_cooldown(key, Some(duration), reason, None, Origin::Here, now)?;
         self.pump(now);
         Ok(now.unix_of(until))
     }

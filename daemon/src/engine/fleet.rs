@@ -72,6 +72,11 @@ pub struct SharedCooldown {
     pub reason: String,
 }
 
+/// Two limits the same quota would have (headers may round).
+fn same_limit(a: f64, b: f64) -> bool {
+    (a - b).abs() <= b * 1e-3
+}
+
 /// Cooldowns kept for the fleet, at most this many between two takes (the oldest go).
 const SHARED_COOLDOWNS_KEPT: usize = 1024;
 
@@ -142,7 +147,7 @@ impl Engine {
             let j = self.keys[a].find_minute_bucket(dim)?;
             let ab = &mut self.keys[a].buckets[j];
             ab.refill(now);
-            ((ab.rate.limit - limit).abs() <= limit * 1e-3).then_some(ab.level)
+            same_limit(ab.rate.limit, limit).then_some(ab.level)
         });
         let b = &mut self.keys[id].buckets[i];
         b.mirror_pending = false;
@@ -170,7 +175,7 @@ impl Engine {
             self.keys[a].buckets.iter().any(|x| {
                 x.rate.dimension == b.rate.dimension
                     && x.rate.period == b.rate.period
-                    && (x.rate.limit - b.rate.limit).abs() <= b.rate.limit * 1e-3
+                    && same_limit(x.rate.limit, b.rate.limit)
             })
         };
         limited.all(same).then_some(a)
@@ -399,10 +404,14 @@ impl Engine {
         }
         let duration = Duration::from_millis(left as u64).min(MAX_COOLDOWN);
         let before = self.cooldowns.get(key).map(|c| c.until);
-        let sharing = self.shared_cooldowns.take();
-        let installed = self.install_cooldown(key, Some(duration), reason.to_string(), None, now);
-        self.shared_cooldowns = sharing;
-        let until = installed?;
+        let until = self.install_cooldown(
+            key,
+            Some(duration),
+            reason.to_string(),
+            None,
+            super::cooldowns::Origin::Fleet,
+            now,
+        )?;
         self.pump(now);
         Ok(before.is_none_or(|b| until > b))
     }

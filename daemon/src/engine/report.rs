@@ -153,6 +153,7 @@ impl Engine {
             outcome.signals.retry_after,
             reason,
             Some(lease.granted_at),
+            super::cooldowns::Origin::Here,
             now,
         )?;
         self.refused(id, lease, outcome, until, now);
