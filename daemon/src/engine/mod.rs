@@ -26,6 +26,7 @@ mod persist;
 mod policy;
 #[cfg(test)]
 mod policy_tests;
+mod probe;
 #[cfg(test)]
 mod probe_tests;
 pub mod profiles;
