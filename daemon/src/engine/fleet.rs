@@ -77,6 +77,18 @@ fn same_limit(a: f64, b: f64) -> bool {
     (a - b).abs() <= b * 1e-3
 }
 
+/// A key whose clients were granted `requests_per_s` lately and nothing for longer than this,
+/// with nothing waiting or in flight, has stopped asking: two of its usual gaps, between
+/// 100 ms and 2 s.
+fn stopped_after(requests_per_s: f64) -> Duration {
+    let gaps = if requests_per_s > 0.0 {
+        2.0 / requests_per_s
+    } else {
+        f64::INFINITY
+    };
+    Duration::from_secs_f64(gaps.clamp(0.1, 2.0))
+}
+
 /// Cooldowns kept for the fleet, at most this many between two takes (the oldest go).
 const SHARED_COOLDOWNS_KEPT: usize = 1024;
 
@@ -182,7 +194,8 @@ impl Engine {
     }
 
     /// What every shared key with limits wants for the next `slice`: what it granted lately
-    /// (over the last two seconds) plus what waits for it, against its limits.
+    /// (over the last two seconds, unless its clients stopped) plus what waits for it, against
+    /// its limits.
     pub fn fleet_wants(&mut self, slice: Duration, now: Now) -> Vec<FleetWant> {
         let n = self.keys.len();
         // Units a second granted lately, and units queued, per key and dimension, each counted
@@ -191,13 +204,24 @@ impl Engine {
         let mut queued = vec![[0.0f64; 4]; n];
         let mut waiting = vec![0u64; n];
         let base = self.base;
-        for id in 0..n {
-            let k = &mut self.keys[id];
-            let Some(since) = k.stats.first_grant else {
+        let mut own_waiting = vec![0u64; n];
+        for w in self.queue.values() {
+            own_waiting[w.key] += 1;
+        }
+        for (k, own_waiting) in self.keys.iter_mut().zip(own_waiting) {
+            let (Some(since), Some(last)) = (k.stats.first_grant, k.stats.last_grant) else {
                 continue;
             };
             let requests = k.stats.granted.per_second(base, since, now.mono, 2);
             let tokens = k.stats.tokens_granted.per_second(base, since, now.mono, 2);
+            if own_waiting == 0
+                && k.in_flight == 0
+                && now.mono.saturating_duration_since(last) > stopped_after(requests)
+            {
+                // Nothing waits, nothing is in flight and nothing was asked for lately: the
+                // key's clients stopped, and what they took says nothing of the next slice.
+                continue;
+            }
             for &s in &k.scope {
                 for (i, d) in Dimension::ALL.iter().enumerate() {
                     rate[s][i] += if *d == Dimension::Requests {

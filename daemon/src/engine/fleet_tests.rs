@@ -129,6 +129,45 @@ fn demand_counts_recent_grants_and_the_queue_on_the_key_and_its_ancestors() {
 }
 
 #[test]
+fn a_key_whose_clients_stopped_wants_nothing_while_one_in_flight_or_asking_still_wants() {
+    let share = |fx: &mut Fx, ms: u64| {
+        let wants = fx.e.fleet_wants(Duration::from_secs(1), fx.now(ms));
+        wants.iter().find(|w| w.key == "k").expect("wanted").share
+    };
+    // Five granted at 0 ms and answered at 10 ms: 10 a second lately, nothing in flight.
+    let mut fx = rpm600_burst10();
+    let leases: Vec<String> = (0..5)
+        .map(|_| lease(&fx.acquire("k", 0, 0, 0, 0)))
+        .collect();
+    for id in &leases {
+        fx.e.report(id, &ok(200), fx.now(10)).expect("report");
+    }
+    // 50 ms after its last grant (under the 100 ms floor of two gaps): its recent rate is
+    // what it wants.
+    assert!(share(&mut fx, 50) > 0.0, "still asking");
+    // 500 ms after it, more than two gaps at 10 a second: it stopped.
+    assert_eq!(share(&mut fx, 500), 0.0, "stopped");
+
+    // The same grants still in flight: its clients have not stopped.
+    let mut fx = rpm600_burst10();
+    for _ in 0..5 {
+        lease(&fx.acquire("k", 0, 0, 0, 0));
+    }
+    assert!(share(&mut fx, 500) > 0.0, "in flight");
+
+    // Answered, but one more waits: it wants its rate and the waiter.
+    let mut fx = rpm600_burst10();
+    let leases: Vec<String> = (0..10)
+        .map(|_| lease(&fx.acquire("k", 0, 0, 0, 0)))
+        .collect();
+    for id in &leases {
+        fx.e.report(id, &ok(200), fx.now(10)).expect("report");
+    }
+    waiter(&fx.acquire("k", 0, 0, 60_000, 20));
+    assert!(share(&mut fx, 500) > 0.1, "a waiter and the rate");
+}
+
+#[test]
 fn a_key_kept_local_is_not_shared() {
     let l = KeyLimits {
         local_only: true,

@@ -131,6 +131,8 @@ struct KeyStats {
     /// those rates count.
     first_grant: Option<Instant>,
     first_success: Option<Instant>,
+    /// When the last request was granted.
+    last_grant: Option<Instant>,
     /// Limit header values ignored as absurd.
     headers_ignored_total: u64,
 }

@@ -4,7 +4,7 @@
 //! of concurrency slots), leased from Redis for a few slices and sized by its demand (its
 //! recent grants and its queue over one `slice`). The engine grants locally from its part, so
 //! Redis is never on an Acquire's path: a host renews each busy key about once a slice, and at
-//! once when its demand jumps or another host asks. Redis splits each limit max-min fairly by
+//! once when its demand jumps or stops, or another host asks. Redis splits each limit max-min fairly by
 //! demand, on its own clock, and never gives out more than the whole: a host that holds more
 //! than its part gives it back at its next renewal (another host asks it to renew now).
 //!
@@ -44,7 +44,7 @@ const MIN_RENEWAL_GAP: Duration = Duration::from_millis(20);
 const HEARTBEAT: Duration = Duration::from_secs(10);
 /// A part is leased for this many slices, and renewed every `RENEW_SLICES` while demand
 /// holds; after one when demand fell well under the part (the rest goes back), at once when
-/// it jumped or another host asked.
+/// it jumped, when it stopped, or when another host asked.
 const LEASE_SLICES: u32 = 5;
 const RENEW_SLICES: u32 = 3;
 /// A key wanted by nothing for this many slices is given back.

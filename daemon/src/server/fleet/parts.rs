@@ -38,38 +38,7 @@ impl Fleet {
     }
 
     fn due(&self, w: &FleetWant, asked: bool, t: Instant) -> bool {
-        let Some(h) = self.held.get(&w.key) else {
-            // Every key once, at first sight: an idle host may hold a part of what nobody wants.
-            return true;
-        };
-        let idle = w.share <= 0.0 && w.slots == 0;
-        if h.given_back {
-            // Nothing held: renewed when demand is back.
-            return !idle;
-        }
-        if idle
-            && h.idle_since
-                .is_some_and(|i| t >= i + self.slice * IDLE_SLICES)
-        {
-            // Unused for a while: given back.
-            return true;
-        }
-        let since = t.saturating_duration_since(h.renewed);
-        let bounded = w.max_slots.is_some();
-        // Wanting well under what it holds: the rest goes back (and others are told).
-        let gave = w.share < h.target - 0.05 || (bounded && w.slots < h.sent_slots);
-        if since >= self.slice * RENEW_SLICES || (gave && since >= self.slice) {
-            return true;
-        }
-        if since < MIN_RENEWAL_GAP {
-            return false;
-        }
-        let grew = w.share > h.sent_want * 1.5 + 0.05 && h.target < w.share.min(1.0);
-        let held_slots = w.held.and_then(|p| p.slots).unwrap_or(0);
-        let wanted_slots = w.slots.min(w.max_slots.unwrap_or(0));
-        let short_of_slots = bounded && w.slots > h.sent_slots && held_slots < wanted_slots;
-        let lapsed = h.renew_at.is_some_and(|at| t >= at);
-        asked || grew || short_of_slots || lapsed
+        due(self.held.get(&w.key), w, asked, t, self.slice)
     }
 
     pub(super) async fn renew(&mut self, shared: &Shared, wants: &[FleetWant]) {
@@ -94,7 +63,7 @@ impl Fleet {
                 w.slots,
                 w.held
             );
-            let idle = w.share <= 0.0 && w.slots == 0;
+            let idle = is_idle(w);
             let idle_since = match self.held.get(&w.key).and_then(|h| h.idle_since) {
                 Some(i) if idle => Some(i),
                 _ if idle => Some(t),
@@ -151,7 +120,7 @@ impl Fleet {
                     target: answer.target,
                     idle_since,
                     renew_at: answer.next_lapse.map(|d| t + d + Duration::from_millis(5)),
-                    given_back: give_back,
+                    given_back: give_back || nothing_to_keep(w, &answer),
                     sent_headers_seq,
                     seen_headers_ms,
                 },
@@ -289,5 +258,160 @@ impl Fleet {
             }
         }
         let _ = r.heartbeat(&self.view.host, Duration::ZERO).await;
+    }
+}
+
+/// Whether the part of `w`'s key, held as `held` (None: never renewed), is renewed at `t`.
+fn due(held: Option<&Held>, w: &FleetWant, asked: bool, t: Instant, slice: Duration) -> bool {
+    let Some(h) = held else {
+        // Every key once, at first sight: an idle host may hold a part of what nobody wants.
+        return true;
+    };
+    let idle = is_idle(w);
+    if h.given_back {
+        // Nothing held: renewed when demand is back.
+        return !idle;
+    }
+    if idle && h.idle_since.is_some_and(|i| t >= i + slice * IDLE_SLICES) {
+        // Unused for a while: given back.
+        return true;
+    }
+    let since = t.saturating_duration_since(h.renewed);
+    let bounded = w.max_slots.is_some();
+    // Wanting well under what it holds: the rest goes back (and others are told).
+    let gave = w.share < h.target - 0.05 || (bounded && w.slots < h.sent_slots);
+    // Stopped wanting since the last renewal: what it held goes back at once (once for
+    // each stretch of demand).
+    let stopped = idle && h.sent_want > 0.0;
+    if since >= slice * RENEW_SLICES
+        || (gave && since >= slice)
+        || (stopped && since >= MIN_RENEWAL_GAP)
+    {
+        return true;
+    }
+    if since < MIN_RENEWAL_GAP {
+        return false;
+    }
+    let grew = w.share > h.sent_want * 1.5 + 0.05 && h.target < w.share.min(1.0);
+    let held_slots = w.held.and_then(|p| p.slots).unwrap_or(0);
+    let wanted_slots = w.slots.min(w.max_slots.unwrap_or(0));
+    let short_of_slots = bounded && w.slots > h.sent_slots && held_slots < wanted_slots;
+    let lapsed = h.renew_at.is_some_and(|at| t >= at);
+    asked || grew || short_of_slots || lapsed
+}
+
+/// Nothing waits, nothing is in flight and nothing was asked for lately.
+fn is_idle(w: &FleetWant) -> bool {
+    w.share <= 0.0 && w.slots == 0
+}
+
+/// An idle key whose part is nothing (the others want it all): nothing to keep, so nothing is
+/// renewed until demand is back.
+fn nothing_to_keep(w: &FleetWant, a: &PartAnswer) -> bool {
+    is_idle(w) && a.target <= 0.0 && a.share <= 0.0 && (w.max_slots.is_none() || a.slots == Some(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SLICE: Duration = Duration::from_secs(1);
+
+    fn want(share: f64, slots: u64) -> FleetWant {
+        FleetWant {
+            key: "k".into(),
+            share,
+            slots,
+            in_flight: 0,
+            max_slots: None,
+            held: None,
+            limits: Vec::new(),
+            fill: [0.0; 4],
+            headers: Default::default(),
+            headers_seq: 0,
+        }
+    }
+
+    /// Renewed at `t` wanting `sent_want`, told `target`.
+    fn held(t: Instant, sent_want: f64, target: f64) -> Held {
+        Held {
+            renewed: t,
+            until: t + SLICE * LEASE_SLICES,
+            sent_want,
+            sent_slots: 0,
+            target,
+            idle_since: None,
+            renew_at: None,
+            given_back: false,
+            sent_headers_seq: 0,
+            seen_headers_ms: 0,
+        }
+    }
+
+    fn answer(share: f64, target: f64) -> PartAnswer {
+        PartAnswer {
+            share,
+            slots: None,
+            hosts: 2,
+            target,
+            cooldown: Duration::ZERO,
+            cooldown_reason: String::new(),
+            ask_others: false,
+            next_lapse: None,
+            before: 0.0,
+            taken: [0.0; 4],
+            headers: None,
+        }
+    }
+
+    #[test]
+    fn a_part_whose_clients_stopped_goes_back_at_once_and_once() {
+        let t = Instant::now();
+        let busy = held(t, 0.5, 0.5);
+        let soon = t + Duration::from_millis(30);
+        // It wanted half when renewed and wants nothing now: due within the gap, not a slice.
+        assert!(due(Some(&busy), &want(0.0, 0), false, soon, SLICE));
+        // Still wanting what it holds: not due before the slices pass.
+        assert!(!due(Some(&busy), &want(0.5, 3), false, soon, SLICE));
+        // Renewed wanting nothing already: the next is on the usual schedule.
+        let idle = held(t, 0.0, 0.2);
+        assert!(!due(Some(&idle), &want(0.0, 0), false, soon, SLICE));
+        assert!(due(
+            Some(&idle),
+            &want(0.0, 0),
+            false,
+            t + SLICE * RENEW_SLICES,
+            SLICE
+        ));
+    }
+
+    #[test]
+    fn an_idle_part_of_nothing_is_not_kept_but_one_of_the_spare_is() {
+        // The others want it all: nothing to keep, and not renewed until demand is back.
+        assert!(nothing_to_keep(&want(0.0, 0), &answer(0.0, 0.0)));
+        let t = Instant::now();
+        let nothing = Held {
+            given_back: true,
+            ..held(t, 0.0, 0.0)
+        };
+        let later = t + SLICE * (RENEW_SLICES + 1);
+        assert!(!due(Some(&nothing), &want(0.0, 0), false, later, SLICE));
+        assert!(due(Some(&nothing), &want(0.3, 1), false, later, SLICE));
+        // A part of what nobody wants is kept (it grants at once when demand comes).
+        assert!(!nothing_to_keep(&want(0.0, 0), &answer(0.2, 0.2)));
+        // Given less than its part for now (others still hold it): renewed to get it.
+        assert!(!nothing_to_keep(&want(0.0, 0), &answer(0.0, 0.3)));
+        // Busy: kept whatever it holds.
+        assert!(!nothing_to_keep(&want(0.4, 2), &answer(0.0, 0.0)));
+        // Holding slots of a key with a concurrency limit: kept.
+        let bounded = FleetWant {
+            max_slots: Some(4),
+            ..want(0.0, 0)
+        };
+        let slots = PartAnswer {
+            slots: Some(1),
+            ..answer(0.0, 0.0)
+        };
+        assert!(!nothing_to_keep(&bounded, &slots));
     }
 }
