@@ -212,12 +212,14 @@ TEST_FIGURES: Dict[str, str] = {
 
 
 def test_figure(test: str) -> str:
-    out = subprocess.run(
+    run = subprocess.run(
         ["cargo", "test", "--locked", "--release", "--test", "integration", "--", "--ignored", "--exact", test, "--nocapture"],
-        check=True,
         capture_output=True,
         text=True,
-    ).stdout
+    )
+    if run.returncode != 0:
+        raise SystemExit(f"{test} failed (exit {run.returncode}):\n{run.stdout}\n{run.stderr}")
+    out = run.stdout
     lines = [line.removeprefix("figure: ") for line in out.splitlines() if line.startswith("figure: ")]
     if not lines:
         raise SystemExit(f"{test} printed no figure:\n{out}")

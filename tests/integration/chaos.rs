@@ -306,12 +306,8 @@ async fn abused_daemon() -> Abused {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_filling_every_table_never_costs_the_well_behaved_client_a_lease() {
     let abused = abused_daemon().await;
+    // Each round trip asserts its grant.
     let loaded = round_trips(&abused.daemon, 400).await;
-    assert_eq!(
-        loaded.len(),
-        400,
-        "every round trip of the well-behaved client"
-    );
     let st = abused.daemon.status().await;
     let good = st
         .keys

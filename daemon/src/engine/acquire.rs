@@ -289,7 +289,7 @@ impl Engine {
         stats.granted_total += 1;
         stats.granted.add(base, now.mono, 1);
         stats.first_grant.get_or_insert(now.mono);
-        stats.last_grant = Some(now.mono);
+        stats.activity.ask(now.mono);
         stats.waits.push(waited.as_millis() as u64);
         stats.tokens_reserved += tokens;
         stats.tokens_outstanding += tokens;

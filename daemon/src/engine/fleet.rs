@@ -77,18 +77,6 @@ fn same_limit(a: f64, b: f64) -> bool {
     (a - b).abs() <= b * 1e-3
 }
 
-/// A key whose clients were granted `requests_per_s` lately and nothing for longer than this,
-/// with nothing waiting or in flight, has stopped asking: two of its usual gaps, between
-/// 100 ms and 2 s.
-fn stopped_after(requests_per_s: f64) -> Duration {
-    let gaps = if requests_per_s > 0.0 {
-        2.0 / requests_per_s
-    } else {
-        f64::INFINITY
-    };
-    Duration::from_secs_f64(gaps.clamp(0.1, 2.0))
-}
-
 /// Cooldowns kept for the fleet, at most this many between two takes (the oldest go).
 const SHARED_COOLDOWNS_KEPT: usize = 1024;
 
@@ -193,9 +181,9 @@ impl Engine {
         limited.all(same).then_some(a)
     }
 
-    /// What every shared key with limits wants for the next `slice`: what it granted lately
-    /// (over the last two seconds, unless its clients stopped) plus what waits for it, against
-    /// its limits.
+    /// What every shared key with limits wants for the next `slice`: what it was asked for
+    /// lately (granted or refused, over the last two seconds, unless its clients stopped) plus
+    /// what waits for it, against its limits.
     pub fn fleet_wants(&mut self, slice: Duration, now: Now) -> Vec<FleetWant> {
         let n = self.keys.len();
         // Units a second granted lately, and units queued, per key and dimension, each counted
@@ -209,17 +197,21 @@ impl Engine {
             own_waiting[w.key] += 1;
         }
         for (k, own_waiting) in self.keys.iter_mut().zip(own_waiting) {
-            let (Some(since), Some(last)) = (k.stats.first_grant, k.stats.last_grant) else {
-                continue;
-            };
-            let requests = k.stats.granted.per_second(base, since, now.mono, 2);
-            let tokens = k.stats.tokens_granted.per_second(base, since, now.mono, 2);
-            if own_waiting == 0
-                && k.in_flight == 0
-                && now.mono.saturating_duration_since(last) > stopped_after(requests)
-            {
+            let st = &mut k.stats;
+            // What it was asked for lately: granted, and refused (at once, or when a wait ran
+            // out: a part too small for its clients shows there).
+            let (mut requests, mut tokens) = (0.0, 0.0);
+            if let Some(since) = st.first_grant {
+                requests += st.granted.per_second(base, since, now.mono, 2);
+                tokens += st.tokens_granted.per_second(base, since, now.mono, 2);
+            }
+            if let Some(since) = st.first_refused {
+                requests += st.refused.per_second(base, since, now.mono, 2);
+                tokens += st.refused_tokens.per_second(base, since, now.mono, 2);
+            }
+            if own_waiting == 0 && k.in_flight == 0 && st.activity.stopped(requests, now.mono) {
                 // Nothing waits, nothing is in flight and nothing was asked for lately: the
-                // key's clients stopped, and what they took says nothing of the next slice.
+                // key's clients stopped, and what they asked for says nothing of the next slice.
                 continue;
             }
             for &s in &k.scope {

@@ -113,17 +113,18 @@ fn demand_counts_recent_grants_and_the_queue_on_the_key_and_its_ancestors() {
         ),
     ])
     .filled();
-    // 10 granted now on p/m (p's burst), 5 more wait.
+    // 10 granted now on p/m (p's burst), the 11th refused (answer at once), 5 more wait.
     assert_eq!(grants_now(&mut fx, "p/m", 0), 10);
     for _ in 0..5 {
         waiter(&fx.acquire("p/m", 0, 0, 60_000, 0));
     }
     let wants = fx.e.fleet_wants(Duration::from_secs(1), fx.now(500));
     let of = |k: &str| wants.iter().find(|w| w.key == k).expect("wanted");
-    // p: 10 granted in the last 0.5 s (20/s) plus 5 queued, against 10 a second.
-    assert!((of("p").share - 2.5).abs() < 1e-6, "{:?}", of("p"));
+    // p: 11 asked for in the last 0.5 s (10 granted and 1 refused: 22/s) plus 5 queued,
+    // against 10 a second.
+    assert!((of("p").share - 2.7).abs() < 1e-6, "{:?}", of("p"));
     // p/m: the same against 100 a second.
-    assert!((of("p/m").share - 0.25).abs() < 1e-6, "{:?}", of("p/m"));
+    assert!((of("p/m").share - 0.27).abs() < 1e-6, "{:?}", of("p/m"));
     assert_eq!(of("p").slots, 15, "10 in flight and 5 waiting");
     assert_eq!(of("p").in_flight, 10);
 }
@@ -165,6 +166,40 @@ fn a_key_whose_clients_stopped_wants_nothing_while_one_in_flight_or_asking_still
     }
     waiter(&fx.acquire("k", 0, 0, 60_000, 20));
     assert!(share(&mut fx, 500) > 0.1, "a waiter and the rate");
+}
+
+#[test]
+fn a_key_refused_for_want_of_a_part_wants_one() {
+    let mut fx = rpm600_burst10().filled();
+    assert!(fx.e.set_fleet_part("k", part(0.0, 0.5, None), fx.now(0)));
+    // Clients that ask to be answered at once are refused: nothing waits, nothing is in
+    // flight, nothing was granted, yet the key is wanted.
+    assert_eq!(grants_now(&mut fx, "k", 0), 0);
+    assert_eq!(grants_now(&mut fx, "k", 20), 0);
+    let wants = fx.e.fleet_wants(Duration::from_secs(1), fx.now(40));
+    let k = wants.iter().find(|w| w.key == "k").expect("wanted");
+    assert!(k.share > 0.0, "{k:?}");
+}
+
+#[test]
+fn clients_pausing_between_batches_are_not_taken_as_stopped() {
+    let share = |fx: &mut Fx, ms: u64| {
+        let wants = fx.e.fleet_wants(Duration::from_secs(1), fx.now(ms));
+        wants.iter().find(|w| w.key == "k").expect("wanted").share
+    };
+    let mut fx = rpm600_burst10();
+    // A batch of five each second, answered 300 ms later.
+    for at in [0, 1_000] {
+        let leases: Vec<String> = (0..5)
+            .map(|_| lease(&fx.acquire("k", 0, 0, 0, at)))
+            .collect();
+        for id in &leases {
+            fx.e.report(id, &ok(200), fx.now(at + 300)).expect("report");
+        }
+    }
+    // 600 ms into the pause (more than two gaps at its mean rate, less than twice its longest
+    // pause): still its clients' demand.
+    assert!(share(&mut fx, 1_600) > 0.0, "a pause between batches");
 }
 
 #[test]

@@ -74,7 +74,7 @@ pub use types::*;
 
 use bucket::Bucket;
 use serde::{Deserialize, Serialize};
-use stats::{MinuteWindow, RecentWaits};
+use stats::{Activity, MinuteWindow, RecentWaits};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
 use std::sync::Arc;
@@ -131,8 +131,13 @@ struct KeyStats {
     /// those rates count.
     first_grant: Option<Instant>,
     first_success: Option<Instant>,
-    /// When the last request was granted.
-    last_grant: Option<Instant>,
+    /// Requests refused (at once, or when their wait ran out) and their tokens, per second,
+    /// since the first: demand that went unserved.
+    refused: MinuteWindow,
+    refused_tokens: MinuteWindow,
+    first_refused: Option<Instant>,
+    /// When the key was last asked for, and its clients' pauses.
+    activity: Activity,
     /// Limit header values ignored as absurd.
     headers_ignored_total: u64,
 }

@@ -101,8 +101,16 @@ impl Engine {
     ) -> Option<Refusal> {
         let prio = self.waiter_priority.remove(&wid)?;
         let w = self.queue.remove(&(Reverse(prio), wid))?;
-        let key = &mut self.keys[w.key];
-        key.stats.rejected_total += 1;
+        let base = self.base;
+        let stats = &mut self.keys[w.key].stats;
+        stats.rejected_total += 1;
+        stats.refused.add(base, now.mono, 1);
+        let tokens = w.need.amount(Dimension::Tokens);
+        stats
+            .refused_tokens
+            .add(base, now.mono, tokens.min(f64::from(u32::MAX)) as u32);
+        stats.first_refused.get_or_insert(now.mono);
+        stats.activity.ask(now.mono);
         let (code, reason, not_before_unix_ms) = match not_before {
             Some(at) => {
                 let name = &self.keys[w.key].name;

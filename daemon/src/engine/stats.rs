@@ -1,8 +1,8 @@
 //! Small fixed-size windows for the figures status shows: events per second over the last
-//! minute, and recent queue waits for percentiles.
+//! minute, and recent queue waits for percentiles; and when a key was last asked for.
 
 use std::collections::VecDeque;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Counts per whole second over the last 60 seconds, measured from `base`.
 #[derive(Clone, Debug)]
@@ -134,5 +134,51 @@ mod tests {
             w.push(7);
         }
         assert_eq!(w.percentile(95.0), 7);
+    }
+}
+
+/// When a key was last asked for (granted or refused), and the longest pause between two asks
+/// lately: what tells clients that stopped from clients that pause between batches.
+#[derive(Clone, Debug, Default)]
+pub struct Activity {
+    last: Option<Instant>,
+    /// The longest pause in the window that began at `window`, and in the one before.
+    window: Option<Instant>,
+    longest: Duration,
+    longest_before: Duration,
+}
+
+/// How long a window of pauses lasts.
+const PAUSE_WINDOW: Duration = Duration::from_secs(2);
+
+impl Activity {
+    /// One ask (a grant or a refusal) at `now`.
+    pub fn ask(&mut self, now: Instant) {
+        if let Some(last) = self.last {
+            let start = *self.window.get_or_insert(now);
+            if now.saturating_duration_since(start) >= PAUSE_WINDOW {
+                self.longest_before = self.longest;
+                self.longest = Duration::ZERO;
+                self.window = Some(now);
+            }
+            self.longest = self.longest.max(now.saturating_duration_since(last));
+        }
+        self.last = Some(now);
+    }
+
+    /// Nothing asked for in twice its longest recent pause, nor in two of its usual gaps at
+    /// `asks_per_s` (whichever is longer, between 100 ms and 2 s): its clients stopped.
+    pub fn stopped(&self, asks_per_s: f64, now: Instant) -> bool {
+        let Some(last) = self.last else {
+            return true;
+        };
+        let usual = if asks_per_s > 0.0 {
+            2.0 / asks_per_s
+        } else {
+            f64::INFINITY
+        };
+        let pause = 2.0 * self.longest.max(self.longest_before).as_secs_f64();
+        let after = Duration::from_secs_f64(usual.max(pause).clamp(0.1, 2.0));
+        now.saturating_duration_since(last) > after
     }
 }

@@ -269,8 +269,9 @@ fn due(held: Option<&Held>, w: &FleetWant, asked: bool, t: Instant, slice: Durat
     };
     let idle = is_idle(w);
     if h.given_back {
-        // Nothing held: renewed when demand is back.
-        return !idle;
+        // Nothing held: renewed when demand is back, or when the engine holds a part the fleet
+        // did not give (the even split while Redis did not answer).
+        return !idle || w.held.is_some_and(|p| p.share > 0.0);
     }
     if idle && h.idle_since.is_some_and(|i| t >= i + slice * IDLE_SLICES) {
         // Unused for a while: given back.
@@ -397,6 +398,13 @@ mod tests {
         let later = t + SLICE * (RENEW_SLICES + 1);
         assert!(!due(Some(&nothing), &want(0.0, 0), false, later, SLICE));
         assert!(due(Some(&nothing), &want(0.3, 1), false, later, SLICE));
+        // ...or when the engine holds a part the fleet did not give (the even split while
+        // Redis did not answer): renewed, so Redis knows.
+        let split = FleetWant {
+            held: Some(FleetPart::even(2, None)),
+            ..want(0.0, 0)
+        };
+        assert!(due(Some(&nothing), &split, false, later, SLICE));
         // A part of what nobody wants is kept (it grants at once when demand comes).
         assert!(!nothing_to_keep(&want(0.0, 0), &answer(0.2, 0.2)));
         // Given less than its part for now (others still hold it): renewed to get it.
