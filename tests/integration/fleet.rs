@@ -139,6 +139,57 @@ async fn three_hosts_admit_no_more_than_the_limit_together() {
     );
 }
 
+/// The share of `key` that `d` holds, as its status says.
+async fn share_of(d: &Daemon, key: &str) -> f64 {
+    let st = d.status().await;
+    st.keys
+        .iter()
+        .find(|k| k.key == key)
+        .map_or(0.0, |k| k.fleet_share)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_whose_part_went_to_another_serves_clients_that_ask_to_be_answered_at_once() {
+    let redis = Redis::start();
+    let a = Daemon::start(&fleet_config(&redis, "a", RPM600));
+    let b = Daemon::start(&fleet_config(&redis, "b", RPM600));
+    // a wants all of it for the whole test; b, idle, is left a part of nothing.
+    let until = Instant::now() + Duration::from_secs(20);
+    let workers = spawn_workers(&a.socket, "k", 4, until, Arc::default());
+    let deadline = Instant::now() + Duration::from_secs(8);
+    while share_of(&b, "k").await > 0.0 || share_of(&a, "k").await < 0.99 {
+        assert!(Instant::now() < deadline, "b's part never went to a");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // b's clients ask to be answered at once: refused at first, they are b's demand, and b
+    // is given its part of the key again.
+    let mut c = b.client().await;
+    let started = Instant::now();
+    loop {
+        let r = c
+            .acquire(acquire_req("k"))
+            .await
+            .expect("acquire")
+            .into_inner();
+        if r.granted {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "b never got a part back for its clients: {}",
+            r.reason
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    eprintln!(
+        "b granted {} ms after its clients asked again",
+        started.elapsed().as_millis()
+    );
+    for w in workers {
+        w.abort();
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn status_top_and_metrics_show_the_fleet() {
     let redis = Redis::start();
