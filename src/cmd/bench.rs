@@ -45,7 +45,8 @@ pub struct BenchArgs {
     )]
     calls: Vec<Call>,
     /// Also start two daemons in fleet mode on a Redis of the bench's own: measure Acquire on
-    /// one (acquire-fleet), and how long cooldowns set on one take to hold on the other
+    /// one (acquire-fleet; against the plain daemon in 5 alternating rounds of a third of
+    /// --duration, at least 1 s), and how long cooldowns set on one take to hold on the other
     #[arg(long)]
     fleet: bool,
     /// Cooldowns whose propagation --fleet measures
@@ -323,6 +324,44 @@ async fn measure(
     })
 }
 
+/// Rounds of the fleet-on against fleet-off comparison.
+const FLEET_ROUNDS: usize = 5;
+
+/// Acquire p50 with fleet on over fleet off: the median of per-round ratios and their range.
+struct FleetRatio {
+    median: f64,
+    min: f64,
+    max: f64,
+}
+
+/// Acquire on the plain daemon and on the fleet daemon in alternating rounds (which goes first
+/// alternates too), so that what else the shared cores do falls on both alike.
+async fn fleet_vs_local(
+    t: &Target<'_>,
+    clients: usize,
+    round: Duration,
+) -> Result<FleetRatio, String> {
+    let mut ratios = Vec::with_capacity(FLEET_ROUNDS);
+    for i in 0..FLEET_ROUNDS {
+        let mut order = [Call::Acquire, Call::AcquireFleet];
+        if i % 2 == 1 {
+            order.reverse();
+        }
+        let mut p50 = [0.0; 2];
+        for call in order {
+            p50[usize::from(call == Call::AcquireFleet)] =
+                measure(t, clients, call, round).await?.p50_us;
+        }
+        ratios.push(p50[1] / p50[0]);
+    }
+    ratios.sort_by(f64::total_cmp);
+    Ok(FleetRatio {
+        median: ratios[FLEET_ROUNDS / 2],
+        min: ratios[0],
+        max: ratios[FLEET_ROUNDS - 1],
+    })
+}
+
 /// Resident memory of a process, from /proc.
 fn rss_mib(pid: u32) -> Option<f64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
@@ -436,15 +475,22 @@ pub async fn run(args: BenchArgs, socket: PathBuf) -> ExitCode {
         _ => None,
     };
     let ms = |v: &[u64], p: f64| nearest_ns(v, p) / 1e6;
-    let fleet_vs_local = |n: usize| {
-        let local = rows
-            .iter()
-            .find(|r| r.clients == n && r.call == Call::Acquire)?;
-        let f = rows
-            .iter()
-            .find(|r| r.clients == n && r.call == Call::AcquireFleet)?;
-        Some(f.p50_us / local.p50_us)
-    };
+    // Fleet on against off, in alternating rounds of their own.
+    let mut fleet_ratios = Vec::new();
+    if fleet.is_some() && calls.contains(&Call::Acquire) {
+        let round = (args.duration / 3).max(Duration::from_secs(1));
+        for &n in &args.clients {
+            match fleet_vs_local(&target, n, round).await {
+                Ok(r) => fleet_ratios.push((n, r)),
+                Err(e) => {
+                    return exit::fail(
+                        exit::UNAVAILABLE,
+                        format!("bench against {}: {e}", socket.display()),
+                    )
+                }
+            }
+        }
+    }
     let rss = daemon.as_ref().and_then(LocalDaemon::pid).and_then(rss_mib);
     let ratio = |n: usize, call: Call| {
         let floor = rows
@@ -473,8 +519,9 @@ pub async fn run(args: BenchArgs, socket: PathBuf) -> ExitCode {
                 "propagation_p50_ms": ms(v, 50.0),
                 "propagation_p99_ms": ms(v, 99.0),
                 "propagation_max_ms": ms(v, 100.0),
-                "acquire_p50_fleet_vs_local": args.clients.iter().map(|&n| json!({
-                    "clients": n, "ratio": fleet_vs_local(n),
+                "acquire_p50_fleet_vs_local": fleet_ratios.iter().map(|(n, r)| json!({
+                    "clients": n, "ratio": r.median, "min": r.min, "max": r.max,
+                    "rounds": FLEET_ROUNDS,
                 })).collect::<Vec<_>>(),
             })
         });
@@ -501,10 +548,11 @@ pub async fn run(args: BenchArgs, socket: PathBuf) -> ExitCode {
                 args.keys
             );
         }
-        for &n in &args.clients {
-            if let Some(x) = fleet_vs_local(n) {
-                println!("acquire p50 with fleet on vs off, {n} client(s): {x:.2}x");
-            }
+        for (n, r) in &fleet_ratios {
+            println!(
+                "acquire p50 with fleet on vs off, {n} client(s): {:.2}x (median of {FLEET_ROUNDS} alternating rounds, {:.2}x to {:.2}x)",
+                r.median, r.min, r.max
+            );
         }
         if let Some(v) = &spread {
             println!(

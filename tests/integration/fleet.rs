@@ -501,3 +501,46 @@ fn a_bad_redis_url_is_refused_and_an_unreachable_redis_starts_degraded() {
         "{log}"
     );
 }
+
+#[test]
+fn the_bench_compares_fleet_on_and_off_in_alternating_rounds_and_times_propagation() {
+    let o = std::process::Command::new(BIN)
+        .args([
+            "bench",
+            "--fleet",
+            "--no-redis",
+            "--json",
+            "--clients",
+            "1",
+            "--calls",
+            "acquire",
+            "--duration",
+            "1s",
+            "--propagation",
+            "5",
+        ])
+        .output()
+        .expect("llmctl bench");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("bench JSON");
+    let fleet = &v["fleet"];
+    assert_eq!(fleet["cooldowns"], 5, "{v}");
+    assert!(
+        fleet["propagation_p99_ms"]
+            .as_f64()
+            .is_some_and(|ms| ms > 0.0),
+        "{v}"
+    );
+    let r = &fleet["acquire_p50_fleet_vs_local"][0];
+    assert_eq!(
+        (r["clients"].as_u64(), r["rounds"].as_u64()),
+        (Some(1), Some(5)),
+        "{v}"
+    );
+    let (min, ratio, max) = (
+        r["min"].as_f64().expect("min"),
+        r["ratio"].as_f64().expect("ratio"),
+        r["max"].as_f64().expect("max"),
+    );
+    assert!(0.0 < min && min <= ratio && ratio <= max, "{v}");
+}
