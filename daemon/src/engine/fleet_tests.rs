@@ -13,6 +13,12 @@ fn part(share: f64, floor: f64, slots: Option<u64>) -> FleetPart {
     }
 }
 
+/// The share key "k" wants of a one-second slice at `ms`.
+fn wanted_share(fx: &mut Fx, ms: u64) -> f64 {
+    let wants = fx.e.fleet_wants(Duration::from_secs(1), fx.now(ms));
+    wants.iter().find(|w| w.key == "k").expect("wanted").share
+}
+
 /// Grants of one request each at `ms`, until one is refused (max_wait 0).
 fn grants_now(fx: &mut Fx, key: &str, ms: u64) -> usize {
     let mut n = 0;
@@ -131,10 +137,6 @@ fn demand_counts_recent_grants_and_the_queue_on_the_key_and_its_ancestors() {
 
 #[test]
 fn a_key_whose_clients_stopped_wants_nothing_while_one_in_flight_or_asking_still_wants() {
-    let share = |fx: &mut Fx, ms: u64| {
-        let wants = fx.e.fleet_wants(Duration::from_secs(1), fx.now(ms));
-        wants.iter().find(|w| w.key == "k").expect("wanted").share
-    };
     // Five granted at 0 ms and answered at 10 ms: 10 a second lately, nothing in flight.
     let mut fx = rpm600_burst10();
     let leases: Vec<String> = (0..5)
@@ -145,16 +147,16 @@ fn a_key_whose_clients_stopped_wants_nothing_while_one_in_flight_or_asking_still
     }
     // 50 ms after its last grant (under the 100 ms floor of two gaps): its recent rate is
     // what it wants.
-    assert!(share(&mut fx, 50) > 0.0, "still asking");
+    assert!(wanted_share(&mut fx, 50) > 0.0, "still asking");
     // 500 ms after it, more than two gaps at 10 a second: it stopped.
-    assert_eq!(share(&mut fx, 500), 0.0, "stopped");
+    assert_eq!(wanted_share(&mut fx, 500), 0.0, "stopped");
 
     // The same grants still in flight: its clients have not stopped.
     let mut fx = rpm600_burst10();
     for _ in 0..5 {
         lease(&fx.acquire("k", 0, 0, 0, 0));
     }
-    assert!(share(&mut fx, 500) > 0.0, "in flight");
+    assert!(wanted_share(&mut fx, 500) > 0.0, "in flight");
 
     // Answered, but one more waits: it wants its rate and the waiter.
     let mut fx = rpm600_burst10();
@@ -165,7 +167,7 @@ fn a_key_whose_clients_stopped_wants_nothing_while_one_in_flight_or_asking_still
         fx.e.report(id, &ok(200), fx.now(10)).expect("report");
     }
     waiter(&fx.acquire("k", 0, 0, 60_000, 20));
-    assert!(share(&mut fx, 500) > 0.1, "a waiter and the rate");
+    assert!(wanted_share(&mut fx, 500) > 0.1, "a waiter and the rate");
 }
 
 #[test]
@@ -176,17 +178,11 @@ fn a_key_refused_for_want_of_a_part_wants_one() {
     // flight, nothing was granted, yet the key is wanted.
     assert_eq!(grants_now(&mut fx, "k", 0), 0);
     assert_eq!(grants_now(&mut fx, "k", 20), 0);
-    let wants = fx.e.fleet_wants(Duration::from_secs(1), fx.now(40));
-    let k = wants.iter().find(|w| w.key == "k").expect("wanted");
-    assert!(k.share > 0.0, "{k:?}");
+    assert!(wanted_share(&mut fx, 40) > 0.0);
 }
 
 #[test]
 fn clients_pausing_between_batches_are_not_taken_as_stopped() {
-    let share = |fx: &mut Fx, ms: u64| {
-        let wants = fx.e.fleet_wants(Duration::from_secs(1), fx.now(ms));
-        wants.iter().find(|w| w.key == "k").expect("wanted").share
-    };
     let mut fx = rpm600_burst10();
     // A batch of five each second, answered 300 ms later.
     for at in [0, 1_000] {
@@ -199,7 +195,10 @@ fn clients_pausing_between_batches_are_not_taken_as_stopped() {
     }
     // 600 ms into the pause (more than two gaps at its mean rate, less than twice its longest
     // pause): still its clients' demand.
-    assert!(share(&mut fx, 1_600) > 0.0, "a pause between batches");
+    assert!(
+        wanted_share(&mut fx, 1_600) > 0.0,
+        "a pause between batches"
+    );
 }
 
 #[test]
