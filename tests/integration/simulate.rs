@@ -107,3 +107,34 @@ fn an_unknown_calibrate_row_is_named_with_the_choices() {
         stderr(&o)
     );
 }
+
+#[test]
+fn three_hosts_sharing_one_key_through_redis_fail_no_job_and_see_no_429_storm() {
+    let runs = simulate(&[
+        "--scenario",
+        "fleet",
+        "--strategy",
+        "llmctl-fleet",
+        "--jobs",
+        "90",
+        "--max-run-time",
+        "40s",
+    ]);
+    // Even and skewed load over three hosts, each a daemon of its own on one redis-server.
+    assert_eq!(runs.len(), 2);
+    for r in &runs {
+        println!("{r}");
+        let requests = r["provider_requests"].as_u64().expect("requests");
+        let r429 = r["provider_429s"].as_u64().expect("429s");
+        assert_eq!(r["failed"], 0, "{r}");
+        assert_eq!(r["ok"], r["jobs"], "{r}");
+        assert!(
+            r429 * 100 <= requests || r429 <= 1,
+            "429s above 1 % of {requests} requests: {r}"
+        );
+        assert!(
+            r["redis_commands"].as_u64().is_some_and(|n| n > 0),
+            "the hosts shared the key through Redis: {r}"
+        );
+    }
+}
