@@ -2,6 +2,7 @@
 //! tmux must be installed (the test command installs it); these tests install nothing.
 
 use crate::harness::*;
+use llmctl_client::pb;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -120,9 +121,18 @@ fn wait_p95_ms(column: &str) -> f64 {
     }
 }
 
-/// Three acquires that queue (the bucket starts empty), two good reports and one 429.
+/// Three acquires that queue (behind a short cooldown, however long the bucket had to fill),
+/// two good reports and one 429.
 async fn traffic(d: &Daemon) {
     let mut client = d.client().await;
+    client
+        .cooldown(pb::CooldownRequest {
+            key: KEY.into(),
+            duration_ms: 300,
+            reason: "the first acquires wait".into(),
+        })
+        .await
+        .expect("cooldown");
     for status in [200, 200, 429] {
         let mut req = acquire_req(KEY);
         req.input_tokens = 100;
