@@ -123,7 +123,7 @@ impl Engine {
             None => max_wait.is_zero(),
         };
         if too_late {
-            if let Some(refusal) = self.remove_waiter(wid, now, estimate) {
+            if let Some(refusal) = self.remove_unserved(wid, now, estimate) {
                 // Leaving can unblock those behind it.
                 self.pump(now);
                 return Ok(KeyAttempt::Late(refusal));

@@ -72,6 +72,40 @@ pub struct SharedCooldown {
     pub reason: String,
 }
 
+/// Units a second one key was asked for lately, [requests, tokens]: granted, and refused for
+/// want of capacity.
+struct Asked {
+    granted: [f64; 2],
+    unserved: [f64; 2],
+}
+
+/// What `k` was asked for over the last two seconds; None when its clients stopped (nothing
+/// waits, nothing is in flight and nothing was asked for lately), as what they asked for says
+/// nothing of the next slice then.
+fn asked_lately(k: &mut KeyState, own_waiting: u64, base: Instant, now: Instant) -> Option<Asked> {
+    let st = &mut k.stats;
+    // Counted since the key's first grant or refusal, whichever came first.
+    let since = match (st.first_grant, st.unserved.as_ref().map(|u| u.since)) {
+        (Some(a), Some(b)) => a.min(b),
+        (a, b) => a.or(b)?,
+    };
+    let granted = [
+        st.granted.per_second(base, since, now, 2),
+        st.tokens_granted.per_second(base, since, now, 2),
+    ];
+    let unserved = st.unserved.as_mut().map_or([0.0; 2], |u| {
+        [
+            u.requests.per_second(base, since, now, 2),
+            u.tokens.per_second(base, since, now, 2),
+        ]
+    });
+    let asks = granted[0] + unserved[0];
+    if own_waiting == 0 && k.in_flight == 0 && st.activity.stopped(asks, now) {
+        return None;
+    }
+    Some(Asked { granted, unserved })
+}
+
 /// Two limits the same quota would have (headers may round).
 fn same_limit(a: f64, b: f64) -> bool {
     (a - b).abs() <= b * 1e-3
@@ -181,46 +215,33 @@ impl Engine {
         limited.all(same).then_some(a)
     }
 
-    /// What every shared key with limits wants for the next `slice`: what it was asked for
-    /// lately (granted or refused, over the last two seconds, unless its clients stopped) plus
-    /// what waits for it, against its limits.
+    /// What every shared key with limits wants for the next `slice`: what it granted lately
+    /// (over the last two seconds, unless its clients stopped) plus what waits for it, against
+    /// its limits; and what it refused lately for want of capacity, up to an even split (enough
+    /// for a host left a part of nothing to be given one again, however fast its clients
+    /// retry).
     pub fn fleet_wants(&mut self, slice: Duration, now: Now) -> Vec<FleetWant> {
         let n = self.keys.len();
-        // Units a second granted lately, and units queued, per key and dimension, each counted
-        // on the key and its ancestors.
+        // Units a second granted and refused lately, and units queued, per key and dimension,
+        // each counted on the key and its ancestors.
         let mut rate = vec![[0.0f64; 4]; n];
+        let mut unserved = vec![[0.0f64; 4]; n];
         let mut queued = vec![[0.0f64; 4]; n];
         let mut waiting = vec![0u64; n];
-        let base = self.base;
         let mut own_waiting = vec![0u64; n];
         for w in self.queue.values() {
             own_waiting[w.key] += 1;
         }
+        let base = self.base;
         for (k, own_waiting) in self.keys.iter_mut().zip(own_waiting) {
-            let st = &mut k.stats;
-            // What it was asked for lately: granted, and refused (at once, or when a wait ran
-            // out: a part too small for its clients shows there).
-            let (mut requests, mut tokens) = (0.0, 0.0);
-            if let Some(since) = st.first_grant {
-                requests += st.granted.per_second(base, since, now.mono, 2);
-                tokens += st.tokens_granted.per_second(base, since, now.mono, 2);
-            }
-            if let Some(since) = st.first_refused {
-                requests += st.refused.per_second(base, since, now.mono, 2);
-                tokens += st.refused_tokens.per_second(base, since, now.mono, 2);
-            }
-            if own_waiting == 0 && k.in_flight == 0 && st.activity.stopped(requests, now.mono) {
-                // Nothing waits, nothing is in flight and nothing was asked for lately: the
-                // key's clients stopped, and what they asked for says nothing of the next slice.
+            let Some(asked) = asked_lately(k, own_waiting, base, now.mono) else {
                 continue;
-            }
+            };
             for &s in &k.scope {
                 for (i, d) in Dimension::ALL.iter().enumerate() {
-                    rate[s][i] += if *d == Dimension::Requests {
-                        requests
-                    } else {
-                        tokens
-                    };
+                    let j = usize::from(*d != Dimension::Requests);
+                    rate[s][i] += asked.granted[j];
+                    unserved[s][i] += asked.unserved[j];
                 }
             }
         }
@@ -251,13 +272,15 @@ impl Engine {
             {
                 continue;
             }
+            let floor = k.fleet.or(self.fleet_default).map_or(1.0, |p| p.floor);
             let mut share: f64 = 0.0;
             for b in k.buckets.iter().filter(|b| b.is_limited()) {
                 let i = b.rate.dimension.index();
                 let per_slice = b.rate.per_ms() * slice_ms;
                 if per_slice > 0.0 {
-                    share =
-                        share.max((rate[id][i] * slice_ms / 1000.0 + queued[id][i]) / per_slice);
+                    let served = (rate[id][i] * slice_ms / 1000.0 + queued[id][i]) / per_slice;
+                    let refused = unserved[id][i] * slice_ms / 1000.0 / per_slice;
+                    share = share.max(served + refused.min(floor));
                 }
             }
             let mut fill = [0.0; 4];

@@ -182,6 +182,67 @@ fn a_key_refused_for_want_of_a_part_wants_one() {
 }
 
 #[test]
+fn a_client_retrying_fast_is_wanted_no_more_than_an_even_split() {
+    let mut fx = rpm600_burst10().filled();
+    assert!(fx.e.set_fleet_part("k", part(0.0, 0.5, None), fx.now(0)));
+    // A hundred refusals in 100 ms: 1,000 a second against 10, yet one request at a time.
+    for ms in 0..100 {
+        assert_eq!(grants_now(&mut fx, "k", ms), 0);
+    }
+    let share = wanted_share(&mut fx, 100);
+    assert!(share > 0.0 && share <= 0.5 + 1e-9, "{share}");
+}
+
+#[test]
+fn a_refusal_after_a_long_busy_stretch_reads_as_one_refusal() {
+    let mut fx = rpm600_burst10().filled();
+    // Granted from 0 ms on, then nothing granted for a while.
+    let leases: Vec<String> = (0..10)
+        .map(|_| lease(&fx.acquire("k", 0, 0, 0, 0)))
+        .collect();
+    for id in &leases {
+        fx.e.report(id, &ok(200), fx.now(10)).expect("report");
+    }
+    assert!(fx
+        .e
+        .set_fleet_part("k", part(0.0, 0.5, None), fx.now(20_000)));
+    // One refusal 20 s later: about one a second over the window, a tenth of the key, not a
+    // burst measured from the refusal itself.
+    assert_eq!(grants_now(&mut fx, "k", 20_000), 0);
+    let share = wanted_share(&mut fx, 20_050);
+    assert!(share > 0.0 && share < 0.2, "{share}");
+}
+
+#[test]
+fn waiting_out_a_cooldown_is_no_demand() {
+    let mut fx = rpm600_burst10().filled();
+    fx.e.cooldown("k", Duration::from_secs(30), "maintenance", fx.now(0))
+        .expect("cooldown");
+    // Refused at once for the cooldown, and one that waited and timed out behind it.
+    assert!(matches!(
+        fx.acquire("k", 0, 0, 0, 0),
+        Acquired::NotGranted(r) if r.code == RefusalCode::Cooldown
+    ));
+    let w = waiter(&fx.acquire("k", 0, 0, 60_000, 0));
+    let r = fx.e.time_out(w, fx.now(50)).expect("timed out");
+    assert_eq!(r.code, RefusalCode::Cooldown);
+    assert_eq!(wanted_share(&mut fx, 60), 0.0);
+}
+
+#[test]
+fn a_wait_for_capacity_that_ran_out_is_demand_and_a_caller_gone_is_not() {
+    let mut fx = rpm600_burst10().filled();
+    assert!(fx.e.set_fleet_part("k", part(0.0, 0.5, None), fx.now(0)));
+    let w = waiter(&fx.acquire("k", 0, 0, 60_000, 0));
+    assert!(fx.e.cancel(w, fx.now(10)).is_some());
+    assert_eq!(wanted_share(&mut fx, 20), 0.0, "the caller went away");
+    let w = waiter(&fx.acquire("k", 0, 0, 60_000, 30));
+    let r = fx.e.time_out(w, fx.now(40)).expect("timed out");
+    assert_eq!(r.code, RefusalCode::Capacity);
+    assert!(wanted_share(&mut fx, 50) > 0.0, "its wait ran out");
+}
+
+#[test]
 fn clients_pausing_between_batches_are_not_taken_as_stopped() {
     let mut fx = rpm600_burst10();
     // A batch of five each second, answered 300 ms later.

@@ -74,7 +74,7 @@ pub use types::*;
 
 use bucket::Bucket;
 use serde::{Deserialize, Serialize};
-use stats::{Activity, MinuteWindow, RecentWaits};
+use stats::{Activity, MinuteWindow, RecentWaits, Unserved};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
 use std::sync::Arc;
@@ -131,11 +131,8 @@ struct KeyStats {
     /// those rates count.
     first_grant: Option<Instant>,
     first_success: Option<Instant>,
-    /// Requests refused (at once, or when their wait ran out) and their tokens, per second,
-    /// since the first: demand that went unserved.
-    refused: MinuteWindow,
-    refused_tokens: MinuteWindow,
-    first_refused: Option<Instant>,
+    /// Requests refused for want of capacity, once there was one.
+    unserved: Option<Box<Unserved>>,
     /// When the key was last asked for, and its clients' pauses.
     activity: Activity,
     /// Limit header values ignored as absurd.

@@ -101,16 +101,8 @@ impl Engine {
     ) -> Option<Refusal> {
         let prio = self.waiter_priority.remove(&wid)?;
         let w = self.queue.remove(&(Reverse(prio), wid))?;
-        let base = self.base;
-        let stats = &mut self.keys[w.key].stats;
-        stats.rejected_total += 1;
-        stats.refused.add(base, now.mono, 1);
-        let tokens = w.need.amount(Dimension::Tokens);
-        stats
-            .refused_tokens
-            .add(base, now.mono, tokens.min(f64::from(u32::MAX)) as u32);
-        stats.first_refused.get_or_insert(now.mono);
-        stats.activity.ask(now.mono);
+        let key = &mut self.keys[w.key];
+        key.stats.rejected_total += 1;
         let (code, reason, not_before_unix_ms) = match not_before {
             Some(at) => {
                 let name = &self.keys[w.key].name;
@@ -139,14 +131,58 @@ impl Engine {
         })
     }
 
-    /// The caller gave up waiting (max_wait passed, or it went away): leaves the queue and
-    /// says when it might succeed.
+    /// The caller went away (or the daemon stops): leaves the queue and says when it might
+    /// succeed.
     pub fn cancel(&mut self, wid: WaiterId, now: Now) -> Option<Refusal> {
         let estimate = self.estimate(wid, now.mono);
         let refusal = self.remove_waiter(wid, now, estimate);
         // Leaving can unblock those behind it.
         self.pump(now);
         refusal
+    }
+
+    /// The caller's max_wait passed: as `cancel`, and when it waited for capacity (not for a
+    /// cooldown or a breaker), that is demand its key did not serve.
+    pub fn time_out(&mut self, wid: WaiterId, now: Now) -> Option<Refusal> {
+        let estimate = self.estimate(wid, now.mono);
+        let refusal = self.remove_unserved(wid, now, estimate);
+        self.pump(now);
+        refusal
+    }
+
+    /// `remove_waiter`, counting a refusal for want of capacity as its key's unserved demand
+    /// (a fleet's part too small for its clients shows there).
+    pub(super) fn remove_unserved(
+        &mut self,
+        wid: WaiterId,
+        now: Now,
+        not_before: Option<Instant>,
+    ) -> Option<Refusal> {
+        let (key, need) = {
+            let prio = self.waiter_priority.get(&wid)?;
+            let w = self.queue.get(&(Reverse(*prio), wid))?;
+            (w.key, w.need)
+        };
+        let refusal = self.remove_waiter(wid, now, not_before)?;
+        if matches!(
+            refusal.code,
+            RefusalCode::Capacity | RefusalCode::Concurrency
+        ) {
+            let base = self.base;
+            let stats = &mut self.keys[key].stats;
+            let u = stats.unserved.get_or_insert_with(|| {
+                Box::new(Unserved {
+                    requests: MinuteWindow::default(),
+                    tokens: MinuteWindow::default(),
+                    since: now.mono,
+                })
+            });
+            u.requests.add(base, now.mono, 1);
+            let tokens = need.amount(Dimension::Tokens).min(f64::from(u32::MAX));
+            u.tokens.add(base, now.mono, tokens as u32);
+            stats.activity.ask(now.mono);
+        }
+        Some(refusal)
     }
 
     /// Answers produced for queued waiters since the last call.

@@ -150,6 +150,18 @@ pub struct Activity {
 
 /// How long a window of pauses lasts.
 const PAUSE_WINDOW: Duration = Duration::from_secs(2);
+/// No key is taken as stopped before this long without an ask.
+const STOPPED_AFTER_MAX: Duration = Duration::from_secs(2);
+
+/// Requests refused for want of capacity (at once, or when their wait ran out) and their
+/// tokens, per second: demand that went unserved.
+#[derive(Clone, Debug)]
+pub struct Unserved {
+    pub requests: MinuteWindow,
+    pub tokens: MinuteWindow,
+    /// The first such refusal.
+    pub since: Instant,
+}
 
 impl Activity {
     /// One ask (a grant or a refusal) at `now`.
@@ -161,7 +173,11 @@ impl Activity {
                 self.longest = Duration::ZERO;
                 self.window = Some(now);
             }
-            self.longest = self.longest.max(now.saturating_duration_since(last));
+            let gap = now.saturating_duration_since(last);
+            // A gap longer than any stop is a stretch of idleness, not a pause of its clients.
+            if gap <= STOPPED_AFTER_MAX {
+                self.longest = self.longest.max(gap);
+            }
         }
         self.last = Some(now);
     }
@@ -178,7 +194,51 @@ impl Activity {
             f64::INFINITY
         };
         let pause = 2.0 * self.longest.max(self.longest_before).as_secs_f64();
-        let after = Duration::from_secs_f64(usual.max(pause).clamp(0.1, 2.0));
+        let after =
+            Duration::from_secs_f64(usual.max(pause).clamp(0.1, STOPPED_AFTER_MAX.as_secs_f64()));
         now.saturating_duration_since(last) > after
+    }
+}
+
+#[cfg(test)]
+mod activity_tests {
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn a_long_idle_stretch_is_not_a_pause_of_its_clients() {
+        let t = Instant::now();
+        let mut a = Activity::default();
+        a.ask(t);
+        // Back after 10 s, then asking every 100 ms (10 a second: two gaps are 200 ms).
+        for i in 0..5 {
+            a.ask(t + ms(10_000 + 100 * i));
+        }
+        let last = t + ms(10_400);
+        assert!(!a.stopped(10.0, last + ms(150)));
+        assert!(
+            a.stopped(10.0, last + ms(300)),
+            "the 10 s gap made it wait 2 s"
+        );
+    }
+
+    #[test]
+    fn clients_pausing_between_batches_keep_asking() {
+        let t = Instant::now();
+        let mut a = Activity::default();
+        // Batches of five 10 ms apart, 700 ms between batches.
+        for batch in 0..3 {
+            for i in 0..5 {
+                a.ask(t + ms(750 * batch + 10 * i));
+            }
+        }
+        let last = t + ms(1_540);
+        // At 20 a second two gaps are 100 ms; twice the longest pause (710 ms) is 1.42 s.
+        assert!(!a.stopped(20.0, last + ms(800)));
+        assert!(a.stopped(20.0, last + ms(1_500)));
+        assert!(Activity::default().stopped(0.0, t), "never asked");
     }
 }

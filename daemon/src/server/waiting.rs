@@ -29,14 +29,17 @@ impl Waiting {
             },
             _ = stop.wait_for(|s| *s) => false,
         };
-        let _ = timed_out;
         self.done = true;
         let t = now();
         let mut core = self.shared.core();
         // An answer produced but not yet handed out reaches our channel first.
         core.deliver(t);
         core.waiters.remove(&self.wid);
-        let refusal = core.engine.cancel(self.wid, t);
+        let refusal = if timed_out {
+            core.engine.time_out(self.wid, t)
+        } else {
+            core.engine.cancel(self.wid, t)
+        };
         core.deliver(t);
         drop(core);
         match refusal {
