@@ -231,6 +231,12 @@ impl Engine {
         let mut own_waiting = vec![0u64; n];
         for w in self.queue.values() {
             own_waiting[w.key] += 1;
+            for &s in &self.keys[w.key].scope {
+                waiting[s] += 1;
+                for (i, d) in Dimension::ALL.iter().enumerate() {
+                    queued[s][i] += w.need.amount(*d);
+                }
+            }
         }
         let base = self.base;
         for (k, own_waiting) in self.keys.iter_mut().zip(own_waiting) {
@@ -245,19 +251,13 @@ impl Engine {
                 }
             }
         }
-        for w in self.queue.values() {
-            for &s in &self.keys[w.key].scope {
-                waiting[s] += 1;
-                for (i, d) in Dimension::ALL.iter().enumerate() {
-                    queued[s][i] += w.need.amount(*d);
-                }
-            }
-        }
         let slice_ms = slice.as_secs_f64() * 1000.0;
         let mut wants = Vec::new();
-        // A key that only mirrors an ancestor's quota follows that ancestor's part.
-        for id in 0..n {
-            if let Some(part) = self.mirror_of(id).and_then(|a| self.keys[a].fleet) {
+        // A key that only mirrors an ancestor's quota follows that ancestor's part (which
+        // changes no key's being a mirror), and wants nothing of its own.
+        let mirrors: Vec<Option<usize>> = (0..n).map(|id| self.mirror_of(id)).collect();
+        for (id, a) in mirrors.iter().enumerate() {
+            if let Some(part) = a.and_then(|a| self.keys[a].fleet) {
                 self.exchange_part_of(id, part, None, now.mono);
             }
         }
@@ -268,7 +268,7 @@ impl Engine {
                 || (k.max_concurrency.is_none()
                     && !k.buckets.iter().any(|b| b.is_limited())
                     && !unknown)
-                || self.mirror_of(id).is_some()
+                || mirrors[id].is_some()
             {
                 continue;
             }
