@@ -184,7 +184,7 @@ impl Metrics {
         );
         registry.register(
             "llm_limit_effective",
-            "The effective per-minute limit of each bucket, by where it came from (config, headers, aimd)",
+            "The effective per-minute limit of each bucket, and the requests allowed in flight (dimension concurrency), by where it came from (config, headers, aimd)",
             m.limit_effective.clone(),
         );
         registry.register(
@@ -362,6 +362,17 @@ impl Metrics {
                 self.limit_effective
                     .get_or_create(&label)
                     .set(b.bucket.limit);
+            }
+            // Requests in flight at once, configured or learned from refusals.
+            if let Some(source) = k.concurrency_source {
+                let label = LimitLabel {
+                    key: k.key.clone(),
+                    dimension: "concurrency".into(),
+                    source: source.as_str().into(),
+                };
+                self.limit_effective
+                    .get_or_create(&label)
+                    .set(k.max_concurrency as f64);
             }
             let active = i64::from(!k.cooldown_remaining.is_zero());
             self.cooldown_active

@@ -21,6 +21,7 @@ impl v1::RefusalReason {
             Self::RouteGroup => "route_group",
             Self::Stopping => "stopping",
             Self::TooLarge => "too_large",
+            Self::DailyQuota => "daily_quota",
         }
     }
 }

@@ -55,6 +55,7 @@ fn provider_config(rpm: f64, burst: f64, faults: &[&str]) -> ProviderConfig {
         faults: faults.iter().filter_map(|f| Fault::parse(f).ok()).collect(),
         limit_headers: true,
         external_share: 0.0,
+        ..ProviderConfig::default()
     }
 }
 
@@ -110,6 +111,7 @@ async fn start(exe: &Path) -> Result<(DemoRun, PathBuf), String> {
                 priority,
                 interactive: priority > 0,
                 arrive_ms: 0,
+                undeclared: false,
             })
             .collect::<Vec<_>>()
     };

@@ -2,7 +2,9 @@
 
 use crate::exit;
 use clap::{Args, ValueEnum};
-use llmctl_sim::provider::{faults, FakeProvider, Fault, Limits, ProviderConfig, RetryAfter};
+use llmctl_sim::provider::{
+    faults, FakeProvider, Fault, Limits, ProviderConfig, QuotaStyle, RetryAfter,
+};
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -17,6 +19,14 @@ enum RetryAfterArg {
     Date,
     /// no delay in headers or message
     None,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum QuotaStyleArg {
+    /// "… on requests per day (RPD): Limit N, Used N … Please try again in 7h12m0s."
+    Openai,
+    /// RESOURCE_EXHAUSTED, a QuotaFailure with quotaId …PerDay… and a retryDelay of 20s
+    Gemini,
 }
 
 #[derive(Args, Debug)]
@@ -76,6 +86,37 @@ pub struct FakeArgs {
     /// Another consumer of the same key takes this share of every limit (0 to 1, below 1)
     #[arg(long, default_value_t = 0.0, value_name = "F")]
     external_share: f64,
+    /// Refuse requests beyond this many in flight, with a 429 that says so (self-hosted
+    /// servers, a LiteLLM proxy's max_parallel_requests)
+    #[arg(long, value_name = "N")]
+    max_in_flight: Option<u64>,
+    /// Count --rpm in fixed windows of this length (each allowing its share of a minute); the
+    /// headers then say only the window's remaining and reset, as a LiteLLM proxy's
+    #[arg(long, value_name = "DUR", value_parser = super::duration)]
+    fixed_window: Option<Duration>,
+    /// Admit this many requests a day; past them refuse every request as a daily quota
+    #[arg(long, value_name = "N")]
+    requests_per_day: Option<u64>,
+    /// How a daily quota's refusal reads
+    #[arg(long, value_enum, default_value = "openai")]
+    quota_style: QuotaStyleArg,
+    /// After DUR, every limit times F: a tier halved (0.5) or doubled (2) mid-run ("8s:0.5")
+    #[arg(long, value_name = "DUR:F")]
+    scale_limits: Option<String>,
+}
+
+/// `DUR:F` of --scale-limits.
+fn scale_limits(spec: &str) -> Result<(Duration, f64), String> {
+    let bad = || {
+        format!("--scale-limits {spec:?}: give when and by how much, like 8s:0.5 (halved 8 s in) or 8s:2")
+    };
+    let (at, factor) = spec.split_once(':').ok_or_else(bad)?;
+    let at = super::duration(at).map_err(|_| bad())?;
+    let factor: f64 = factor.parse().map_err(|_| bad())?;
+    if !(factor.is_finite() && factor > 0.0 && factor <= 100.0) {
+        return Err(bad());
+    }
+    Ok((at, factor))
 }
 
 impl FakeArgs {
@@ -106,7 +147,15 @@ impl FakeArgs {
             ));
         }
         let f = |v: Option<u64>| v.map(|n| n as f64);
+        if self.fixed_window.is_some() && self.rpm.is_none() {
+            return Err("--fixed-window counts --rpm in windows; give --rpm too".into());
+        }
+        if self.fixed_window.is_some_and(|w| w.is_zero()) {
+            return Err("--fixed-window 0 is no window; give one like 5s or 1m".into());
+        }
         for (name, v) in [
+            ("--max-in-flight", self.max_in_flight),
+            ("--requests-per-day", self.requests_per_day),
             ("--rpm", self.rpm),
             ("--tpm", self.tpm),
             ("--itpm", self.itpm),
@@ -138,6 +187,14 @@ impl FakeArgs {
             faults: faults_list,
             limit_headers: !self.no_limit_headers,
             external_share: self.external_share,
+            max_in_flight: self.max_in_flight,
+            fixed_window: self.fixed_window,
+            requests_per_day: self.requests_per_day,
+            quota_style: match self.quota_style {
+                QuotaStyleArg::Openai => QuotaStyle::Openai,
+                QuotaStyleArg::Gemini => QuotaStyle::Gemini,
+            },
+            limit_change: self.scale_limits.as_deref().map(scale_limits).transpose()?,
         })
     }
 }

@@ -38,6 +38,10 @@ pub struct AcquireArgs {
         allow_negative_numbers = true
     )]
     output_tokens: i64,
+    /// The call names no max_tokens: reserve what answers on the key produced lately
+    /// (--output-tokens until any answer came), and settle at what it produces
+    #[arg(long)]
+    output_undeclared: bool,
     /// Higher goes first
     #[arg(
         long,
@@ -156,6 +160,7 @@ pub async fn acquire(args: AcquireArgs, socket: PathBuf) -> ExitCode {
         run_id: args.run_id,
         route_group: args.route_group,
         profile: args.profile,
+        output_tokens_declared: args.output_undeclared.then_some(false),
     };
     let r = match client.acquire(req).await {
         Ok(r) => r.into_inner(),

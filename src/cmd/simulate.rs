@@ -22,7 +22,8 @@ pub struct SimulateArgs {
     /// Jobs not done by then count as failed
     #[arg(long, default_value = "90s", value_parser = super::duration, value_name = "DUR")]
     max_run_time: Duration,
-    /// Only the calibrate rows with these names, like headerless/none (repeatable) [default: all]
+    /// Only the calibrate or shapes rows with these names, like headerless/none or
+    /// max-in-flight (repeatable) [default: all]
     #[arg(long = "row", value_name = "NAME")]
     rows: Vec<String>,
     /// Print the results as JSON
@@ -49,19 +50,24 @@ pub async fn run(args: SimulateArgs) -> ExitCode {
     let mut rows: Vec<RunResult> = Vec::new();
     for name in scenarios {
         // The calibrate matrix is about the daemon's limits: only the llmctl strategy has any.
-        let (runs, strategies) = if name == ScenarioName::Calibrate {
-            let mut matrix = Scenario::calibrate_matrix(args.jobs);
+        let (runs, strategies) = if matches!(name, ScenarioName::Calibrate | ScenarioName::Shapes) {
+            let all = |jobs| {
+                if name == ScenarioName::Shapes {
+                    Scenario::shapes_matrix(jobs)
+                } else {
+                    Scenario::calibrate_matrix(jobs)
+                }
+            };
+            let mut matrix = all(args.jobs);
             if !args.rows.is_empty() {
                 matrix.retain(|s| args.rows.contains(&s.label()));
                 if matrix.is_empty() {
-                    let names: Vec<String> = Scenario::calibrate_matrix(Some(1))
-                        .iter()
-                        .map(Scenario::label)
-                        .collect();
+                    let names: Vec<String> = all(Some(1)).iter().map(Scenario::label).collect();
                     return exit::fail(
                         exit::USAGE,
                         format!(
-                            "no calibrate row is named {}; choose from {}",
+                            "no {} row is named {}; choose from {}",
+                            name.name(),
                             args.rows.join(", "),
                             names.join(", ")
                         ),

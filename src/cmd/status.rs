@@ -66,6 +66,14 @@ pub fn key_json(k: &pb::KeyStatus) -> Value {
         "fleet_shared": k.fleet_shared,
         "fleet_share": k.fleet_shared.then_some(k.fleet_share),
         "fleet_slots": (k.fleet_slots >= 0).then_some(k.fleet_slots),
+        "output_tokens_estimate": (k.output_tokens_estimate > 0).then_some(k.output_tokens_estimate),
+        "undeclared_tokens_reserved": k.undeclared_tokens_reserved,
+        "undeclared_tokens_used": k.undeclared_tokens_used,
+        "concurrency_source": (!k.concurrency_source.is_empty()).then_some(&k.concurrency_source),
+        "learned_concurrency": (k.learned_concurrency > 0).then_some(k.learned_concurrency),
+        "daily_quota": (!k.daily_quota.is_empty()).then_some(&k.daily_quota),
+        "daily_quota_until_unix_ms": (k.daily_quota_until_unix_ms > 0).then_some(k.daily_quota_until_unix_ms),
+        "fixed_window_ms": (k.fixed_window_ms > 0).then_some(k.fixed_window_ms),
     })
 }
 
@@ -118,7 +126,12 @@ pub fn key_line(k: &pb::KeyStatus) -> String {
             k.headers_ignored_total
         ));
     }
-    let conc = if k.max_concurrency > 0 {
+    let conc = if k.max_concurrency > 0 && k.concurrency_source == "aimd" {
+        format!(
+            "in-flight {}/{} (effective, from aimd)",
+            k.in_flight, k.max_concurrency
+        )
+    } else if k.max_concurrency > 0 {
         format!("in-flight {}/{}", k.in_flight, k.max_concurrency)
     } else {
         format!("in-flight {}", k.in_flight)
@@ -136,6 +149,18 @@ pub fn key_line(k: &pb::KeyStatus) -> String {
         "tokens reserved {} used {}",
         k.tokens_reserved, k.tokens_used
     ));
+    if k.undeclared_tokens_reserved > 0 || k.output_tokens_estimate > 0 {
+        parts.push(format!(
+            "no max_tokens: output estimate {} (reserved {} used {})",
+            k.output_tokens_estimate, k.undeclared_tokens_reserved, k.undeclared_tokens_used
+        ));
+    }
+    if k.fixed_window_ms > 0 {
+        parts.push(format!(
+            "fixed windows of {:.1}s",
+            k.fixed_window_ms as f64 / 1000.0
+        ));
+    }
     if k.retries_total > 0 || k.give_ups_total > 0 || k.fallbacks_total > 0 {
         parts.push(format!(
             "retries {} give-ups {} fallbacks {}",
@@ -156,7 +181,10 @@ pub fn key_line(k: &pb::KeyStatus) -> String {
         }
         parts.push(fleet);
     }
-    if k.cooldown_remaining_ms > 0 {
+    if !k.daily_quota.is_empty() {
+        // The cooldown's reason says it: "daily quota exhausted (requests per day) until …".
+        parts.push(format!("DAILY QUOTA: {}", k.cooldown_reason));
+    } else if k.cooldown_remaining_ms > 0 {
         parts.push(format!(
             "COOLDOWN {:.1}s ({})",
             k.cooldown_remaining_ms as f64 / 1000.0,

@@ -14,6 +14,7 @@ impl Engine {
             requests: validate_units("requests", req.requests)?.max(1),
             input: validate_units("input_tokens", req.input_tokens)?,
             output: validate_units("output_tokens", req.output_tokens)?,
+            undeclared: req.output_tokens_declared == Some(false),
         };
         if req.max_wait > MAX_WAIT {
             return Err(EngineError::InvalidArgument(format!(
@@ -40,6 +41,7 @@ impl Engine {
             return self.acquire_group(req, need, ctx, profile.is_some(), now);
         }
         let id = self.resolve(&req.key)?;
+        let need = self.output_need(id, need);
         self.check_fits(id, need)?;
         self.keys[id].stats.requests_total += 1;
         let ctx = self.with_key_profile(ctx, id, profile.is_some());
@@ -69,6 +71,7 @@ impl Engine {
         now: Now,
     ) -> Result<KeyAttempt, EngineError> {
         self.check_share(&ctx)?;
+        let need = self.output_need(id, need);
         self.first_contact(id, now.mono);
         if self.queue.is_empty() {
             if let Gate::Open(probes) = self.gate(id, now.mono) {
@@ -220,8 +223,14 @@ impl Engine {
                     any = true;
                 }
             }
+            if let Some(c) = &mut key.concurrency {
+                stepped |= c.step(now);
+            }
             if let Some(max) = key.concurrency_limit() {
                 if key.in_flight >= max || blocked.contains(&(k, CONCURRENCY)) {
+                    if let Some(c) = &mut key.concurrency {
+                        c.on_short();
+                    }
                     short.push((k, CONCURRENCY));
                     any = true;
                 }
@@ -292,6 +301,9 @@ impl Engine {
         stats.activity.ask(now.mono);
         stats.waits.push(waited.as_millis() as u64);
         stats.tokens_reserved += tokens;
+        if need.undeclared {
+            stats.undeclared_reserved += tokens;
+        }
         stats.tokens_outstanding += tokens;
         stats
             .tokens_granted
@@ -306,6 +318,7 @@ impl Engine {
                 expires_at,
                 granted_unix_ms: now.unix_ms,
                 holds_slot: true,
+                in_flight_at_grant: self.keys[id].in_flight,
                 probes,
                 ctx,
             },

@@ -110,6 +110,11 @@ pub struct Bucket {
     /// In a fleet, made by headers for the same quota as an ancestor's: filled from it once
     /// it has a part.
     pub mirror_pending: bool,
+    /// Set once the provider's headers show fixed windows (`window.rs`): the level is what
+    /// the window has left, and comes back whole when the window begins again.
+    pub window: Option<super::window::FixedWindow>,
+    /// The last readings of remaining and reset, by which a window is recognised.
+    pub(super) readings: Option<super::window::Readings>,
 }
 
 impl Bucket {
@@ -129,6 +134,8 @@ impl Bucket {
             share: 1.0,
             share_floor: 1.0,
             mirror_pending: false,
+            window: None,
+            readings: None,
         }
     }
 
@@ -154,6 +161,8 @@ impl Bucket {
             share: 1.0,
             share_floor: 1.0,
             mirror_pending: false,
+            window: None,
+            readings: None,
         }
     }
 
@@ -223,6 +232,10 @@ impl Bucket {
     }
 
     pub fn refill(&mut self, now: Instant) {
+        if self.window.is_some() {
+            self.refill_window(now);
+            return;
+        }
         if !self.is_limited() {
             self.updated = self.updated.max(now);
             return;
@@ -246,6 +259,9 @@ impl Bucket {
         let need = units;
         if self.level >= need {
             return self.updated;
+        }
+        if let Some(w) = &self.window {
+            return w.ends;
         }
         // A share lower than the floor is expected to grow when this limiter asks for it.
         let ramp = self.ramp.as_ref().map_or(1.0, |r| r.factor(self.updated));
@@ -303,13 +319,23 @@ impl Bucket {
                 &mut capacity_source,
             );
         }
-        if let Some(h) = &self.headers {
+        if let Some(w) = &self.window {
+            // The window is what the provider enforces: its allowance, once per window.
+            let per_period = w.allowance * self.rate.period.millis() / w.length_ms();
+            take(per_period, LimitSource::Headers, &mut limit, &mut source);
+            take(
+                w.allowance,
+                LimitSource::Headers,
+                &mut capacity,
+                &mut capacity_source,
+            );
+        } else if let Some(h) = &self.headers {
             take(h.limit, LimitSource::Headers, &mut limit, &mut source);
             if let Some(c) = h.capacity {
                 take(c, LimitSource::Headers, &mut capacity, &mut capacity_source);
             }
         }
-        if let Some(a) = &self.aimd {
+        if let Some(a) = self.aimd.as_ref().filter(|_| self.window.is_none()) {
             take(a.rate, LimitSource::Aimd, &mut limit, &mut source);
             let floor = if a.slow_start { aimd::START_BURST } else { 1.0 };
             let probed = (a.rate / self.rate.period.millis()

@@ -70,11 +70,13 @@ impl Engine {
     /// the config, and follow the headers both ways when learned), capacities inferred from
     /// remaining and reset, levels the provider says are lower than ours, and the header family
     /// that tells how output is counted.
-    pub(super) fn apply_headers(&mut self, id: usize, outcome: &Outcome, now: Instant) {
+    pub(super) fn apply_headers(&mut self, id: usize, outcome: &Outcome, at: Now) {
+        let now = at.mono;
         let mut changed = false;
         let mut created = false;
         let mut made = Vec::new();
         let mut verdict = None;
+        let mut window_found = Vec::new();
         let signals = &outcome.signals;
         let key = &mut self.keys[id];
         key.stats.headers_ignored_total += signals.ignored.len() as u64;
@@ -115,6 +117,19 @@ impl Engine {
                 _ => None,
             };
             changed |= key.buckets[i].read_headers(hl, now);
+            if let (Some(rem), Some(reset), None) = (hl.remaining, hl.reset, key.fleet) {
+                let in_flight = match dim {
+                    Dimension::Requests => key.in_flight as f64,
+                    _ => key.stats.tokens_outstanding as f64,
+                };
+                let had_window = key.buckets[i].window.is_some();
+                if key.buckets[i].read_window(rem, reset, hl.reset_granularity, in_flight, now)
+                    && !had_window
+                {
+                    window_found.push(*dim);
+                }
+                changed |= key.buckets[i].window.is_some();
+            }
             if let Some((gap, rem, usable)) = reading {
                 let after = key.buckets[i].level - rem;
                 let counting = key.output_counted_as;
@@ -131,6 +146,20 @@ impl Engine {
         }
         if changed || created {
             self.mark_dirty(id);
+        }
+        for dim in window_found {
+            let name = self.keys[id].name.clone();
+            if let Some(w) = self.keys[id]
+                .find_minute_bucket(dim)
+                .and_then(|i| self.keys[id].buckets[i].window.clone())
+            {
+                let msg = format!(
+                    "{dim} follow the provider's fixed windows: {:.0} every {:.1} s",
+                    w.allowance,
+                    w.length.as_secs_f64()
+                );
+                self.event(at, &name, EventKind::Calibrated, msg);
+            }
         }
         if let Some(family) = signals.family {
             self.infer_family(id, family);

@@ -23,6 +23,22 @@ impl Engine {
         origin: Origin,
         at: Now,
     ) -> Result<Instant, EngineError> {
+        let base = self.config.cooldown_base;
+        self.install_cooldown_from(name, provider_delay, base, reason, granted_at, origin, at)
+    }
+
+    /// `install_cooldown` whose first backoff (for a refusal that names no delay) is `base`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn install_cooldown_from(
+        &mut self,
+        name: &str,
+        provider_delay: Option<Duration>,
+        base: Duration,
+        reason: String,
+        granted_at: Option<Instant>,
+        origin: Origin,
+        at: Now,
+    ) -> Result<Instant, EngineError> {
         let now = at.mono;
         if !self.cooldowns.contains_key(name) && self.cooldowns.len() >= self.config.max_keys {
             self.cooldowns
@@ -35,7 +51,7 @@ impl Engine {
                 });
             }
         }
-        let (base, cap) = (self.config.cooldown_base, self.config.cooldown_max);
+        let cap = self.config.cooldown_max;
         let entry = self
             .cooldowns
             .entry(name.to_string())
@@ -45,6 +61,7 @@ impl Engine {
                 started: now,
                 strikes: 0,
                 probe: None,
+                daily: None,
             });
         let escalates = match granted_at {
             Some(g) => entry.strikes == 0 || g > entry.started,
@@ -91,6 +108,34 @@ impl Engine {
         Ok(until)
     }
 
+    /// A daily quota the provider says is spent: a quota cooldown on the key until the stated
+    /// reset, under which every Acquire is answered at once (DAILY_QUOTA). It neither escalates
+    /// nor says anything of the minute's rate.
+    pub(super) fn install_daily(
+        &mut self,
+        name: &str,
+        quota: &super::headers::DailyQuota,
+        origin: Origin,
+        now: Now,
+    ) -> Result<Instant, EngineError> {
+        let label = quota.label();
+        let until_ms = now.unix_ms + quota.resets_in.as_millis() as i64;
+        let reason = daily_reason(&label, until_ms);
+        let until =
+            self.install_cooldown(name, Some(quota.resets_in), reason, None, origin, now)?;
+        if let Some(c) = self.cooldowns.get_mut(name) {
+            c.daily = Some(label);
+        }
+        Ok(until)
+    }
+
+    /// The daily quota spent on a key or an ancestor, if any: until when, and which.
+    pub(super) fn daily_on(&self, id: usize, now: Instant) -> Option<(Instant, String)> {
+        self.cooldowns_on(&self.keys[id].name)
+            .filter(|(_, c)| now < c.until)
+            .find_map(|(_, c)| c.daily.clone().map(|d| (c.until, d)))
+    }
+
     /// `Cooldown`: nothing is granted on `key` or below it before `now + duration`.
     pub fn cooldown(
         &mut self,
@@ -134,4 +179,23 @@ impl Engine {
             .chain(ancestors(key))
             .filter_map(|n| self.cooldowns.get(n).map(|c| (n, c)))
     }
+}
+
+/// How a daily quota's cooldown reads (status, top, events, the fleet's channel).
+pub const DAILY_REASON: &str = "daily quota exhausted";
+
+fn daily_reason(label: &str, until_unix_ms: i64) -> String {
+    let at = jiff::Timestamp::from_millisecond(until_unix_ms)
+        .map(|t| t.strftime("%Y-%m-%d %H:%M:%S UTC").to_string())
+        .unwrap_or_else(|_| format!("{until_unix_ms} ms"));
+    format!("{DAILY_REASON} ({label}) until {at}")
+}
+
+/// The limit a daily quota's reason names ("requests per day"), when it is one.
+pub(super) fn daily_label(reason: &str) -> Option<String> {
+    let rest = reason
+        .strip_prefix(DAILY_REASON)?
+        .trim_start()
+        .strip_prefix('(')?;
+    rest.split_once(')').map(|(l, _)| l.to_string())
 }

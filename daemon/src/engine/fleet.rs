@@ -117,7 +117,8 @@ const SHARED_COOLDOWNS_KEPT: usize = 1024;
 impl KeyState {
     /// The concurrency enforced: the key's maximum, or fewer slots when a fleet gave fewer.
     pub(super) fn concurrency_limit(&self) -> Option<u64> {
-        match (self.max_concurrency, self.fleet.and_then(|p| p.slots)) {
+        let max = self.effective_concurrency().map(|(m, _)| m);
+        match (max, self.fleet.and_then(|p| p.slots)) {
             (Some(m), Some(s)) => Some(m.min(s)),
             (m, _) => m,
         }
@@ -400,7 +401,7 @@ impl Engine {
             headers: headers.to_vec(),
             ..Outcome::default()
         };
-        self.apply_headers(id, &outcome, now.mono);
+        self.apply_headers(id, &outcome, now);
         self.pump(now);
         Some(self.keys[id].headers_seq)
     }
@@ -451,6 +452,12 @@ impl Engine {
             super::cooldowns::Origin::Fleet,
             now,
         )?;
+        // Another host's daily quota is this host's too: answered at once as such.
+        if let Some(label) = super::cooldowns::daily_label(reason) {
+            if let Some(c) = self.cooldowns.get_mut(key) {
+                c.daily = Some(label);
+            }
+        }
         self.pump(now);
         Ok(before.is_none_or(|b| until > b))
     }

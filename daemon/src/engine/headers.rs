@@ -39,6 +39,8 @@ pub struct ProviderSignals {
     pub family: Option<Provider>,
     /// Limit header values that were absurd and so ignored, one line each.
     pub ignored: Vec<String>,
+    /// Per-day limits named as such (`x-ratelimit-remaining-requests-day` and the like).
+    pub day_limits: Vec<(Dimension, HeaderLimit)>,
 }
 
 impl ProviderSignals {
@@ -67,7 +69,27 @@ impl ProviderSignals {
                     }
                 }
                 _ => {
-                    if let Some((dim, field)) = openai_limit_header(&name) {
+                    if let Some((dim, field)) = day_limit_header(&name) {
+                        let pos = match signals.day_limits.iter().position(|(d, _)| *d == dim) {
+                            Some(pos) => pos,
+                            None => {
+                                signals.day_limits.push((dim, HeaderLimit::default()));
+                                signals.day_limits.len() - 1
+                            }
+                        };
+                        let entry = &mut signals.day_limits[pos].1;
+                        match field {
+                            Field::Limit => entry.limit = parse_count(value),
+                            Field::Remaining => entry.remaining = parse_count(value),
+                            Field::Reset => {
+                                entry.reset = parse_go_duration(value).or_else(|| {
+                                    parse_rfc3339_ms(value).map(|at| {
+                                        Duration::from_millis((at - now_unix_ms).max(0) as u64)
+                                    })
+                                })
+                            }
+                        }
+                    } else if let Some((dim, field)) = openai_limit_header(&name) {
                         signals.family.get_or_insert(Provider::Openai);
                         let entry = signals.entry(dim);
                         match field {
@@ -178,6 +200,7 @@ fn field(s: &str) -> Option<Field> {
 /// these are kept as a key's last headers.
 pub fn is_limit_header(name: &str) -> bool {
     openai_limit_header(name).is_some()
+        || day_limit_header(name).is_some()
         || anthropic_limit_header(name).is_some()
         || matches!(
             name,
@@ -195,6 +218,126 @@ fn openai_limit_header(name: &str) -> Option<(Dimension, Field)> {
         _ => return None,
     };
     Some((dim, field(f)?))
+}
+
+/// Per-day limits as some OpenAI-compatible providers name them:
+/// `x-ratelimit-{limit,remaining,reset}-{requests,tokens}-day` (or `-per-day`, `-rpd`/`-tpd`).
+fn day_limit_header(name: &str) -> Option<(Dimension, Field)> {
+    let rest = name.strip_prefix("x-ratelimit-")?;
+    let (f, what) = rest.split_once('-')?;
+    let dim = match what {
+        "requests-day" | "requests-per-day" | "rpd" => Dimension::Requests,
+        "tokens-day" | "tokens-per-day" | "tpd" => Dimension::Tokens,
+        _ => return None,
+    };
+    Some((dim, field(f)?))
+}
+
+/// A refusal that says a daily quota is spent: which one, and when it resets.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DailyQuota {
+    pub dimension: Dimension,
+    /// How long until it resets: the provider's stated reset (Gemini's: the next midnight
+    /// Pacific time, whatever its retryDelay says), else an hour, after which one request
+    /// finds out.
+    pub resets_in: Duration,
+}
+
+impl DailyQuota {
+    /// "requests per day" or "tokens per day".
+    pub fn label(&self) -> String {
+        let what = match self.dimension {
+            Dimension::Requests => "requests",
+            _ => "tokens",
+        };
+        format!("{what} per day")
+    }
+}
+
+/// How long a daily quota whose reset nobody stated is taken to last before one request
+/// finds out.
+pub const UNSTATED_DAILY_RESET: Duration = Duration::from_secs(3600);
+
+/// Whether a refusal names a per-day limit: OpenAI's "… on requests per day (RPD) …" /
+/// "(TPD)", Gemini's `quotaId` with `PerDay`, a per-day limit header at 0, or (Groq) a
+/// remaining of 0 whose reset is hours away.
+pub fn daily_quota(
+    status: u16,
+    error_type: &str,
+    message: &str,
+    signals: &ProviderSignals,
+    now_unix_ms: i64,
+) -> Option<DailyQuota> {
+    let text = format!("{error_type} {message}").to_ascii_lowercase();
+    if status != 429 && !text.contains("resource_exhausted") {
+        return None;
+    }
+    let squashed: String = text.chars().filter(|c| c.is_ascii_alphanumeric()).collect();
+    let named = squashed.contains("perday")
+        || squashed.contains("daily")
+        || text.contains("(rpd)")
+        || text.contains("(tpd)");
+    let header = signals
+        .day_limits
+        .iter()
+        .find(|(_, l)| l.remaining.is_some_and(|r| r < 1.0));
+    let long_reset = signals.limits.iter().find(|(_, l)| {
+        l.remaining.is_some_and(|r| r < 1.0)
+            && l.reset.is_some_and(|r| r >= Duration::from_secs(3600))
+    });
+    let (dimension, header_reset) = match (header, long_reset) {
+        (Some((d, l)), _) | (None, Some((d, l))) => (*d, l.reset),
+        (None, None) if named => {
+            let tokens = squashed.contains("tokensperday")
+                || squashed.contains("tokenperday")
+                || text.contains("(tpd)")
+                || (squashed.contains("token") && squashed.contains("perday"));
+            let dim = if tokens {
+                Dimension::Tokens
+            } else {
+                Dimension::Requests
+            };
+            (dim, None)
+        }
+        (None, None) => return None,
+    };
+    let gemini = squashed.contains("quotaid") || squashed.contains("resourceexhausted");
+    let resets_in = if gemini {
+        until_pacific_midnight(now_unix_ms)
+    } else {
+        parse_message_hint(message)
+            .or(header_reset)
+            .or(signals.retry_after)
+            .filter(|d| !d.is_zero())
+            .unwrap_or(UNSTATED_DAILY_RESET)
+    };
+    Some(DailyQuota {
+        dimension,
+        resets_in: resets_in.min(MAX_PROVIDER_DELAY),
+    })
+}
+
+/// Time until the next midnight in America/Los_Angeles (Gemini's daily quotas reset then),
+/// by the US rules in force since 2007, computed without a time zone database.
+pub fn until_pacific_midnight(now_unix_ms: i64) -> Duration {
+    let fallback = Duration::from_secs(86_400);
+    let Ok(tz) = jiff::tz::TimeZone::posix("PST8PDT,M3.2.0,M11.1.0") else {
+        return fallback;
+    };
+    let Ok(now) = jiff::Timestamp::from_millisecond(now_unix_ms) else {
+        return fallback;
+    };
+    let next = now
+        .to_zoned(tz.clone())
+        .date()
+        .tomorrow()
+        .and_then(|d| d.to_zoned(tz));
+    match next {
+        Ok(z) => {
+            Duration::from_millis((z.timestamp().as_millisecond() - now_unix_ms).max(0) as u64)
+        }
+        Err(_) => fallback,
+    }
 }
 
 /// `anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-{limit,remaining,reset}`.
@@ -266,6 +409,17 @@ pub fn parse_message_hint(message: &str) -> Option<Duration> {
     let lower = message.to_ascii_lowercase();
     if let Some(i) = lower.find("try again in") {
         let rest = lower[i + "try again in".len()..].trim_start();
+        // A Go duration (`7h12m0s`, `1.146s`, `20ms`), up to the end of the word.
+        let word = rest
+            .split(|c: char| c.is_whitespace() || c == ',' || c == ')')
+            .next()
+            .unwrap_or("")
+            .trim_end_matches('.');
+        if let Some(secs) = crate::duration::parse_secs(word) {
+            return Some(Duration::from_secs_f64(
+                secs.min(MAX_PROVIDER_DELAY.as_secs_f64()),
+            ));
+        }
         let num_len = rest
             .find(|c: char| !(c.is_ascii_digit() || c == '.'))
             .unwrap_or(rest.len());
@@ -405,6 +559,79 @@ mod tests {
         let g = r#"{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"38s"}"#;
         assert_eq!(parse_message_hint(g), Some(Duration::from_secs(38)));
         assert_eq!(parse_message_hint("Overloaded"), None);
+        // Daily quotas: a Go duration with hours.
+        let rpd = "Rate limit reached for gpt-5.5 in organization org-x on requests per day (RPD): Limit 100, Used 100, Requested 1. Please try again in 7h12m0s. Visit";
+        assert_eq!(parse_message_hint(rpd), Some(Duration::from_secs(25_920)));
+        assert_eq!(
+            parse_message_hint("please try again in 1h2m3.5s."),
+            Some(Duration::from_millis(3_723_500))
+        );
+    }
+
+    #[test]
+    fn daily_quotas_are_recognised_with_their_reset() {
+        let none = ProviderSignals::default();
+        let rpd = "Rate limit reached for gpt-5.5 in organization org-x on requests per day (RPD): Limit 100, Used 100, Requested 1. Please try again in 7h12m0s.";
+        let q = daily_quota(429, "rate_limit_exceeded", rpd, &none, NOW).expect("daily");
+        assert_eq!(q.dimension, Dimension::Requests);
+        assert_eq!(q.resets_in, Duration::from_secs(25_920));
+        assert_eq!(q.label(), "requests per day");
+        let tpd = "Rate limit reached for gpt-5.5 on tokens per day (TPD): Limit 90000, Used 89000, Requested 2000. Please try again in 16m40s.";
+        let q = daily_quota(429, "tokens", tpd, &none, NOW).expect("daily");
+        assert_eq!(q.dimension, Dimension::Tokens);
+        assert_eq!(q.resets_in, Duration::from_secs(1000));
+        // Gemini: the next midnight Pacific time, not the retryDelay.
+        let gemini = r#"You exceeded your current quota. [quotaId=GenerateRequestsPerDayPerProjectPerModel-FreeTier; retryDelay=20s]"#;
+        let q = daily_quota(429, "RESOURCE_EXHAUSTED", gemini, &none, NOW).expect("daily");
+        // NOW is Sun, 06 Nov 1994 08:49:37 GMT = 00:49:37 PST: midnight is 23:10:23 away.
+        assert_eq!(q.resets_in, Duration::from_secs(23 * 3600 + 10 * 60 + 23));
+        // A per-minute refusal is not one.
+        let rpm = "Rate limit reached for gpt-5.5 on requests per min (RPM): Limit 60. Please try again in 1s.";
+        assert_eq!(
+            daily_quota(429, "rate_limit_exceeded", rpm, &none, NOW),
+            None
+        );
+        let gemini_minute = "[quotaId=GenerateRequestsPerMinutePerProjectPerModel; retryDelay=20s]";
+        assert_eq!(
+            daily_quota(429, "RESOURCE_EXHAUSTED", gemini_minute, &none, NOW),
+            None
+        );
+        assert_eq!(daily_quota(400, "", rpd, &none, NOW), None);
+        // A per-day header at 0, and Groq's requests-per-day under the minute's names.
+        let s = ProviderSignals::parse(
+            [
+                ("x-ratelimit-remaining-requests-day", "0"),
+                ("x-ratelimit-reset-requests-day", "5h"),
+            ],
+            "",
+            NOW,
+        );
+        let q = daily_quota(429, "", "", &s, NOW).expect("daily header");
+        assert_eq!(q.resets_in, Duration::from_secs(5 * 3600));
+        let s = ProviderSignals::parse(
+            [
+                ("x-ratelimit-limit-requests", "14400"),
+                ("x-ratelimit-remaining-requests", "0"),
+                ("x-ratelimit-reset-requests", "2h30m"),
+            ],
+            "",
+            NOW,
+        );
+        let q = daily_quota(429, "", "", &s, NOW).expect("groq");
+        assert_eq!(q.resets_in, Duration::from_secs(9000));
+    }
+
+    #[test]
+    fn pacific_midnight_follows_daylight_saving() {
+        // 2026-07-01T12:00:00Z is 05:00 PDT: midnight is 19 h away.
+        let july = 1_782_907_200_000;
+        assert_eq!(until_pacific_midnight(july), Duration::from_secs(19 * 3600));
+        // 2026-12-01T12:00:00Z is 04:00 PST: 20 h.
+        let december = 1_796_126_400_000;
+        assert_eq!(
+            until_pacific_midnight(december),
+            Duration::from_secs(20 * 3600)
+        );
     }
 
     #[test]

@@ -95,6 +95,8 @@ impl Engine {
             local_only: false,
             fleet: self.fleet_default,
             headers_seq: 0,
+            concurrency: None,
+            output: Default::default(),
         };
         let id = if self.keys.len() < self.config.max_keys || !bounded {
             self.keys.push(fresh);

@@ -83,6 +83,7 @@ impl Engine {
                 expires_at: now.mono,
                 granted_unix_ms: now.unix_ms,
                 holds_slot: false,
+                in_flight_at_grant: 0,
                 probes: p,
                 ctx: LeaseCtx::default(),
             };

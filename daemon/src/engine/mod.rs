@@ -9,6 +9,7 @@ pub mod bucket;
 mod calibrate;
 #[cfg(test)]
 mod calibrate_tests;
+mod concurrency;
 mod cooldowns;
 mod error;
 pub mod fleet;
@@ -22,6 +23,7 @@ mod leases;
 #[cfg(test)]
 mod lifecycle_tests;
 pub mod limits;
+mod output;
 mod persist;
 mod policy;
 #[cfg(test)]
@@ -41,6 +43,8 @@ pub mod runs;
 #[cfg(test)]
 mod settle_tests;
 #[cfg(test)]
+mod shapes_tests;
+#[cfg(test)]
 mod signals_tests;
 mod spenders;
 mod stats;
@@ -49,6 +53,7 @@ mod tables;
 #[cfg(test)]
 mod tests;
 mod types;
+mod window;
 pub use llmctl_proto::text;
 
 pub use advice::{Action, Advice, Class};
@@ -93,6 +98,9 @@ struct Need {
     requests: u64,
     input: u64,
     output: u64,
+    /// No max_tokens was declared: `output` is an estimate, and the provider charges what is
+    /// produced.
+    undeclared: bool,
 }
 
 impl Need {
@@ -118,6 +126,9 @@ struct KeyStats {
     tokens_reserved: u64,
     tokens_used: u64,
     tokens_outstanding: u64,
+    /// Of the reserved and used tokens: those of requests that declared no output.
+    undeclared_reserved: u64,
+    undeclared_used: u64,
     fallbacks_total: u64,
     fallbacks: MinuteWindow,
     retries_total: u64,
@@ -146,6 +157,8 @@ struct KeyState {
     scope: Vec<usize>,
     buckets: Vec<Bucket>,
     max_concurrency: Option<u64>,
+    /// The concurrency learned from refusals of requests in flight.
+    concurrency: Option<concurrency::ConcurrencyProbe>,
     in_flight: u64,
     /// Resolved from `output_explicit`, `provider`, then `family`.
     output_counted_as: OutputCounting,
@@ -178,6 +191,8 @@ struct KeyState {
     fleet: Option<fleet::FleetPart>,
     /// Counts the changes of `last_headers` (a fleet shares the new ones).
     headers_seq: u64,
+    /// What answers on it produced lately: the reservation of requests that declare no output.
+    output: output::OutputEstimate,
 }
 
 impl KeyState {
@@ -242,6 +257,9 @@ struct CooldownEntry {
     strikes: u32,
     /// The lease sent first after the cooldown ended; the rest wait for its result.
     probe: Option<u64>,
+    /// Set when a daily quota is spent (which one, "requests per day"): every Acquire under
+    /// it is answered at once, DAILY_QUOTA.
+    daily: Option<String>,
 }
 
 /// Who a lease is for and how its failures are advised.
@@ -279,6 +297,9 @@ struct Lease {
     expires_at: Instant,
     granted_unix_ms: i64,
     holds_slot: bool,
+    /// The key's requests in flight once it was granted, itself counted: a refusal for
+    /// concurrency came at this many.
+    in_flight_at_grant: u64,
     probes: Probes,
     ctx: LeaseCtx,
 }

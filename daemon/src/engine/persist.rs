@@ -61,6 +61,9 @@ pub struct CooldownSnapshot {
     pub until_unix_ms: i64,
     pub reason: String,
     pub strikes: u32,
+    /// A daily quota's cooldown: which limit ("requests per day").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub daily: Option<String>,
 }
 
 impl Engine {
@@ -136,6 +139,7 @@ impl Engine {
                 until_unix_ms: now.unix_of(c.until),
                 reason: c.reason.clone(),
                 strikes: c.strikes,
+                daily: c.daily.clone(),
             })
             .collect();
         v.sort_by(|a, b| a.key.cmp(&b.key));
@@ -244,6 +248,7 @@ impl Engine {
                         started: now.mono,
                         strikes: c.strikes,
                         probe: None,
+                        daily: c.daily.clone(),
                     },
                 );
             }

@@ -451,7 +451,11 @@ impl Engine {
         if let Some(why) = run_spent {
             return give_up(why);
         }
-        let spent = if attempt >= profile.attempts {
+        let spent = if let Some((_, quota)) = self.daily_on(id, now.mono) {
+            Some(format!(
+                "the daily quota ({quota}) on {key} is spent until it resets; retrying today will not help"
+            ))
+        } else if attempt >= profile.attempts {
             Some(format!(
                 "attempt {attempt} of {} ({} profile) failed on {key}",
                 profile.attempts, profile.name

@@ -142,6 +142,7 @@ fn via_group_key(fx: &mut Fx, mi: usize, ms: u64) -> String {
             requests: 1,
             input: 0,
             output: 0,
+            undeclared: false,
         },
         ctx,
         Probes::default(),

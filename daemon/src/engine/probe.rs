@@ -125,6 +125,12 @@ impl Bucket {
     /// flight already). Returns the rate it was lowered from.
     pub fn refused(&mut self, r: Refusal, now: Instant) -> Option<f64> {
         self.refill(now);
+        if self.window.is_some() {
+            // A fixed window refused: it is spent until it begins again, which is no news
+            // about its allowance.
+            self.level = self.level.min(0.0);
+            return None;
+        }
         let before = self.rate.limit;
         let cut = self.cut(&r, now);
         if self.is_limited() {

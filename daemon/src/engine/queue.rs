@@ -22,7 +22,7 @@ impl Engine {
             let probes = match self.gate(id, now.mono) {
                 Gate::Open(p) => p,
                 Gate::Until(until) => {
-                    if until > deadline {
+                    if until > deadline || self.daily_on(id, now.mono).is_some() {
                         if let Some(r) = self.remove_waiter(qk.1, now, Some(until)) {
                             self.answers.push((qk.1, WaiterAnswer::NotGranted(r)));
                         }
@@ -106,7 +106,15 @@ impl Engine {
         let (code, reason, not_before_unix_ms) = match not_before {
             Some(at) => {
                 let name = &self.keys[w.key].name;
+                let daily = self.daily_on(w.key, now.mono);
                 let (code, why) = match (self.cooldowns_reason(w.key, now.mono), self.keys[w.key].breaker.gate(now.mono)) {
+                    _ if daily.is_some() => (
+                        RefusalCode::DailyQuota,
+                        format!(
+                            "key {name:?}: the provider's daily quota ({}) is spent; it resets at not_before",
+                            daily.map(|d| d.1).unwrap_or_default()
+                        ),
+                    ),
                     (Some(r), _) => (RefusalCode::Cooldown, format!("key {name:?} is cooling down ({r})")),
                     (None, breaker::BreakerGate::Open(_)) => (
                         RefusalCode::BreakerOpen,

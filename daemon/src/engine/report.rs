@@ -5,6 +5,10 @@ use super::*;
 /// The most debt a bucket carries, in bucket capacities.
 pub const MAX_DEBT_BUCKETS: f64 = 1.0;
 
+/// The shortest first backoff of a refusal without a delay on a probed key: a few provider
+/// round trips, so the answers to what was in flight are in before the probe goes.
+pub const PROBED_BACKOFF_MIN: Duration = Duration::from_millis(200);
+
 impl Engine {
     /// A lease's id: its number, then a tag only the daemon can compute, so no client can
     /// guess another's lease.
@@ -82,9 +86,42 @@ impl Engine {
         if class == Class::Success {
             self.count_success(&lease, outcome, now);
         }
-        self.apply_headers(id, outcome, now.mono);
+        self.apply_headers(id, outcome, now);
         let rate_limited = matches!(class, Class::RateLimited | Class::Overloaded);
-        if rate_limited {
+        let daily = super::headers::daily_quota(
+            outcome.status,
+            &outcome.error_type,
+            &outcome.error_message,
+            &outcome.signals,
+            now.unix_ms,
+        );
+        let concurrency = class.is_retryable()
+            && super::concurrency::names_concurrency(
+                outcome.status,
+                &outcome.error_type,
+                &outcome.error_message,
+            );
+        if let Some(quota) = daily.as_ref().filter(|_| rate_limited) {
+            self.daily_refused(&lease, quota, now)?;
+        } else if concurrency && self.concurrency_refused(&lease, now) {
+            // Too many in flight, not too fast: no cut of the rate, and no cooldown beyond
+            // the provider's own delay (a slot frees when a request in flight finishes).
+            if rate_limited {
+                self.count_refusal(&lease, now);
+                if let Some(delay) = outcome.signals.retry_after {
+                    let name = self.keys[id].name.clone();
+                    let reason = format!("provider refused for concurrency ({})", outcome.status);
+                    self.install_cooldown(
+                        &name,
+                        Some(delay),
+                        reason,
+                        None,
+                        super::cooldowns::Origin::Here,
+                        now,
+                    )?;
+                }
+            }
+        } else if rate_limited {
             self.cool_after_refusal(&lease, &class, outcome, now)?;
         }
         self.record_breaker(id, lease_no, &class, now);
@@ -115,6 +152,9 @@ impl Engine {
     /// Counts a success and the tokens it took, for the key's rates.
     fn count_success(&mut self, lease: &Lease, outcome: &Outcome, now: Now) {
         let base = self.base;
+        if outcome.usage_known {
+            self.keys[lease.key].output.record(outcome.output_tokens);
+        }
         let stats = &mut self.keys[lease.key].stats;
         stats.first_success.get_or_insert(now.mono);
         stats.succeeded.add(base, now.mono, 1);
@@ -138,25 +178,69 @@ impl Engine {
         now: Now,
     ) -> Result<(), EngineError> {
         let id = lease.key;
-        self.refused_by_provider(&lease.ctx, now.mono);
-        let stats = &mut self.keys[id].stats;
-        stats.rate_limited_total += 1;
-        stats.rate_limited.add(self.base, now.mono, 1);
+        self.count_refusal(lease, now);
         let reason = match (class, outcome.error_type.as_str()) {
             (Class::Overloaded, _) => format!("provider overloaded ({})", outcome.status),
             (_, "") => format!("provider answered {}", outcome.status),
             (_, t) => format!("provider answered {} {t}", outcome.status),
         };
         let name = self.keys[id].name.clone();
-        let until = self.install_cooldown(
+        let base = self.probed_backoff(id, outcome);
+        let until = self.install_cooldown_from(
             &name,
             outcome.signals.retry_after,
+            base,
             reason,
             Some(lease.granted_at),
             super::cooldowns::Origin::Here,
             now,
         )?;
         self.refused(id, lease, outcome, until, now);
+        Ok(())
+    }
+
+    /// The first backoff of a refusal that names no delay: `cooldown_base`, but on a key whose
+    /// limit only probing finds (nothing configured, headers and Retry-After silent: vLLM, a
+    /// herd's first contact),
+    /// two requests' worth at the rate refused, at least `PROBED_BACKOFF_MIN`: the rate is cut
+    /// as well, so a whole second of nothing would only waste what the provider allows.
+    fn probed_backoff(&self, id: usize, outcome: &Outcome) -> Duration {
+        let base = self.config.cooldown_base;
+        let key = &self.keys[id];
+        let dim = super::calibrate::refused_dimension(outcome);
+        let probed = key
+            .find_minute_bucket(dim)
+            .map(|i| &key.buckets[i])
+            .filter(|b| b.aimd.is_some() && b.configured.is_none() && b.headers.is_none());
+        match probed {
+            Some(b) if b.rate.limit.is_finite() && b.rate.limit > 0.0 => {
+                let per_request = b.rate.period.millis() / b.rate.limit;
+                Duration::from_secs_f64(2.0 * per_request / 1000.0)
+                    .clamp(PROBED_BACKOFF_MIN, base.max(PROBED_BACKOFF_MIN))
+            }
+            _ => base,
+        }
+    }
+
+    /// Counts a provider's refusal of a lease, for the key and its client.
+    fn count_refusal(&mut self, lease: &Lease, now: Now) {
+        self.refused_by_provider(&lease.ctx, now.mono);
+        let stats = &mut self.keys[lease.key].stats;
+        stats.rate_limited_total += 1;
+        stats.rate_limited.add(self.base, now.mono, 1);
+    }
+
+    /// A refusal that says a daily quota is spent: counted, a quota cooldown until its reset
+    /// on the key, and every waiter under it answered at once; the minute's rate is not cut.
+    fn daily_refused(
+        &mut self,
+        lease: &Lease,
+        quota: &super::headers::DailyQuota,
+        now: Now,
+    ) -> Result<(), EngineError> {
+        self.count_refusal(lease, now);
+        let name = self.keys[lease.key].name.clone();
+        self.install_daily(&name, quota, super::cooldowns::Origin::Here, now)?;
         Ok(())
     }
 
@@ -235,6 +319,8 @@ impl Engine {
                 // Nothing sent, nothing admitted: max_tokens is not charged either.
                 _ if !sent => 0,
                 OutputCounting::Actual => u.output_tokens,
+                // Nothing declared, nothing to charge at admission: what was produced counts.
+                OutputCounting::Reserved if lease.need.undeclared => u.output_tokens,
                 OutputCounting::Reserved => u.output_tokens.max(lease.need.output),
             };
             let mut changed = false;
@@ -273,7 +359,8 @@ impl Engine {
             let charged = key
                 .find_minute_bucket(Dimension::Tokens)
                 .is_some_and(|i| key.buckets[i].charged(lease.granted_at));
-            if u.usage_known && charged {
+            // An undeclared output leaves no unused bound: providers charge it as produced.
+            if u.usage_known && charged && !lease.need.undeclared {
                 let unused = lease.need.output.saturating_sub(u.output_tokens);
                 key.evidence.settled(unused as f64);
             }
@@ -281,10 +368,14 @@ impl Engine {
         let stats = &mut self.keys[id].stats;
         let reserved = lease.need.input + lease.need.output;
         stats.tokens_outstanding = stats.tokens_outstanding.saturating_sub(reserved);
-        stats.tokens_used += match usage {
+        let used = match usage {
             Some(u) => u.input_tokens + u.output_tokens,
             None => reserved,
         };
+        stats.tokens_used += used;
+        if lease.need.undeclared {
+            stats.undeclared_used += used;
+        }
     }
 }
 

@@ -76,6 +76,18 @@ pub struct KeyStatus {
     pub headers_ignored_total: u64,
     /// In a fleet, the part of its limits this limiter holds (None: the whole).
     pub fleet: Option<super::FleetPart>,
+    /// What a request that declares no output reserves now (None before any answer).
+    pub output_tokens_estimate: Option<u64>,
+    /// Of tokens reserved and used: those of requests that declared no output.
+    pub undeclared_tokens_reserved: u64,
+    pub undeclared_tokens_used: u64,
+    /// Where max_concurrency comes from (None: unlimited), and what refusals taught.
+    pub concurrency_source: Option<LimitSource>,
+    pub learned_concurrency: Option<u64>,
+    /// A daily quota the provider said is spent: when it resets (Unix ms) and which it is.
+    pub daily_quota: Option<(i64, String)>,
+    /// The window of a requests bucket that follows a provider's fixed windows.
+    pub fixed_window: Option<Duration>,
 }
 
 impl Engine {
@@ -115,6 +127,10 @@ impl Engine {
         let base = self.base;
         let mut out = Vec::with_capacity(ids.len());
         for (id, &queue_depth) in ids.zip(depth.iter()) {
+            let daily_quota = self
+                .cooldowns_on(&self.keys[id].name)
+                .filter(|(_, c)| now.mono < c.until)
+                .find_map(|(_, c)| c.daily.clone().map(|d| (now.unix_of(c.until), d)));
             let (cooldown_until, cooldown_reason) = {
                 self.cooldowns_on(&self.keys[id].name)
                     .filter(|(_, c)| now.mono < c.until)
@@ -143,7 +159,7 @@ impl Engine {
                     .map(|b| BucketStatus::of(b, now.mono))
                     .collect(),
                 in_flight: key.in_flight,
-                max_concurrency: key.max_concurrency.unwrap_or(0),
+                max_concurrency: key.effective_concurrency().map_or(0, |(m, _)| m),
                 queue_depth,
                 queue_wait_p50_ms: key.stats.waits.percentile(50.0),
                 queue_wait_p95_ms: key.stats.waits.percentile(95.0),
@@ -173,6 +189,15 @@ impl Engine {
                 output_counted_as_source: key.output_source,
                 headers_ignored_total: key.stats.headers_ignored_total,
                 fleet: key.fleet,
+                output_tokens_estimate: key.output.estimate(),
+                undeclared_tokens_reserved: key.stats.undeclared_reserved,
+                undeclared_tokens_used: key.stats.undeclared_used,
+                concurrency_source: key.effective_concurrency().map(|(_, s)| s),
+                learned_concurrency: key.concurrency.as_ref().map(|c| c.limit),
+                daily_quota,
+                fixed_window: key
+                    .find_minute_bucket(Dimension::Requests)
+                    .and_then(|i| key.buckets[i].window.as_ref().map(|w| w.length)),
             });
         }
         out

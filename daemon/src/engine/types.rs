@@ -93,6 +93,11 @@ pub struct AcquireRequest {
     pub run_id: String,
     pub route_group: String,
     pub profile: String,
+    /// Whether `output_tokens` is the request's own bound (max_tokens). `Some(false)`: nothing
+    /// bounds the output; the key's learned estimate is reserved instead, and the lease is
+    /// settled at what was produced whatever the key's output accounting. None (older
+    /// clients): declared.
+    pub output_tokens_declared: Option<bool>,
     /// The user id of the calling process, when the socket says: only that user may report
     /// the lease.
     pub uid: Option<u32>,
@@ -140,6 +145,8 @@ pub enum RefusalCode {
     Stopping,
     /// The request became larger than the buckets can ever hold while it waited.
     TooLarge,
+    /// The key's daily quota is spent until `not_before`.
+    DailyQuota,
 }
 
 pub type WaiterId = u64;

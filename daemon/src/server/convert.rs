@@ -84,6 +84,7 @@ pub(super) fn refusal_reason(code: RefusalCode) -> pb::RefusalReason {
         RefusalCode::RouteGroup => pb::RefusalReason::RouteGroup,
         RefusalCode::Stopping => pb::RefusalReason::Stopping,
         RefusalCode::TooLarge => pb::RefusalReason::TooLarge,
+        RefusalCode::DailyQuota => pb::RefusalReason::DailyQuota,
     }
 }
 

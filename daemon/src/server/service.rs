@@ -53,6 +53,7 @@ impl pb::limiter_server::Limiter for LimiterService {
             run_id: r.run_id,
             route_group: r.route_group,
             profile: r.profile,
+            output_tokens_declared: r.output_tokens_declared,
             uid,
             pid,
         };

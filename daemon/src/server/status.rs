@@ -150,6 +150,19 @@ fn key_status(k: KeyStatus) -> pb::KeyStatus {
         fleet_shared: k.fleet.is_some(),
         fleet_share: k.fleet.map_or(1.0, |p| p.share),
         fleet_slots: k.fleet.and_then(|p| p.slots).map_or(-1, |s| s as i64),
+        output_tokens_estimate: k.output_tokens_estimate.map_or(0, |e| e as i64),
+        undeclared_tokens_reserved: k.undeclared_tokens_reserved as i64,
+        undeclared_tokens_used: k.undeclared_tokens_used as i64,
+        concurrency_source: k
+            .concurrency_source
+            .map_or(String::new(), |s| s.as_str().to_string()),
+        learned_concurrency: k.learned_concurrency.map_or(0, |c| c as i64),
+        daily_quota_until_unix_ms: k.daily_quota.as_ref().map_or(0, |d| d.0),
+        daily_quota: k
+            .daily_quota
+            .as_ref()
+            .map_or(String::new(), |d| d.1.clone()),
+        fixed_window_ms: k.fixed_window.map_or(0, |w| w.as_millis() as i64),
     }
 }
 

@@ -181,6 +181,7 @@ fn saves_and_loads_across_reopen() {
             .expect("save");
         s.save_keys(&[snap("a", 20.0)]).expect("save");
         let c = |k: &str| CooldownSnapshot {
+            daily: None,
             key: k.into(),
             until_unix_ms: 9,
             reason: "r".into(),

@@ -10,6 +10,10 @@ pub struct Bucket {
     updated: Instant,
     /// The share of each refill another consumer of the key takes before anyone here can.
     pub external_share: f64,
+    /// Fixed windows of this length instead of continuous refill: the whole capacity comes
+    /// back when a window begins (a LiteLLM proxy's virtual keys).
+    pub window: Option<Duration>,
+    window_start: Instant,
 }
 
 impl Bucket {
@@ -21,7 +25,24 @@ impl Bucket {
             level: capacity,
             updated: now,
             external_share: 0.0,
+            window: None,
+            window_start: now,
         }
+    }
+
+    /// Fixed windows of `length`, each allowing `capacity`, the first beginning at `now`.
+    pub fn windowed(per_minute: f64, length: Duration, now: Instant) -> Bucket {
+        let capacity = (per_minute * length.as_secs_f64() / 60.0).max(1.0).floor();
+        let mut b = Bucket::full(per_minute, capacity, now);
+        b.window = Some(length);
+        b
+    }
+
+    /// Every limit times `factor` from now on (a provider changing a tier mid-run).
+    pub fn scale(&mut self, factor: f64) {
+        self.per_minute *= factor;
+        self.capacity = (self.capacity * factor).max(1.0);
+        self.level = self.level.min(self.capacity);
     }
 
     fn per_sec(&self) -> f64 {
@@ -34,6 +55,15 @@ impl Bucket {
     }
 
     pub fn refill(&mut self, now: Instant) {
+        if let Some(w) = self.window {
+            if now >= self.window_start + w {
+                let behind = now.duration_since(self.window_start).as_secs_f64() / w.as_secs_f64();
+                self.window_start += w.mul_f64(behind.floor());
+                self.level = self.capacity * (1.0 - self.external_share);
+            }
+            self.updated = now;
+            return;
+        }
         if now > self.updated {
             let add = now.duration_since(self.updated).as_secs_f64() * self.own_per_sec();
             self.level = (self.level + add).min(self.capacity);
@@ -45,6 +75,8 @@ impl Bucket {
     pub fn wait_for(&self, need: f64) -> Duration {
         if self.level >= need {
             Duration::ZERO
+        } else if let Some(w) = self.window {
+            (self.window_start + w).saturating_duration_since(self.updated)
         } else {
             Duration::from_secs_f64(((need - self.level) / self.own_per_sec()).min(86_400.0))
         }
@@ -53,6 +85,10 @@ impl Bucket {
     /// How long until the bucket is full again, as a provider says it in its reset headers:
     /// at the full refill rate, knowing nothing of who will spend what meanwhile.
     pub fn until_full(&self) -> Duration {
+        if let Some(w) = self.window {
+            // A window's reset is when it begins again, however much is left.
+            return (self.window_start + w).saturating_duration_since(self.updated);
+        }
         if self.level >= self.capacity {
             Duration::ZERO
         } else {
@@ -64,6 +100,20 @@ impl Bucket {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fixed_window_comes_back_whole_when_it_begins_again() {
+        let t = Instant::now();
+        let mut b = Bucket::windowed(1200.0, Duration::from_secs(5), t);
+        assert_eq!(b.capacity, 100.0);
+        b.level = 0.0;
+        b.refill(t + Duration::from_millis(4999));
+        assert_eq!(b.level, 0.0);
+        assert_eq!(b.until_full(), Duration::from_millis(1));
+        b.refill(t + Duration::from_millis(5001));
+        assert_eq!(b.level, 100.0);
+        assert_eq!(b.until_full(), Duration::from_millis(4999));
+    }
 
     #[test]
     fn refills_continuously_up_to_capacity() {

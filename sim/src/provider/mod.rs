@@ -6,6 +6,7 @@
 mod bucket;
 pub mod faults;
 mod shapes;
+pub use shapes::QuotaStyle;
 
 use crate::estimate;
 use axum::body::{Body, Bytes};
@@ -73,6 +74,18 @@ pub struct ProviderConfig {
     pub limit_headers: bool,
     /// Another consumer of the same key takes this share of every limit (0 to 1).
     pub external_share: f64,
+    /// Refuses a request beyond this many in flight (self-hosted servers, LiteLLM's
+    /// `max_parallel_requests`), with a 429 that says so.
+    pub max_in_flight: Option<u64>,
+    /// The requests limit counted in fixed windows of this length (its allowance the
+    /// per-minute limit's share of a window), the headers saying only the window's remaining
+    /// and reset.
+    pub fixed_window: Option<Duration>,
+    /// Requests admitted per day; past them every request is refused as a daily quota.
+    pub requests_per_day: Option<u64>,
+    pub quota_style: QuotaStyle,
+    /// After this long, every limit times this factor (a tier changed mid-run).
+    pub limit_change: Option<(Duration, f64)>,
 }
 
 impl Default for ProviderConfig {
@@ -87,6 +100,11 @@ impl Default for ProviderConfig {
             faults: Vec::new(),
             limit_headers: true,
             external_share: 0.0,
+            max_in_flight: None,
+            fixed_window: None,
+            requests_per_day: None,
+            quota_style: QuotaStyle::Openai,
+            limit_change: None,
         }
     }
 }
@@ -101,6 +119,13 @@ pub struct Stats {
     pub output_tokens: u64,
     pub first_success_unix_ms: Option<i64>,
     pub last_success_unix_ms: Option<i64>,
+    /// Requests refused for the daily quota, and for too many in flight.
+    pub daily_refused: u64,
+    pub in_flight_refused: u64,
+    /// The most requests in flight at once.
+    pub max_in_flight_seen: u64,
+    /// When the first daily refusal was sent.
+    pub first_daily_refusal_unix_ms: Option<i64>,
 }
 
 impl Stats {
@@ -120,6 +145,10 @@ impl Stats {
             "output_tokens": self.output_tokens,
             "first_success_unix_ms": self.first_success_unix_ms,
             "last_success_unix_ms": self.last_success_unix_ms,
+            "daily_refused": self.daily_refused,
+            "in_flight_refused": self.in_flight_refused,
+            "max_in_flight_seen": self.max_in_flight_seen,
+            "first_daily_refusal_unix_ms": self.first_daily_refusal_unix_ms,
         })
     }
 
@@ -135,6 +164,9 @@ struct State_ {
     stats: Stats,
     rng: fastrand::Rng,
     next_id: u64,
+    in_flight: u64,
+    used_today: u64,
+    limits_changed: bool,
 }
 
 pub struct Provider {
@@ -156,6 +188,8 @@ enum Decision {
 
 enum ErrorKind {
     RateLimited { dimension: usize, wait: Duration },
+    Daily { reset: Duration },
+    InFlight,
     InsufficientQuota,
     Status,
 }
@@ -170,6 +204,9 @@ impl Provider {
             stats: Stats::default(),
             rng: fastrand::Rng::with_seed(0x9e37_79b9_7f4a_7c15 ^ u64::from(std::process::id())),
             next_id: 1,
+            in_flight: 0,
+            used_today: 0,
+            limits_changed: false,
         };
         Provider {
             config,
@@ -180,7 +217,10 @@ impl Provider {
     fn fresh_buckets(config: &ProviderConfig, now: Instant) -> [Option<Bucket>; 4] {
         let limits = &config.limits;
         std::array::from_fn(|i| {
-            let mut b = Bucket::full(limits.per_minute[i]?, limits.capacity_of(i)?, now);
+            let mut b = match (i, config.fixed_window) {
+                (0, Some(w)) => Bucket::windowed(limits.per_minute[i]?, w, now),
+                _ => Bucket::full(limits.per_minute[i]?, limits.capacity_of(i)?, now),
+            };
             b.external_share = config.external_share;
             Some(b)
         })
@@ -201,6 +241,9 @@ impl Provider {
         s.buckets = Self::fresh_buckets(&self.config, now);
         s.stats = Stats::default();
         s.started = now;
+        s.in_flight = 0;
+        s.used_today = 0;
+        s.limits_changed = false;
     }
 
     pub fn set_faults(&self, faults: Vec<Fault>) {
@@ -249,6 +292,39 @@ impl Provider {
                 } => stream_error = Some((error_type, after_tokens)),
             }
         }
+        if let Some((after, factor)) = self.config.limit_change {
+            if elapsed >= after && !s.limits_changed {
+                s.limits_changed = true;
+                for b in s.buckets.iter_mut().flatten() {
+                    b.refill(now);
+                    b.scale(factor);
+                }
+            }
+        }
+        if let Some(day) = self.config.requests_per_day {
+            if s.used_today >= day {
+                s.stats.daily_refused += 1;
+                let t = llmctl_client::time::now_unix_ms();
+                s.stats.first_daily_refusal_unix_ms.get_or_insert(t);
+                // The day ends at the next midnight UTC.
+                let left = 86_400_000 - t.rem_euclid(86_400_000);
+                return Decision::Error {
+                    status: 429,
+                    kind: ErrorKind::Daily {
+                        reset: Duration::from_millis(left as u64),
+                    },
+                };
+            }
+        }
+        if let Some(max) = self.config.max_in_flight {
+            if s.in_flight >= max {
+                s.stats.in_flight_refused += 1;
+                return Decision::Error {
+                    status: 429,
+                    kind: ErrorKind::InFlight,
+                };
+            }
+        }
         for b in s.buckets.iter_mut().flatten() {
             b.refill(now);
         }
@@ -277,6 +353,9 @@ impl Provider {
                 b.level -= need;
             }
         }
+        s.used_today += 1;
+        s.in_flight += 1;
+        s.stats.max_in_flight_seen = s.stats.max_in_flight_seen.max(s.in_flight);
         Decision::Serve { slow, stream_error }
     }
 
@@ -294,11 +373,14 @@ impl Provider {
                     let Some(dim) = [Some("requests"), Some("tokens"), None, None][i] else {
                         continue;
                     };
-                    put(
-                        headers,
-                        &format!("x-ratelimit-limit-{dim}"),
-                        format!("{}", b.per_minute as u64),
-                    );
+                    // A window's headers count the window: its remaining and reset only.
+                    if b.window.is_none() {
+                        put(
+                            headers,
+                            &format!("x-ratelimit-limit-{dim}"),
+                            format!("{}", b.per_minute as u64),
+                        );
+                    }
                     put(
                         headers,
                         &format!("x-ratelimit-remaining-{dim}"),
@@ -412,6 +494,15 @@ impl Provider {
                         r
                     }
                     ErrorKind::InsufficientQuota => shapes::insufficient_quota(api),
+                    ErrorKind::Daily { reset } => shapes::daily_quota(
+                        self.config.quota_style,
+                        &model,
+                        self.config.requests_per_day.unwrap_or(0),
+                        reset,
+                    ),
+                    ErrorKind::InFlight => {
+                        shapes::too_many_in_flight(api, self.config.max_in_flight.unwrap_or(0))
+                    }
                     ErrorKind::Status => shapes::server_error(api, status),
                 };
                 let s = self.state();
@@ -422,10 +513,13 @@ impl Provider {
             }
             Decision::Serve { slow, stream_error } => (slow, stream_error),
         };
+        // Counted in flight until answered, or until its client goes away.
+        let in_flight = InFlight(self.clone());
         if let Some(d) = slow {
             tokio::time::sleep(d).await;
         }
         tokio::time::sleep(self.config.latency).await;
+        drop(in_flight);
         let usage = shapes::Usage {
             input,
             cached,
@@ -474,6 +568,16 @@ impl Provider {
         let status = resp.status().as_u16();
         *self.state().stats.responses.entry(status).or_insert(0) += 1;
         resp
+    }
+}
+
+/// A request being answered: leaves the count when dropped.
+struct InFlight(Arc<Provider>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let mut s = self.0.state();
+        s.in_flight = s.in_flight.saturating_sub(1);
     }
 }
 

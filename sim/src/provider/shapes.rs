@@ -97,6 +97,65 @@ pub fn rate_limited(
     }
 }
 
+/// How a daily quota's refusal reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum QuotaStyle {
+    /// OpenAI's "… on requests per day (RPD): Limit N, Used N … Please try again in 7h12m0s."
+    #[default]
+    Openai,
+    /// Gemini's RESOURCE_EXHAUSTED with a QuotaFailure naming `…PerDay…` and a RetryInfo whose
+    /// short retryDelay misleads.
+    Gemini,
+}
+
+/// A daily quota spent: `limit` requests a day, reset `reset` from now.
+pub fn daily_quota(style: QuotaStyle, model: &str, limit: u64, reset: Duration) -> Response<Body> {
+    match style {
+        QuotaStyle::Openai => {
+            let secs = reset.as_secs();
+            let wait = format!("{}h{}m{}s", secs / 3600, (secs % 3600) / 60, secs % 60);
+            error(
+                Api::OpenAi,
+                429,
+                "requests",
+                &format!(
+                    "Rate limit reached for {model} in organization org-fake on requests per day (RPD): Limit {limit}, Used {limit}, Requested 1. Please try again in {wait}."
+                ),
+                Some("rate_limit_exceeded"),
+            )
+        }
+        QuotaStyle::Gemini => json_body(
+            429,
+            &json!({"error": {
+                "code": 429,
+                "message": "You exceeded your current quota, please check your plan and billing details.",
+                "status": "RESOURCE_EXHAUSTED",
+                "details": [
+                    {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [{
+                        "quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
+                        "quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier",
+                        "quotaDimensions": {"model": model, "location": "global"},
+                        "quotaValue": limit.to_string()
+                    }]},
+                    {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "20s"}
+                ]
+            }}),
+        ),
+    }
+}
+
+/// Refused for the requests in flight, as a LiteLLM proxy's `max_parallel_requests` and
+/// OpenAI-compatible servers do.
+pub fn too_many_in_flight(api: Api, limit: u64) -> Response<Body> {
+    error(
+        api,
+        429,
+        "rate_limit_error",
+        &format!("Max parallel request limit reached: {limit} requests in flight."),
+        None,
+    )
+}
+
 pub fn insufficient_quota(api: Api) -> Response<Body> {
     match api {
         Api::OpenAi => error(

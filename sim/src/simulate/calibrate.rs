@@ -132,6 +132,7 @@ impl Scenario {
             calibration: Some(calibration),
             hosts: 1,
             fleet: None,
+            shape: None,
         }
     }
 
@@ -139,6 +140,9 @@ impl Scenario {
     pub fn label(&self) -> String {
         if let Some(load) = self.fleet {
             return format!("fleet/{}", load.name());
+        }
+        if let Some(shape) = self.shape {
+            return shape.name().to_string();
         }
         match self.calibration {
             None => self.name.name().to_string(),

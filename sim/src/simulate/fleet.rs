@@ -64,6 +64,7 @@ impl Scenario {
             calibration: None,
             hosts: HOSTS,
             fleet: Some(load),
+            shape: None,
         }
     }
 

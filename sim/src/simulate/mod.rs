@@ -6,6 +6,7 @@ mod calibrate;
 mod fleet;
 mod report;
 mod scenario;
+mod shapes;
 pub mod worker;
 
 pub use calibrate::{Calibration, DaemonLimits, ProviderStyle};
@@ -13,6 +14,7 @@ pub use fleet::FleetLoad;
 pub use report::table;
 pub use scenario::Scenario;
 use scenario::{deal, mixed_jobs, provider};
+pub use shapes::{Shape, DEFAULT_OUTPUT_TOKENS};
 
 use crate::local_daemon::LocalDaemon;
 use crate::provider::{FakeProvider, Limits, RetryAfter};
@@ -121,6 +123,10 @@ pub enum ScenarioName {
     /// 3 hosts x 4 processes x 8 workers on one provider, even and skewed load, with a daemon
     /// per host: in a fleet through Redis, each at the full limit, or each at a third.
     Fleet,
+    /// Real traffic through llmctl with no config: no max_tokens, a server that limits requests
+    /// in flight, daily quotas (OpenAI's and Gemini's), fixed windows, a cold herd, limits
+    /// halved and doubled mid-run.
+    Shapes,
 }
 
 impl ScenarioName {
@@ -141,6 +147,7 @@ impl ScenarioName {
             ScenarioName::Priority => "priority",
             ScenarioName::Calibrate => "calibrate",
             ScenarioName::Fleet => "fleet",
+            ScenarioName::Shapes => "shapes",
         }
     }
 }
@@ -153,6 +160,10 @@ pub struct Job {
     pub interactive: bool,
     /// 0: there at the start; else arrives this long after it.
     pub arrive_ms: u64,
+    /// Sent without max_tokens (the default of most frameworks): `max_tokens` is then only
+    /// what the client reserves until the daemon knows better.
+    #[serde(default)]
+    pub undeclared: bool,
 }
 
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
@@ -222,6 +233,16 @@ pub struct RunResult {
     pub errors: Vec<String>,
     /// Fleet mode: the Redis commands the daemons sent during the run.
     pub redis_commands: Option<u64>,
+    /// Requests the provider refused for a daily quota, and from its first such refusal to the
+    /// end of the last job, in s.
+    pub daily_refused: u64,
+    pub after_first_daily_s: Option<f64>,
+    /// Requests it refused for too many in flight, and the most it saw in flight.
+    pub in_flight_refused: u64,
+    pub max_in_flight_seen: u64,
+    /// Tokens reserved against tokens used by requests that declared no output (the daemon's
+    /// status), when there were any.
+    pub undeclared_reserved_over_used: Option<f64>,
 }
 
 impl RunResult {
@@ -378,6 +399,7 @@ pub async fn run_one(
         })?;
         results.push(r);
     }
+    let undeclared_reserved_over_used = undeclared_ratio(&daemons).await;
     let redis_commands = match (redis.is_some(), commands_before) {
         (true, Some(before)) => redis_commands(&daemons)
             .await
@@ -438,7 +460,32 @@ pub async fn run_one(
         batch_wait_p95_ms: percentile(&mut batch, 95.0),
         errors,
         redis_commands,
+        daily_refused: stats.daily_refused,
+        after_first_daily_s: stats
+            .first_daily_refusal_unix_ms
+            .map(|t| (end - t).max(0) as f64 / 1000.0),
+        in_flight_refused: stats.in_flight_refused,
+        max_in_flight_seen: stats.max_in_flight_seen,
+        undeclared_reserved_over_used,
     })
+}
+
+/// Reserved over used tokens of undeclared requests, summed over the daemons' keys.
+async fn undeclared_ratio(daemons: &[LocalDaemon]) -> Option<f64> {
+    let (mut reserved, mut used) = (0i64, 0i64);
+    for d in daemons {
+        let mut c = llmctl_client::connect(&d.socket).await.ok()?;
+        let st = c
+            .status(llmctl_client::pb::StatusRequest::default())
+            .await
+            .ok()?
+            .into_inner();
+        for k in st.keys {
+            reserved += k.undeclared_tokens_reserved;
+            used += k.undeclared_tokens_used;
+        }
+    }
+    (used > 0).then(|| reserved as f64 / used as f64)
 }
 
 /// The Redis commands the daemons sent so far (None when one does not say).

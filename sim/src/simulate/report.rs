@@ -32,6 +32,39 @@ pub fn table(rows: &[RunResult]) -> String {
             r.efficiency
         );
     }
+    let shaped: Vec<&RunResult> = rows
+        .iter()
+        .filter(|r| {
+            r.daily_refused > 0
+                || r.in_flight_refused > 0
+                || r.max_in_flight_seen > 0 && r.scenario == "max-in-flight"
+                || r.undeclared_reserved_over_used.is_some()
+        })
+        .collect();
+    if !shaped.is_empty() {
+        out += "\nwhat the shapes add\n";
+        for r in shaped {
+            let mut parts = Vec::new();
+            if let Some(x) = r.undeclared_reserved_over_used {
+                parts.push(format!("undeclared output: reserved / used {x:.2}"));
+            }
+            if r.daily_refused > 0 {
+                parts.push(format!(
+                    "daily refusals {} (the first, then {} more), last job {:.1} s after the first",
+                    r.daily_refused,
+                    r.daily_refused - 1,
+                    r.after_first_daily_s.unwrap_or(0.0)
+                ));
+            }
+            if r.scenario == "max-in-flight" || r.in_flight_refused > 0 {
+                parts.push(format!(
+                    "refused for requests in flight {}, most in flight {}",
+                    r.in_flight_refused, r.max_in_flight_seen
+                ));
+            }
+            out += &format!("{:<w$} {}\n", r.scenario, parts.join("; "));
+        }
+    }
     let fleet: Vec<&RunResult> = rows.iter().filter(|r| r.redis_commands.is_some()).collect();
     if !fleet.is_empty() {
         out += "\nRedis commands (fleet mode)\n";

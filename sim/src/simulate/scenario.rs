@@ -18,6 +18,8 @@ pub struct Scenario {
     pub hosts: usize,
     /// Set for the rows of the fleet scenario.
     pub fleet: Option<FleetLoad>,
+    /// Set for the rows of the shapes scenario.
+    pub shape: Option<Shape>,
 }
 
 pub(super) fn provider(
@@ -40,6 +42,7 @@ pub(super) fn provider(
         faults: Vec::new(),
         limit_headers: true,
         external_share: 0.0,
+        ..ProviderConfig::default()
     }
 }
 
@@ -53,6 +56,7 @@ pub(super) fn mixed_jobs(n: usize, rng: &mut Rng) -> Vec<Job> {
             priority: 0,
             interactive: false,
             arrive_ms: 0,
+            undeclared: false,
         })
         .collect()
 }
@@ -102,6 +106,7 @@ impl Scenario {
                                 priority: 0,
                                 interactive: false,
                                 arrive_ms: 0,
+                                undeclared: false,
                             })
                             .collect()
                     })
@@ -109,6 +114,7 @@ impl Scenario {
                 calibration: None,
                 hosts: 1,
                 fleet: None,
+                shape: None,
             },
             ScenarioName::Incident => Scenario {
                 name,
@@ -118,6 +124,7 @@ impl Scenario {
                 calibration: None,
                 hosts: 1,
                 fleet: None,
+                shape: None,
             },
             ScenarioName::Skew => Scenario {
                 name,
@@ -127,6 +134,7 @@ impl Scenario {
                 calibration: None,
                 hosts: 1,
                 fleet: None,
+                shape: None,
             },
             ScenarioName::Priority => {
                 let n = jobs.unwrap_or(240);
@@ -140,6 +148,7 @@ impl Scenario {
                         priority: 10,
                         interactive: true,
                         arrive_ms: 500 + 400 * k as u64,
+                        undeclared: false,
                     });
                 }
                 Scenario {
@@ -150,9 +159,11 @@ impl Scenario {
                     calibration: None,
                     hosts: 1,
                     fleet: None,
+                    shape: None,
                 }
             }
             ScenarioName::Fleet => Self::fleet(FleetLoad::Even, jobs),
+            ScenarioName::Shapes => Self::shape(Shape::NoMaxTokens, jobs),
             ScenarioName::Calibrate => Self::calibrate(
                 Calibration {
                     style: ProviderStyle::Openai,
@@ -175,6 +186,9 @@ impl Scenario {
     /// The shortest wall time the provider's limits allow for these jobs: for each limited
     /// dimension, what is beyond the burst at the refill rate; plus one answer's latency.
     pub fn ideal(&self) -> Duration {
+        if let Some(ideal) = self.shape.and_then(|s| self.shape_ideal(s)) {
+            return ideal;
+        }
         let all: Vec<&Job> = self.jobs.iter().flatten().collect();
         let demand = [
             all.len() as f64,
@@ -213,6 +227,10 @@ impl Scenario {
     pub(super) fn daemon_config(&self) -> String {
         if let Some(c) = self.calibration {
             return self.calibrate_config(c);
+        }
+        if self.shape.is_some() {
+            // A provider the daemon has never seen, and no config.
+            return String::new();
         }
         let l = &self.provider.limits;
         let mut s = String::from("[keys.\"sim\"]\noutput_counted_as = \"reserved\"\n");

@@ -88,11 +88,14 @@ impl Ctx {
 
     fn body(&self, job: &Job) -> Value {
         let chars = 4 * job.input_tokens.saturating_sub(PER_MESSAGE).max(1);
-        json!({
+        let mut body = json!({
             "model": "sim-model",
             "messages": [{"role": "user", "content": "x".repeat(chars as usize)}],
-            "max_tokens": job.max_tokens,
-        })
+        });
+        if !job.undeclared {
+            body["max_tokens"] = json!(job.max_tokens);
+        }
+        body
     }
 
     async fn send(&self, job: &Job) -> Result<HttpResponse, String> {
@@ -258,6 +261,7 @@ impl Ctx {
                 priority: job.priority,
                 max_wait_ms: left.min(Duration::from_secs(60)).as_millis() as i64,
                 client_id: self.client_id.clone(),
+                output_tokens_declared: job.undeclared.then_some(false),
                 ..Default::default()
             };
             let granted = match client.acquire(req).await {
@@ -268,6 +272,16 @@ impl Ctx {
                 }
             };
             if !granted.granted {
+                // Asking again will not help: the job ends here, as a caller's would.
+                let final_codes = [
+                    pb::RefusalReason::DailyQuota,
+                    pb::RefusalReason::RunBudget,
+                    pb::RefusalReason::TooLarge,
+                ];
+                if final_codes.iter().any(|c| *c as i32 == granted.reason_code) {
+                    out.error = Some(granted.reason);
+                    return out;
+                }
                 let wait = (granted.not_before_unix_ms - llmctl_client::time::now_unix_ms())
                     .clamp(10, 1000) as u64;
                 tokio::time::sleep(Duration::from_millis(wait)).await;
@@ -297,12 +311,8 @@ impl Ctx {
                             .unwrap_or(0),
                         output_tokens: count("completion_tokens", "output_tokens"),
                         usage_known: r.status == 200,
-                        error_type: v["error"]["code"]
-                            .as_str()
-                            .or(v["error"]["type"].as_str())
-                            .unwrap_or("")
-                            .to_string(),
-                        error_message: v["error"]["message"].as_str().unwrap_or("").to_string(),
+                        error_type: error_type(&v),
+                        error_message: error_message(&v),
                         attempt,
                         ..Default::default()
                     }
@@ -348,6 +358,38 @@ impl Ctx {
             }
         }
     }
+}
+
+/// The error's type as a client reads it: OpenAI's code, else its type, else Gemini's status.
+fn error_type(v: &Value) -> String {
+    let e = &v["error"];
+    [&e["code"], &e["type"], &e["status"]]
+        .iter()
+        .find_map(|t| t.as_str().filter(|s| !s.is_empty()))
+        .unwrap_or("")
+        .to_string()
+}
+
+/// The error's message, with what Gemini puts beside it in `details` (the quota's id and the
+/// retry delay), which say whether the refusal is per minute or per day.
+fn error_message(v: &Value) -> String {
+    let e = &v["error"];
+    let mut m = e["message"].as_str().unwrap_or("").to_string();
+    let mut extra = Vec::new();
+    for d in e["details"].as_array().into_iter().flatten() {
+        for q in d["violations"].as_array().into_iter().flatten() {
+            if let Some(id) = q["quotaId"].as_str() {
+                extra.push(format!("quotaId={id}"));
+            }
+        }
+        if let Some(r) = d["retryDelay"].as_str() {
+            extra.push(format!("retryDelay={r}"));
+        }
+    }
+    if !extra.is_empty() {
+        m += &format!(" [{}]", extra.join("; "));
+    }
+    m
 }
 
 async fn run_job(

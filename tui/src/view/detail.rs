@@ -71,7 +71,9 @@ fn bucket_line(b: &pb::Bucket, width: usize) -> Line<'static> {
 
 fn figures(r: &KeyRow<'_>) -> Vec<Line<'static>> {
     let k = r.status;
-    let flight = if k.max_concurrency > 0 {
+    let flight = if k.max_concurrency > 0 && k.concurrency_source == "aimd" {
+        format!("{}/{} (learned)", k.in_flight, k.max_concurrency)
+    } else if k.max_concurrency > 0 {
         format!("{}/{}", k.in_flight, k.max_concurrency)
     } else {
         format!("{} (no limit)", k.in_flight)
@@ -125,6 +127,16 @@ fn figures(r: &KeyRow<'_>) -> Vec<Line<'static>> {
             Span::from(k.requests_total.to_string()),
         ]),
     ];
+    if k.output_tokens_estimate > 0 {
+        lines.push(Line::from(vec![
+            label("no max_tokens: reserves "),
+            Span::from(format::count(k.output_tokens_estimate as f64)),
+            label(" output, reserved "),
+            Span::from(format::count(k.undeclared_tokens_reserved as f64)),
+            label(" used "),
+            Span::from(format::count(k.undeclared_tokens_used as f64)),
+        ]));
+    }
     if k.fleet_shared {
         let mut spans = vec![
             label("fleet share "),
@@ -140,7 +152,12 @@ fn figures(r: &KeyRow<'_>) -> Vec<Line<'static>> {
         lines.push(Line::from(vec![
             Span::styled(
                 format!(
-                    "cooldown {}",
+                    "{} {}",
+                    if k.daily_quota.is_empty() {
+                        "cooldown"
+                    } else {
+                        "daily quota"
+                    },
                     format::millis(r.cooldown_left.as_millis() as i64)
                 ),
                 alert_style(Alert::Cooldown),

@@ -18,6 +18,7 @@ class RefusalReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     REFUSAL_REASON_ROUTE_GROUP: _ClassVar[RefusalReason]
     REFUSAL_REASON_STOPPING: _ClassVar[RefusalReason]
     REFUSAL_REASON_TOO_LARGE: _ClassVar[RefusalReason]
+    REFUSAL_REASON_DAILY_QUOTA: _ClassVar[RefusalReason]
 
 class Advice(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -35,6 +36,7 @@ REFUSAL_REASON_RUN_BUDGET: RefusalReason
 REFUSAL_REASON_ROUTE_GROUP: RefusalReason
 REFUSAL_REASON_STOPPING: RefusalReason
 REFUSAL_REASON_TOO_LARGE: RefusalReason
+REFUSAL_REASON_DAILY_QUOTA: RefusalReason
 ADVICE_UNSPECIFIED: Advice
 DONE: Advice
 RETRY: Advice
@@ -60,7 +62,7 @@ class ResetResponse(_message.Message):
     def __init__(self, learned_limits: _Optional[int] = ..., debt: _Optional[float] = ..., cooldown_ended: bool = ..., breaker_closed: bool = ...) -> None: ...
 
 class AcquireRequest(_message.Message):
-    __slots__ = ("key", "requests", "input_tokens", "output_tokens", "priority", "max_wait_ms", "client_id", "run_id", "route_group", "profile")
+    __slots__ = ("key", "requests", "input_tokens", "output_tokens", "priority", "max_wait_ms", "client_id", "run_id", "route_group", "profile", "output_tokens_declared")
     KEY_FIELD_NUMBER: _ClassVar[int]
     REQUESTS_FIELD_NUMBER: _ClassVar[int]
     INPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
@@ -71,6 +73,7 @@ class AcquireRequest(_message.Message):
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     ROUTE_GROUP_FIELD_NUMBER: _ClassVar[int]
     PROFILE_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_TOKENS_DECLARED_FIELD_NUMBER: _ClassVar[int]
     key: str
     requests: int
     input_tokens: int
@@ -81,7 +84,8 @@ class AcquireRequest(_message.Message):
     run_id: str
     route_group: str
     profile: str
-    def __init__(self, key: _Optional[str] = ..., requests: _Optional[int] = ..., input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., priority: _Optional[int] = ..., max_wait_ms: _Optional[int] = ..., client_id: _Optional[str] = ..., run_id: _Optional[str] = ..., route_group: _Optional[str] = ..., profile: _Optional[str] = ...) -> None: ...
+    output_tokens_declared: bool
+    def __init__(self, key: _Optional[str] = ..., requests: _Optional[int] = ..., input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., priority: _Optional[int] = ..., max_wait_ms: _Optional[int] = ..., client_id: _Optional[str] = ..., run_id: _Optional[str] = ..., route_group: _Optional[str] = ..., profile: _Optional[str] = ..., output_tokens_declared: bool = ...) -> None: ...
 
 class AcquireResponse(_message.Message):
     __slots__ = ("granted", "lease_id", "key", "waited_ms", "not_before_unix_ms", "reason", "expires_unix_ms", "reason_code")
@@ -343,7 +347,7 @@ class Bucket(_message.Message):
     def __init__(self, dimension: _Optional[str] = ..., period: _Optional[str] = ..., limit: _Optional[float] = ..., capacity: _Optional[float] = ..., level: _Optional[float] = ..., source: _Optional[str] = ..., capacity_source: _Optional[str] = ..., configured_limit: _Optional[float] = ..., configured_capacity: _Optional[float] = ..., learned_limit: _Optional[float] = ..., learned_capacity: _Optional[float] = ..., learned_source: _Optional[str] = ...) -> None: ...
 
 class KeyStatus(_message.Message):
-    __slots__ = ("key", "buckets", "in_flight", "max_concurrency", "queue_depth", "queue_wait_p50_ms", "queue_wait_p95_ms", "rate_limited_total", "rate_limited_per_minute", "tokens_reserved", "tokens_used", "cooldown_remaining_ms", "fallbacks_total", "requests_total", "granted_total", "cooldown_reason", "tokens_outstanding", "ancestors", "last_headers", "requests_per_second", "rejected_total", "fallbacks_per_minute", "retries_total", "give_ups_total", "breaker", "breaker_open_remaining_ms", "provider", "output_counted_as", "output_counted_as_source", "headers_ignored_total", "fleet_shared", "fleet_share", "fleet_slots")
+    __slots__ = ("key", "buckets", "in_flight", "max_concurrency", "queue_depth", "queue_wait_p50_ms", "queue_wait_p95_ms", "rate_limited_total", "rate_limited_per_minute", "tokens_reserved", "tokens_used", "cooldown_remaining_ms", "fallbacks_total", "requests_total", "granted_total", "cooldown_reason", "tokens_outstanding", "ancestors", "last_headers", "requests_per_second", "rejected_total", "fallbacks_per_minute", "retries_total", "give_ups_total", "breaker", "breaker_open_remaining_ms", "provider", "output_counted_as", "output_counted_as_source", "headers_ignored_total", "fleet_shared", "fleet_share", "fleet_slots", "output_tokens_estimate", "undeclared_tokens_reserved", "undeclared_tokens_used", "concurrency_source", "learned_concurrency", "daily_quota_until_unix_ms", "daily_quota", "fixed_window_ms")
     class LastHeadersEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -384,6 +388,14 @@ class KeyStatus(_message.Message):
     FLEET_SHARED_FIELD_NUMBER: _ClassVar[int]
     FLEET_SHARE_FIELD_NUMBER: _ClassVar[int]
     FLEET_SLOTS_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_TOKENS_ESTIMATE_FIELD_NUMBER: _ClassVar[int]
+    UNDECLARED_TOKENS_RESERVED_FIELD_NUMBER: _ClassVar[int]
+    UNDECLARED_TOKENS_USED_FIELD_NUMBER: _ClassVar[int]
+    CONCURRENCY_SOURCE_FIELD_NUMBER: _ClassVar[int]
+    LEARNED_CONCURRENCY_FIELD_NUMBER: _ClassVar[int]
+    DAILY_QUOTA_UNTIL_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
+    DAILY_QUOTA_FIELD_NUMBER: _ClassVar[int]
+    FIXED_WINDOW_MS_FIELD_NUMBER: _ClassVar[int]
     key: str
     buckets: _containers.RepeatedCompositeFieldContainer[Bucket]
     in_flight: int
@@ -417,7 +429,15 @@ class KeyStatus(_message.Message):
     fleet_shared: bool
     fleet_share: float
     fleet_slots: int
-    def __init__(self, key: _Optional[str] = ..., buckets: _Optional[_Iterable[_Union[Bucket, _Mapping]]] = ..., in_flight: _Optional[int] = ..., max_concurrency: _Optional[int] = ..., queue_depth: _Optional[int] = ..., queue_wait_p50_ms: _Optional[int] = ..., queue_wait_p95_ms: _Optional[int] = ..., rate_limited_total: _Optional[int] = ..., rate_limited_per_minute: _Optional[float] = ..., tokens_reserved: _Optional[int] = ..., tokens_used: _Optional[int] = ..., cooldown_remaining_ms: _Optional[int] = ..., fallbacks_total: _Optional[int] = ..., requests_total: _Optional[int] = ..., granted_total: _Optional[int] = ..., cooldown_reason: _Optional[str] = ..., tokens_outstanding: _Optional[int] = ..., ancestors: _Optional[_Iterable[str]] = ..., last_headers: _Optional[_Mapping[str, str]] = ..., requests_per_second: _Optional[float] = ..., rejected_total: _Optional[int] = ..., fallbacks_per_minute: _Optional[float] = ..., retries_total: _Optional[int] = ..., give_ups_total: _Optional[int] = ..., breaker: _Optional[str] = ..., breaker_open_remaining_ms: _Optional[int] = ..., provider: _Optional[str] = ..., output_counted_as: _Optional[str] = ..., output_counted_as_source: _Optional[str] = ..., headers_ignored_total: _Optional[int] = ..., fleet_shared: bool = ..., fleet_share: _Optional[float] = ..., fleet_slots: _Optional[int] = ...) -> None: ...
+    output_tokens_estimate: int
+    undeclared_tokens_reserved: int
+    undeclared_tokens_used: int
+    concurrency_source: str
+    learned_concurrency: int
+    daily_quota_until_unix_ms: int
+    daily_quota: str
+    fixed_window_ms: int
+    def __init__(self, key: _Optional[str] = ..., buckets: _Optional[_Iterable[_Union[Bucket, _Mapping]]] = ..., in_flight: _Optional[int] = ..., max_concurrency: _Optional[int] = ..., queue_depth: _Optional[int] = ..., queue_wait_p50_ms: _Optional[int] = ..., queue_wait_p95_ms: _Optional[int] = ..., rate_limited_total: _Optional[int] = ..., rate_limited_per_minute: _Optional[float] = ..., tokens_reserved: _Optional[int] = ..., tokens_used: _Optional[int] = ..., cooldown_remaining_ms: _Optional[int] = ..., fallbacks_total: _Optional[int] = ..., requests_total: _Optional[int] = ..., granted_total: _Optional[int] = ..., cooldown_reason: _Optional[str] = ..., tokens_outstanding: _Optional[int] = ..., ancestors: _Optional[_Iterable[str]] = ..., last_headers: _Optional[_Mapping[str, str]] = ..., requests_per_second: _Optional[float] = ..., rejected_total: _Optional[int] = ..., fallbacks_per_minute: _Optional[float] = ..., retries_total: _Optional[int] = ..., give_ups_total: _Optional[int] = ..., breaker: _Optional[str] = ..., breaker_open_remaining_ms: _Optional[int] = ..., provider: _Optional[str] = ..., output_counted_as: _Optional[str] = ..., output_counted_as_source: _Optional[str] = ..., headers_ignored_total: _Optional[int] = ..., fleet_shared: bool = ..., fleet_share: _Optional[float] = ..., fleet_slots: _Optional[int] = ..., output_tokens_estimate: _Optional[int] = ..., undeclared_tokens_reserved: _Optional[int] = ..., undeclared_tokens_used: _Optional[int] = ..., concurrency_source: _Optional[str] = ..., learned_concurrency: _Optional[int] = ..., daily_quota_until_unix_ms: _Optional[int] = ..., daily_quota: _Optional[str] = ..., fixed_window_ms: _Optional[int] = ...) -> None: ...
 
 class ClaimRequest(_message.Message):
     __slots__ = ("key", "ttl_ms", "accept_lost_history")

@@ -1,0 +1,263 @@
+//! The shapes of real traffic, each through llmctl with no config on a provider the daemon has
+//! never seen: requests without max_tokens, a server that limits requests in flight, daily
+//! quotas in OpenAI's and Gemini's words, fixed windows, a cold herd, and limits halved or
+//! doubled mid-run.
+
+use super::*;
+use crate::provider::{ProviderConfig, QuotaStyle};
+
+/// One row of the shapes scenario.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// The incident workload sent without max_tokens (the default of most frameworks), an
+    /// OpenAI-style key that charges max_tokens when one is declared.
+    NoMaxTokens,
+    /// The same with max_tokens.
+    MaxTokens,
+    /// A self-hosted server that refuses beyond 8 requests in flight, no limit headers, 0.3 s
+    /// answers.
+    MaxInFlight,
+    /// 100 requests a day; 300 jobs.
+    DailyQuota,
+    /// The same, refused in Gemini's words.
+    DailyQuotaGemini,
+    /// A LiteLLM-like upstream: fixed 5 s windows of 100 requests.
+    FixedWindow,
+    /// The herd: 4 x 10 clients at once, 10 per rolling second, no headers, no Retry-After.
+    Herd,
+    /// The incident workload with every limit halved 8 s in...
+    Halved,
+    /// ...or doubled.
+    Doubled,
+}
+
+impl Shape {
+    pub const ALL: [Shape; 9] = [
+        Shape::NoMaxTokens,
+        Shape::MaxTokens,
+        Shape::MaxInFlight,
+        Shape::DailyQuota,
+        Shape::DailyQuotaGemini,
+        Shape::FixedWindow,
+        Shape::Herd,
+        Shape::Halved,
+        Shape::Doubled,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Shape::NoMaxTokens => "no-max-tokens",
+            Shape::MaxTokens => "max-tokens",
+            Shape::MaxInFlight => "max-in-flight",
+            Shape::DailyQuota => "daily-quota",
+            Shape::DailyQuotaGemini => "daily-quota-gemini",
+            Shape::FixedWindow => "fixed-window",
+            Shape::Herd => "herd",
+            Shape::Halved => "halved",
+            Shape::Doubled => "doubled",
+        }
+    }
+
+    /// Requests a day, for the daily rows.
+    pub fn daily(self) -> Option<u64> {
+        matches!(self, Shape::DailyQuota | Shape::DailyQuotaGemini).then_some(100)
+    }
+}
+
+/// What the clients reserve for an output nobody declared (the Python and Node transports'
+/// `default_output_tokens`).
+pub const DEFAULT_OUTPUT_TOKENS: u64 = 4096;
+
+/// When the halved and doubled rows change their limits.
+const CHANGE_AT: Duration = Duration::from_secs(8);
+
+impl Scenario {
+    /// Every shape, with `jobs` jobs where the shape has a job count (300 by default).
+    pub fn shapes_matrix(jobs: Option<usize>) -> Vec<Scenario> {
+        Shape::ALL.iter().map(|&s| Self::shape(s, jobs)).collect()
+    }
+
+    pub fn shape(shape: Shape, jobs: Option<usize>) -> Scenario {
+        let n = jobs.unwrap_or(300);
+        let mut rng = Rng::with_seed(0x5eed_1234_abcd_ef01);
+        // The calibrate matrix's provider: 20 requests/s (burst 5), 25k tokens/s (2 s burst),
+        // OpenAI-style headers, rejected requests counted.
+        let incident = || {
+            provider(
+                1200.0,
+                5.0,
+                Some((1_500_000.0, 50_000.0)),
+                RetryAfter::Seconds,
+                true,
+            )
+        };
+        let mut provider = incident();
+        let mut job_list = mixed_jobs(n, &mut rng);
+        let mut workers = 12;
+        let mut processes = 8;
+        match shape {
+            Shape::NoMaxTokens => {
+                for j in &mut job_list {
+                    j.undeclared = true;
+                    j.max_tokens = DEFAULT_OUTPUT_TOKENS;
+                }
+            }
+            Shape::MaxTokens => {}
+            Shape::MaxInFlight => {
+                provider = ProviderConfig {
+                    max_in_flight: Some(8),
+                    latency: Duration::from_millis(300),
+                    limit_headers: false,
+                    retry_after: RetryAfter::None,
+                    completion_tokens: 50,
+                    ..ProviderConfig::default()
+                };
+            }
+            Shape::DailyQuota | Shape::DailyQuotaGemini => {
+                provider.requests_per_day = shape.daily();
+                provider.quota_style = if shape == Shape::DailyQuotaGemini {
+                    QuotaStyle::Gemini
+                } else {
+                    QuotaStyle::Openai
+                };
+            }
+            Shape::FixedWindow => {
+                provider = provider_fixed_window();
+            }
+            Shape::Herd => {
+                let mut herd = Scenario::build(ScenarioName::Herd, None);
+                herd.name = ScenarioName::Shapes;
+                herd.shape = Some(shape);
+                return herd;
+            }
+            Shape::Halved => provider.limit_change = Some((CHANGE_AT, 0.5)),
+            Shape::Doubled => provider.limit_change = Some((CHANGE_AT, 2.0)),
+        }
+        if matches!(shape, Shape::MaxInFlight | Shape::FixedWindow) {
+            // Plain requests: what binds is the server's, not tokens.
+            for j in &mut job_list {
+                j.max_tokens = 50;
+            }
+        }
+        if n < processes * workers {
+            processes = processes.min(n).max(1);
+            workers = workers.min(n.div_ceil(processes)).max(1);
+        }
+        Scenario {
+            name: ScenarioName::Shapes,
+            provider,
+            workers,
+            jobs: deal(job_list, processes, None),
+            calibration: None,
+            hosts: 1,
+            fleet: None,
+            shape: Some(shape),
+        }
+    }
+
+    /// The ideal wall time of a shape: what its provider allows (requests in flight, windows,
+    /// the day's quota, limits that change) for the output it produces.
+    pub(super) fn shape_ideal(&self, shape: Shape) -> Option<Duration> {
+        let p = &self.provider;
+        let latency = p.latency.as_secs_f64();
+        let all: Vec<&Job> = self.jobs.iter().flatten().collect();
+        let jobs = all.len() as f64;
+        let secs = match shape {
+            Shape::Herd => return None,
+            Shape::MaxInFlight => {
+                let slots = p.max_in_flight.unwrap_or(1) as f64;
+                (jobs / slots).ceil() * latency
+            }
+            Shape::FixedWindow => {
+                let window = p
+                    .fixed_window
+                    .unwrap_or(Duration::from_secs(60))
+                    .as_secs_f64();
+                let per_window = (p.limits.per_minute[0].unwrap_or(0.0) * window / 60.0).floor();
+                ((jobs - per_window).max(0.0) / per_window.max(1.0)).ceil() * window + latency
+            }
+            _ => {
+                // The jobs that can be done, their tokens as the provider charges them.
+                let possible = shape.daily().map_or(jobs, |d| jobs.min(d as f64));
+                let share = possible / jobs.max(1.0);
+                let tokens: f64 = all
+                    .iter()
+                    .map(|j| {
+                        let out = if j.undeclared {
+                            p.completion_tokens.min(j.max_tokens)
+                        } else {
+                            j.max_tokens
+                        };
+                        (j.input_tokens + out) as f64
+                    })
+                    .sum::<f64>()
+                    * share;
+                let l = &p.limits;
+                let mut secs = 0f64;
+                for (i, demand) in [possible, tokens].into_iter().enumerate() {
+                    if let (Some(rate), Some(cap)) = (l.per_minute[i], l.capacity_of(i)) {
+                        secs = secs.max(time_for(demand - cap, rate / 60.0, p.limit_change));
+                    }
+                }
+                secs + latency
+            }
+        };
+        Some(Duration::from_secs_f64(secs))
+    }
+}
+
+/// Time to serve `demand` units at `per_sec`, the rate changing by a factor at a moment.
+fn time_for(demand: f64, per_sec: f64, change: Option<(Duration, f64)>) -> f64 {
+    let demand = demand.max(0.0);
+    match change {
+        Some((at, factor)) if demand / per_sec > at.as_secs_f64() => {
+            let before = per_sec * at.as_secs_f64();
+            at.as_secs_f64() + (demand - before) / (per_sec * factor)
+        }
+        _ => demand / per_sec,
+    }
+}
+
+/// 100 requests per 5 s window (1200 a minute), no tokens limit, the headers saying only the
+/// window's remaining and reset.
+fn provider_fixed_window() -> ProviderConfig {
+    let mut p = provider(1200.0, 100.0, None, RetryAfter::Seconds, false);
+    p.fixed_window = Some(Duration::from_secs(5));
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_shape_has_its_ideal() {
+        let in_flight = Scenario::shape(Shape::MaxInFlight, Some(300));
+        // 300 answers of 0.3 s, 8 at a time.
+        let ideal = in_flight.ideal().as_secs_f64();
+        assert!((ideal - 38.0 * 0.3).abs() < 1e-6, "{ideal}");
+        let window = Scenario::shape(Shape::FixedWindow, Some(300));
+        assert!((window.ideal().as_secs_f64() - 10.05).abs() < 1e-6);
+        let daily = Scenario::shape(Shape::DailyQuota, Some(300));
+        // 100 possible, 5 at once then 20 a second (their tokens fit).
+        assert!((daily.ideal().as_secs_f64() - (95.0 / 20.0 + 0.05)).abs() < 0.5);
+        assert_eq!(
+            time_for(300.0, 10.0, Some((Duration::from_secs(10), 2.0))),
+            20.0
+        );
+        assert_eq!(
+            time_for(200.0, 10.0, Some((Duration::from_secs(10), 2.0))),
+            15.0
+        );
+        assert_eq!(
+            time_for(50.0, 10.0, Some((Duration::from_secs(10), 2.0))),
+            5.0
+        );
+        let herd = Scenario::shape(Shape::Herd, None);
+        assert_eq!(herd.job_count(), 40);
+        assert_eq!(herd.label(), "herd");
+        let undeclared = Scenario::shape(Shape::NoMaxTokens, Some(300));
+        assert!(undeclared.jobs.iter().flatten().all(|j| j.undeclared));
+        assert_eq!(undeclared.daemon_config(), "");
+    }
+}
