@@ -100,6 +100,10 @@ pub struct FakeArgs {
     /// How a daily quota's refusal reads
     #[arg(long, value_enum, default_value = "openai")]
     quota_style: QuotaStyleArg,
+    /// Count --rpm over a rolling window of this length (at most its share of a minute in any
+    /// such window, a sliding log) instead of a continuously refilled bucket
+    #[arg(long, value_name = "DUR", value_parser = super::duration)]
+    rolling_window: Option<Duration>,
     /// After DUR, every limit times F: a tier halved (0.5) or doubled (2) mid-run ("8s:0.5")
     #[arg(long, value_name = "DUR:F")]
     scale_limits: Option<String>,
@@ -150,7 +154,12 @@ impl FakeArgs {
         if self.fixed_window.is_some() && self.rpm.is_none() {
             return Err("--fixed-window counts --rpm in windows; give --rpm too".into());
         }
-        if self.fixed_window.is_some_and(|w| w.is_zero()) {
+        if self.rolling_window.is_some() && (self.rpm.is_none() || self.fixed_window.is_some()) {
+            return Err("--rolling-window counts --rpm over a rolling window; give --rpm, and not --fixed-window with it".into());
+        }
+        if self.fixed_window.is_some_and(|w| w.is_zero())
+            || self.rolling_window.is_some_and(|w| w.is_zero())
+        {
             return Err("--fixed-window 0 is no window; give one like 5s or 1m".into());
         }
         for (name, v) in [
@@ -195,6 +204,7 @@ impl FakeArgs {
                 QuotaStyleArg::Gemini => QuotaStyle::Gemini,
             },
             limit_change: self.scale_limits.as_deref().map(scale_limits).transpose()?,
+            rolling_window: self.rolling_window,
         })
     }
 }

@@ -134,3 +134,71 @@ fn three_hosts_sharing_one_key_through_redis_fail_no_job_and_see_no_429_storm() 
         );
     }
 }
+
+#[test]
+fn real_traffic_shapes_finish_as_their_providers_allow() {
+    // The short version of `llmctl simulate --scenario shapes`: no config, a provider never
+    // seen; BENCHMARKS.md has the full rows.
+    let runs = simulate(&[
+        "--scenario",
+        "shapes",
+        "--row",
+        "no-max-tokens",
+        "--row",
+        "max-in-flight",
+        "--row",
+        "daily-quota-gemini",
+        "--row",
+        "fixed-window",
+        "--jobs",
+        "120",
+        "--max-run-time",
+        "60s",
+    ]);
+    let row = |name: &str| {
+        runs.iter()
+            .find(|r| r["scenario"] == name)
+            .unwrap_or_else(|| panic!("no row {name}: {runs:?}"))
+            .clone()
+    };
+    // Without max_tokens: every job done, and what was reserved with the learned estimate is
+    // close to what was used.
+    let undeclared = row("no-max-tokens");
+    every_job_done_without_a_429_storm(&undeclared);
+    let ratio = undeclared["undeclared_reserved_over_used"]
+        .as_f64()
+        .expect("a ratio");
+    assert!((0.5..1.5).contains(&ratio), "{undeclared}");
+    // A server that takes 8 in flight: every job done, at most 2 % refused, never more than 8
+    // in flight at it.
+    let in_flight = row("max-in-flight");
+    assert_eq!(in_flight["failed"], 0, "{in_flight}");
+    let requests = in_flight["provider_requests"].as_u64().expect("requests");
+    assert!(
+        in_flight["in_flight_refused"].as_u64().expect("refused") * 50 <= requests.max(50),
+        "{in_flight}"
+    );
+    // A daily quota of 40: 40 done, the other 80 ended within 2 s of the first daily refusal,
+    // and at most 2 more requests reached the provider after it.
+    let daily = row("daily-quota-gemini");
+    assert_eq!(
+        (daily["ok"].as_u64(), daily["failed"].as_u64()),
+        (Some(40), Some(80)),
+        "{daily}"
+    );
+    assert!(
+        daily["daily_refused"].as_u64().expect("refused") <= 3,
+        "{daily}"
+    );
+    assert!(
+        daily["after_first_daily_s"].as_f64().expect("time") <= 2.0,
+        "{daily}"
+    );
+    // Fixed windows: every job done, at most a refusal or two.
+    let window = row("fixed-window");
+    assert_eq!(window["failed"], 0, "{window}");
+    assert!(
+        window["provider_429s"].as_u64().expect("429s") <= 3,
+        "{window}"
+    );
+}

@@ -27,7 +27,34 @@ export function errorInfo(body: unknown): [string, string] {
       break;
     }
   }
-  return [type, typeof err.message === "string" ? err.message : ""];
+  return [type, (typeof err.message === "string" ? err.message : "") + details(err.details)];
+}
+
+/** What Gemini puts beside its message in `details`: the quota's id (`…PerDay…` or
+ * `…PerMinute…`) and the retry delay, as ` [quotaId=…; retryDelay=20s]` (the daemon reads whether
+ * a refusal is per day from it); "" when there is none. */
+function details(d: unknown): string {
+  if (!Array.isArray(d)) {
+    return "";
+  }
+  const parts: string[] = [];
+  for (const item of d.slice(0, 8)) {
+    if (!item || typeof item !== "object") {
+      continue;
+    }
+    const o = item as Record<string, unknown>;
+    const violations = Array.isArray(o.violations) ? o.violations.slice(0, 8) : [];
+    for (const v of violations) {
+      const id = v && typeof v === "object" ? (v as Record<string, unknown>).quotaId : undefined;
+      if (typeof id === "string" && id) {
+        parts.push(`quotaId=${id.slice(0, 128)}`);
+      }
+    }
+    if (typeof o.retryDelay === "string" && o.retryDelay) {
+      parts.push(`retryDelay=${o.retryDelay.slice(0, 32)}`);
+    }
+  }
+  return parts.length ? ` [${parts.join("; ")}]` : "";
 }
 
 /** What a stream of server-sent events said by its end. */

@@ -54,6 +54,9 @@ export interface AcquireOptions {
   inputTokens?: number;
   /** Output tokens it may produce (its max_tokens). */
   outputTokens?: number;
+  /** false: the call names no max_tokens; the daemon reserves what answers on the key produced
+   * lately (`outputTokens` until any answer came) and settles at what it produces. */
+  outputTokensDeclared?: boolean;
   /** Higher goes first among waiters (default 0). */
   priority?: number;
   /** How long the daemon may hold the call waiting, in ms (default an hour; 0 answers at once). */
@@ -161,7 +164,7 @@ function count(name: string, v: number | undefined, dflt: number): bigint {
   return BigInt(n);
 }
 
-function reasonCode(code: RefusalReason): ReasonCode {
+export function reasonCode(code: RefusalReason): ReasonCode {
   switch (code) {
     case RefusalReason.CAPACITY:
       return "capacity";
@@ -179,8 +182,13 @@ function reasonCode(code: RefusalReason): ReasonCode {
       return "stopping";
     case RefusalReason.TOO_LARGE:
       return "too_large";
-    default:
+    case RefusalReason.DAILY_QUOTA:
+      return "daily_quota";
+    case RefusalReason.UNSPECIFIED:
       return "";
+    default:
+      // A reason newer than this client: its number, never a guess.
+      return `${Number(code)}`;
   }
 }
 
@@ -468,6 +476,7 @@ export class Client {
       runId: checkName("runId", options.runId ?? ""),
       routeGroup: options.routeGroup ?? "",
       profile: options.profile ?? "",
+      outputTokensDeclared: options.outputTokensDeclared,
     };
     let resp: AcquireResponse;
     try {

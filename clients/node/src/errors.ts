@@ -30,6 +30,8 @@ export type ReasonCode =
   | "route_group"
   | "stopping"
   | "too_large"
+  | "daily_quota"
+  | `${number}`
   | "";
 
 /** The daemon could not grant the lease within `maxWait`. `notBefore` is the earliest time asking

@@ -20,6 +20,8 @@ export interface Estimate {
   inputTokens: number;
   outputTokens: number;
   stream: boolean;
+  /** false when the body names no output bound (max_tokens and its kin). */
+  outputDeclared: boolean;
 }
 
 function whole(v: unknown): number | null {
@@ -73,6 +75,7 @@ export function estimateBody(body: unknown): Estimate {
     const gen = (b.generationConfig ?? b.generation_config) as Record<string, unknown> | undefined;
     output = gen && typeof gen === "object" ? whole(gen.maxOutputTokens ?? gen.max_output_tokens) : null;
   }
+  const outputDeclared = output !== null;
   output ??= DEFAULT_OUTPUT_TOKENS;
   const n = whole(b.n);
   if (n !== null && n > 1) {
@@ -83,5 +86,6 @@ export function estimateBody(body: unknown): Estimate {
     inputTokens: Math.max(1, input),
     outputTokens: output,
     stream: b.stream === true,
+    outputDeclared,
   };
 }

@@ -167,7 +167,7 @@ export function limitedFetch(options: LimitedFetchOptions): typeof fetch {
   }
   const limited = async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
     const raw = typeof init?.body === "string" ? init.body : input instanceof Request ? await input.clone().text() : "";
-    const est = raw ? estimateBody(raw) : { inputTokens: 1, outputTokens: DEFAULT_OUTPUT_TOKENS };
+    const est = raw ? estimateBody(raw) : { inputTokens: 1, outputTokens: DEFAULT_OUTPUT_TOKENS, outputDeclared: false };
     const signal = init?.signal ?? (input instanceof Request ? input.signal : null);
     // The profile's deadline counts from the first grant, not from the wait before it.
     let firstAttempt: number | undefined;
@@ -175,6 +175,7 @@ export function limitedFetch(options: LimitedFetchOptions): typeof fetch {
       const lease = await client.acquire(options.key ?? null, {
         inputTokens: est.inputTokens,
         outputTokens: est.outputTokens,
+        outputTokensDeclared: est.outputDeclared,
         priority: options.priority,
         maxWait: options.maxWait,
         runId: options.runId,

@@ -9,6 +9,7 @@ export {
   MAX_WAIT_MS,
   limitHeaders,
   parseUsage,
+  reasonCode,
   type AcquireOptions,
   type Advice,
   type Claim,

@@ -2,7 +2,7 @@
 
 import { test } from "node:test";
 import * as assert from "node:assert/strict";
-import { EventWatcher } from "../dist/index.js";
+import { EventWatcher, errorInfo, estimateBody, reasonCode, pb } from "../dist/index.js";
 
 function watch(text, chunk) {
   const w = new EventWatcher();
@@ -70,4 +70,37 @@ test("a CRLF split across chunks does not end an event early", () => {
     const o = watch(text, chunk);
     assert.equal(o.errorType, "rate_limit_exceeded", `chunks of ${chunk}`);
   }
+});
+
+test("Gemini's quota id and retry delay beside its message are kept, so a daily quota is told from a minute's", () => {
+  const body = {
+    error: {
+      code: 429,
+      status: "RESOURCE_EXHAUSTED",
+      message: "You exceeded your current quota.",
+      details: [
+        { "@type": "type.googleapis.com/google.rpc.QuotaFailure", violations: [{ quotaId: "GenerateRequestsPerDayPerProjectPerModel-FreeTier" }] },
+        { "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: "20s" },
+      ],
+    },
+  };
+  assert.deepEqual(errorInfo(body), [
+    "RESOURCE_EXHAUSTED",
+    "You exceeded your current quota. [quotaId=GenerateRequestsPerDayPerProjectPerModel-FreeTier; retryDelay=20s]",
+  ]);
+  assert.deepEqual(errorInfo({ error: { message: "m", code: "rate_limit_exceeded" } }), ["rate_limit_exceeded", "m"]);
+});
+
+test("a body without max_tokens is marked undeclared; one with it declared", () => {
+  const undeclared = estimateBody({ model: "m", messages: [{ role: "user", content: "hi" }] });
+  assert.equal(undeclared.outputDeclared, false);
+  assert.equal(undeclared.outputTokens, 4096);
+  const declared = estimateBody({ model: "m", messages: [], max_completion_tokens: 300 });
+  assert.deepEqual([declared.outputDeclared, declared.outputTokens], [true, 300]);
+});
+
+test("a refusal reason this client does not know is its number, never a guess", () => {
+  assert.equal(reasonCode(pb.RefusalReason.DAILY_QUOTA), "daily_quota");
+  assert.equal(reasonCode(pb.RefusalReason.UNSPECIFIED), "");
+  assert.equal(reasonCode(99), "99");
 });

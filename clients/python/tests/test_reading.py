@@ -63,7 +63,9 @@ def test_the_estimate_reads_anthropic_and_responses_shapes() -> None:
     assert (e.output_tokens, e.stream) == (1024, True)
     responses = {"model": "o", "instructions": "i" * 8, "input": "p" * 8, "max_output_tokens": 7}
     assert estimate_body(responses) == Estimate("o", 4, 7, False)
-    assert estimate_body({"model": "m", "messages": []}, default_output_tokens=99).output_tokens == 99
+    undeclared = estimate_body({"model": "m", "messages": []}, default_output_tokens=99)
+    assert (undeclared.output_tokens, undeclared.output_declared) == (99, False)
+    assert estimate_body(anth).output_declared is True
     assert estimate_body(b"not json").input_tokens == 1
 
 
@@ -155,6 +157,26 @@ def test_error_types_from_each_providers_body() -> None:
         == "insufficient_quota"
     )
     assert error_info({"choices": []}) == ("", "")
+    # Gemini's quota id and retry delay are beside its message, in details: kept, so the daemon
+    # can tell a daily quota from a minute's.
+    gemini = {
+        "error": {
+            "code": 429,
+            "status": "RESOURCE_EXHAUSTED",
+            "message": "You exceeded your current quota.",
+            "details": [
+                {
+                    "@type": "type.googleapis.com/google.rpc.QuotaFailure",
+                    "violations": [{"quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier"}],
+                },
+                {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "20s"},
+            ],
+        }
+    }
+    assert error_info(gemini) == (
+        "RESOURCE_EXHAUSTED",
+        "You exceeded your current quota. [quotaId=GenerateRequestsPerDayPerProjectPerModel-FreeTier; retryDelay=20s]",
+    )
 
 
 def test_exceptions_become_outcomes() -> None:
@@ -330,3 +352,13 @@ def test_a_transport_refuses_the_wrong_kind_of_client() -> None:
         LimitedTransport(key=3)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="max_retries"):
         LimitedTransport(key="k", max_retries=-1)
+
+
+def test_refusal_codes_new_and_unknown() -> None:
+    from llmctl._common import refusal_code
+    from llmctl.v1 import limiter_pb2 as pb
+
+    assert refusal_code(pb.REFUSAL_REASON_DAILY_QUOTA) == "daily_quota"
+    assert refusal_code(pb.REFUSAL_REASON_UNSPECIFIED) == ""
+    # A reason newer than this client: shown as its number, never mapped to another.
+    assert refusal_code(99) == "99"

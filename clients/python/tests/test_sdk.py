@@ -445,3 +445,29 @@ def test_report_response_reads_sdk_results_raw_responses_and_errors(setup: Any) 
         lease.report_response(resp2)
     used += resp.json()["usage"]["total_tokens"] + resp2.json()["usage"]["total_tokens"]
     settled(daemon, "openai/manual", used)
+
+
+def test_a_call_without_max_tokens_reserves_what_answers_produced(setup: Any) -> None:
+    """The openai SDK as most frameworks use it, with no max_tokens: the first call reserves the
+    default, later ones what answers on the key produced, and each settles at what it produced
+    even on a key that counts declared output as reserved."""
+    daemon, provider, client = setup
+    oa = openai_sync(provider, LimitedTransport(key="openai/undeclared", client=client))
+    first = oa.chat.completions.create(model="gpt-test", messages=MESSAGES)
+    assert first.usage is not None
+    k = daemon.key("openai/undeclared")
+    assert k.output_tokens_estimate == first.usage.completion_tokens == 12
+    reserved_first = k.undeclared_tokens_reserved
+    assert reserved_first == 0 and k.tokens_reserved >= 4096, k
+    for _ in range(5):
+        oa.chat.completions.create(model="gpt-test", messages=MESSAGES)
+    k = daemon.key("openai/undeclared")
+    later = k.undeclared_tokens_reserved - reserved_first
+    # Five more, each reserving its input and the 12 tokens answers produced: nowhere near 4096.
+    assert later < 5 * 500, k
+    # Settled at what was produced: reserved and used agree within 1.5x.
+    assert 0 < k.undeclared_tokens_reserved <= 1.5 * k.undeclared_tokens_used, k
+    # A declared max_tokens is still sent as declared.
+    oa.chat.completions.create(model="gpt-test", messages=MESSAGES, max_tokens=300)
+    k2 = daemon.key("openai/undeclared")
+    assert k2.undeclared_tokens_reserved == k.undeclared_tokens_reserved

@@ -15,6 +15,7 @@ impl Engine {
             input: validate_units("input_tokens", req.input_tokens)?,
             output: validate_units("output_tokens", req.output_tokens)?,
             undeclared: req.output_tokens_declared == Some(false),
+            learned: false,
         };
         if req.max_wait > MAX_WAIT {
             return Err(EngineError::InvalidArgument(format!(
@@ -298,10 +299,11 @@ impl Engine {
         stats.granted_total += 1;
         stats.granted.add(base, now.mono, 1);
         stats.first_grant.get_or_insert(now.mono);
+        stats.run_start.get_or_insert(now.mono);
         stats.activity.ask(now.mono);
         stats.waits.push(waited.as_millis() as u64);
         stats.tokens_reserved += tokens;
-        if need.undeclared {
+        if need.learned {
             stats.undeclared_reserved += tokens;
         }
         stats.tokens_outstanding += tokens;

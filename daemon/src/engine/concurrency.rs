@@ -10,8 +10,7 @@ use super::*;
 pub mod probe {
     use std::time::Duration;
 
-    /// At most one cut per hold: the refusals that follow a cut are of requests already in
-    /// flight at it.
+    /// Refusals within this long of a cut are one episode: the limit found again only once.
     pub const CUT_HOLD: Duration = Duration::from_millis(600);
     /// Below the concurrency that was refused, one more slot each step with demand waiting:
     /// back quickly to just under where the refusal came.
@@ -68,9 +67,10 @@ pub fn names_concurrency(status: u16, error_type: &str, message: &str) -> bool {
 }
 
 impl ConcurrencyProbe {
-    /// What a refusal at `in_flight` (the refused request counted) sets: one fewer, no more
-    /// than one below the limit in force, at most once per hold and never for a request granted
-    /// before the last cut. None when it is absurd.
+    /// What a refusal at `in_flight` (the refused request counted) says: the server takes at
+    /// most one fewer, whenever the request was granted (our count of what is in flight is never
+    /// below the server's, since a request leaves ours only when its answer is reported). True
+    /// when the limit fell; an error with the absurd value learned.
     pub fn refused(
         probe: &mut Option<ConcurrencyProbe>,
         in_flight: u64,
@@ -94,16 +94,17 @@ impl ConcurrencyProbe {
                 Ok(true)
             }
             Some(p) => {
-                if granted_at <= p.last_cut
-                    || now.saturating_duration_since(p.last_cut) < probe::CUT_HOLD
-                {
+                if learned >= p.limit {
+                    // Granted while more were allowed: says nothing the limit does not.
                     return Ok(false);
                 }
-                if in_flight >= p.refused_at {
+                let new_episode = granted_at > p.last_cut
+                    && now.saturating_duration_since(p.last_cut) >= probe::CUT_HOLD;
+                if new_episode && in_flight >= p.refused_at {
                     // The same limit found again: try above it more rarely.
                     p.creep_every = (p.creep_every * 2).min(probe::CREEP_MAX);
                 }
-                p.limit = learned.min(p.limit.saturating_sub(1)).max(1);
+                p.limit = learned;
                 p.refused_at = in_flight;
                 p.last_cut = now;
                 p.last_change = now;
@@ -248,11 +249,24 @@ mod tests {
         c.on_short();
         assert!(!c.step(at(5_300 + 9_000)));
         assert!(c.step(at(5_300 + 10_000)));
-        // A request granted before the last cut was in flight already: no cut for it.
+        // A request granted while more were allowed says nothing new.
         assert_eq!(
-            ConcurrencyProbe::refused(&mut p, 9, at(5_000), at(20_000)),
+            ConcurrencyProbe::refused(&mut p, 10, at(5_000), at(20_000)),
             Ok(false)
         );
+    }
+
+    #[test]
+    fn refusals_of_requests_granted_together_find_the_limit_at_once() {
+        // Slow start granted many at once; their refusals come back in any order.
+        let t0 = Instant::now();
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        let mut p = None;
+        ConcurrencyProbe::refused(&mut p, 15, at(0), at(10)).expect("sane");
+        for n in [12, 9, 14, 11] {
+            ConcurrencyProbe::refused(&mut p, n, at(0), at(12)).expect("sane");
+        }
+        assert_eq!(p.as_ref().map(|c| c.limit), Some(8));
     }
 
     #[test]

@@ -101,6 +101,8 @@ struct Need {
     /// No max_tokens was declared: `output` is an estimate, and the provider charges what is
     /// produced.
     undeclared: bool,
+    /// ...and that estimate is the key's learned one (not the caller's default).
+    learned: bool,
 }
 
 impl Need {
@@ -141,6 +143,9 @@ struct KeyStats {
     /// When the first request was granted, and the first success reported: since which
     /// those rates count.
     first_grant: Option<Instant>,
+    /// The first grant since the provider last refused a request on the key: where the run
+    /// of requests it accepted began.
+    run_start: Option<Instant>,
     first_success: Option<Instant>,
     /// Requests refused for want of capacity, once there was one.
     unserved: Option<Box<Unserved>>,

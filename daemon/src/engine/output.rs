@@ -42,6 +42,7 @@ impl Engine {
         if need.undeclared {
             if let Some(e) = self.keys[id].output.estimate() {
                 need.output = e;
+                need.learned = true;
             }
         }
         need

@@ -143,6 +143,7 @@ fn via_group_key(fx: &mut Fx, mi: usize, ms: u64) -> String {
             input: 0,
             output: 0,
             undeclared: false,
+            learned: false,
         },
         ctx,
         Probes::default(),

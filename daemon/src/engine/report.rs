@@ -8,6 +8,8 @@ pub const MAX_DEBT_BUCKETS: f64 = 1.0;
 /// The shortest first backoff of a refusal without a delay on a probed key: a few provider
 /// round trips, so the answers to what was in flight are in before the probe goes.
 pub const PROBED_BACKOFF_MIN: Duration = Duration::from_millis(200);
+/// The window a provider that says nothing is taken to count over.
+pub const PROBED_WINDOW: Duration = Duration::from_secs(1);
 
 impl Engine {
     /// A lease's id: its number, then a tag only the daemon can compute, so no client can
@@ -185,7 +187,9 @@ impl Engine {
             (_, t) => format!("provider answered {} {t}", outcome.status),
         };
         let name = self.keys[id].name.clone();
-        let base = self.probed_backoff(id, outcome);
+        let base = self.probed_backoff(id, outcome, now.mono);
+        // The next run of accepted requests begins with the next grant.
+        self.keys[id].stats.run_start = None;
         let until = self.install_cooldown_from(
             &name,
             outcome.signals.retry_after,
@@ -204,22 +208,37 @@ impl Engine {
     /// herd's first contact),
     /// two requests' worth at the rate refused, at least `PROBED_BACKOFF_MIN`: the rate is cut
     /// as well, so a whole second of nothing would only waste what the provider allows.
-    fn probed_backoff(&self, id: usize, outcome: &Outcome) -> Duration {
+    fn probed_backoff(&self, id: usize, outcome: &Outcome, now: Instant) -> Duration {
         let base = self.config.cooldown_base;
         let key = &self.keys[id];
-        let dim = super::calibrate::refused_dimension(outcome);
-        let probed = key
-            .find_minute_bucket(dim)
-            .map(|i| &key.buckets[i])
-            .filter(|b| b.aimd.is_some() && b.configured.is_none() && b.headers.is_none());
+        let probed = self.probed_bucket(id, outcome).map(|i| &key.buckets[i]);
         match probed {
             Some(b) if b.rate.limit.is_finite() && b.rate.limit > 0.0 => {
                 let per_request = b.rate.period.millis() / b.rate.limit;
+                // Providers that say nothing mostly count over a second (OpenAI says it
+                // enforces a minute's limit per second; many gateways keep a rolling second):
+                // the requests it accepted since the last refusal leave that window a second
+                // after the first of them.
+                let window_frees = key.stats.run_start.map_or(Duration::ZERO, |s| {
+                    (s + PROBED_WINDOW).saturating_duration_since(now)
+                });
                 Duration::from_secs_f64(2.0 * per_request / 1000.0)
+                    .max(window_frees)
                     .clamp(PROBED_BACKOFF_MIN, base.max(PROBED_BACKOFF_MIN))
             }
             _ => base,
         }
+    }
+
+    /// The bucket of the dimension a refusal names, when only probing finds its limit: nothing
+    /// configured, no headers, probed.
+    pub(super) fn probed_bucket(&self, id: usize, outcome: &Outcome) -> Option<usize> {
+        let key = &self.keys[id];
+        let dim = super::calibrate::refused_dimension(outcome);
+        key.find_minute_bucket(dim).filter(|&i| {
+            let b = &key.buckets[i];
+            b.aimd.is_some() && b.configured.is_none() && b.headers.is_none()
+        })
     }
 
     /// Counts a provider's refusal of a lease, for the key and its client.
@@ -373,7 +392,7 @@ impl Engine {
             None => reserved,
         };
         stats.tokens_used += used;
-        if lease.need.undeclared {
+        if lease.need.learned {
             stats.undeclared_used += used;
         }
     }

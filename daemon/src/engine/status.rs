@@ -78,7 +78,8 @@ pub struct KeyStatus {
     pub fleet: Option<super::FleetPart>,
     /// What a request that declares no output reserves now (None before any answer).
     pub output_tokens_estimate: Option<u64>,
-    /// Of tokens reserved and used: those of requests that declared no output.
+    /// Of tokens reserved and used: those of requests that declared no output and reserved
+    /// the learned estimate (the caller's default, before any answer, is left out).
     pub undeclared_tokens_reserved: u64,
     pub undeclared_tokens_used: u64,
     /// Where max_concurrency comes from (None: unlimited), and what refusals taught.

@@ -38,6 +38,15 @@ impl Bucket {
         b
     }
 
+    /// Fixed windows begin with the first request after a reset, as a proxy's do for a key
+    /// that was idle.
+    pub fn begin_window(&mut self, now: Instant) {
+        if self.window.is_some() {
+            self.window_start = now;
+            self.updated = now;
+        }
+    }
+
     /// Every limit times `factor` from now on (a provider changing a tier mid-run).
     pub fn scale(&mut self, factor: f64) {
         self.per_minute *= factor;

@@ -86,6 +86,9 @@ pub struct ProviderConfig {
     pub quota_style: QuotaStyle,
     /// After this long, every limit times this factor (a tier changed mid-run).
     pub limit_change: Option<(Duration, f64)>,
+    /// The requests limit counted over a rolling window of this length (at most its share of
+    /// a minute in any such window: a sliding log, as many gateways keep) instead of a bucket.
+    pub rolling_window: Option<Duration>,
 }
 
 impl Default for ProviderConfig {
@@ -105,6 +108,7 @@ impl Default for ProviderConfig {
             requests_per_day: None,
             quota_style: QuotaStyle::Openai,
             limit_change: None,
+            rolling_window: None,
         }
     }
 }
@@ -167,6 +171,8 @@ struct State_ {
     in_flight: u64,
     used_today: u64,
     limits_changed: bool,
+    /// Requests counted in the rolling window, oldest first.
+    rolling: std::collections::VecDeque<Instant>,
 }
 
 pub struct Provider {
@@ -207,6 +213,7 @@ impl Provider {
             in_flight: 0,
             used_today: 0,
             limits_changed: false,
+            rolling: std::collections::VecDeque::new(),
         };
         Provider {
             config,
@@ -218,6 +225,8 @@ impl Provider {
         let limits = &config.limits;
         std::array::from_fn(|i| {
             let mut b = match (i, config.fixed_window) {
+                // A rolling window counts requests on its own.
+                (0, _) if config.rolling_window.is_some() => return None,
                 (0, Some(w)) => Bucket::windowed(limits.per_minute[i]?, w, now),
                 _ => Bucket::full(limits.per_minute[i]?, limits.capacity_of(i)?, now),
             };
@@ -244,6 +253,7 @@ impl Provider {
         s.in_flight = 0;
         s.used_today = 0;
         s.limits_changed = false;
+        s.rolling.clear();
     }
 
     pub fn set_faults(&self, faults: Vec<Fault>) {
@@ -325,8 +335,38 @@ impl Provider {
                 };
             }
         }
+        if s.stats.requests == 1 {
+            for b in s.buckets.iter_mut().flatten() {
+                b.begin_window(now);
+            }
+        }
         for b in s.buckets.iter_mut().flatten() {
             b.refill(now);
+        }
+        if let (Some(w), Some(rpm)) = (self.config.rolling_window, self.config.limits.per_minute[0])
+        {
+            let allowed = (rpm * w.as_secs_f64() / 60.0).floor().max(1.0) as usize;
+            while s
+                .rolling
+                .front()
+                .is_some_and(|t| now.duration_since(*t) >= w)
+            {
+                s.rolling.pop_front();
+            }
+            if s.rolling.len() >= allowed {
+                if self.config.count_rejected {
+                    s.rolling.push_back(now);
+                }
+                s.stats.rate_limited[0] += 1;
+                let wait = s
+                    .rolling
+                    .front()
+                    .map_or(Duration::ZERO, |t| (*t + w).saturating_duration_since(now));
+                return Decision::Error {
+                    status: 429,
+                    kind: ErrorKind::RateLimited { dimension: 0, wait },
+                };
+            }
         }
         let short = (0..4).find(|&i| {
             s.buckets[i]
@@ -355,6 +395,9 @@ impl Provider {
         }
         s.used_today += 1;
         s.in_flight += 1;
+        if self.config.rolling_window.is_some() {
+            s.rolling.push_back(now);
+        }
         s.stats.max_in_flight_seen = s.stats.max_in_flight_seen.max(s.in_flight);
         Decision::Serve { slow, stream_error }
     }

@@ -366,14 +366,22 @@ pub async fn run_one(
             deadline_unix_ms: start_at + max_run_time.as_millis() as i64,
             max_attempts: 8,
         };
-        let mut child = tokio::process::Command::new(exe)
-            .arg("simulate-worker")
+        let mut command = if scenario.shape == Some(Shape::NoMaxTokensPython) {
+            let mut c = tokio::process::Command::new(shapes::python());
+            c.arg("-c").arg(shapes::PYTHON_WORKER);
+            c
+        } else {
+            let mut c = tokio::process::Command::new(exe);
+            c.arg("simulate-worker");
+            c
+        };
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .kill_on_drop(true)
             .spawn()
             .map_err(|source| SimError::Spawn {
-                what: "a worker process".into(),
+                what: format!("a worker process ({:?})", command.as_std().get_program()),
                 source,
             })?;
         let input = serde_json::to_vec(&spec).map_err(|e| SimError::Worker(e.to_string()))?;

@@ -12,6 +12,9 @@ pub enum Shape {
     /// The incident workload sent without max_tokens (the default of most frameworks), an
     /// OpenAI-style key that charges max_tokens when one is declared.
     NoMaxTokens,
+    /// The same through the real Python transport and the openai SDK, as the README shows them
+    /// (a Python with the `llmctl` package and `openai`: `$LLMCTL_SIM_PYTHON`, else `.venv`).
+    NoMaxTokensPython,
     /// The same with max_tokens.
     MaxTokens,
     /// A self-hosted server that refuses beyond 8 requests in flight, no limit headers, 0.3 s
@@ -32,8 +35,9 @@ pub enum Shape {
 }
 
 impl Shape {
-    pub const ALL: [Shape; 9] = [
+    pub const ALL: [Shape; 10] = [
         Shape::NoMaxTokens,
+        Shape::NoMaxTokensPython,
         Shape::MaxTokens,
         Shape::MaxInFlight,
         Shape::DailyQuota,
@@ -47,6 +51,7 @@ impl Shape {
     pub fn name(self) -> &'static str {
         match self {
             Shape::NoMaxTokens => "no-max-tokens",
+            Shape::NoMaxTokensPython => "no-max-tokens-python",
             Shape::MaxTokens => "max-tokens",
             Shape::MaxInFlight => "max-in-flight",
             Shape::DailyQuota => "daily-quota",
@@ -58,15 +63,32 @@ impl Shape {
         }
     }
 
-    /// Requests a day, for the daily rows.
-    pub fn daily(self) -> Option<u64> {
-        matches!(self, Shape::DailyQuota | Shape::DailyQuotaGemini).then_some(100)
+    /// Requests a day, for the daily rows: a third of the jobs (100 of 300).
+    pub fn daily(self, jobs: usize) -> Option<u64> {
+        matches!(self, Shape::DailyQuota | Shape::DailyQuotaGemini)
+            .then_some((jobs as u64 / 3).max(1))
     }
 }
 
 /// What the clients reserve for an output nobody declared (the Python and Node transports'
 /// `default_output_tokens`).
 pub const DEFAULT_OUTPUT_TOKENS: u64 = 4096;
+
+/// The Python worker of the `no-max-tokens-python` row.
+pub const PYTHON_WORKER: &str = include_str!("../../python/transport_worker.py");
+
+/// The Python that runs it: `$LLMCTL_SIM_PYTHON`, else the project's `.venv` (scripts/python-env
+/// makes it), else `python3`.
+pub fn python() -> std::path::PathBuf {
+    if let Some(p) = std::env::var_os("LLMCTL_SIM_PYTHON") {
+        return p.into();
+    }
+    let venv = std::path::Path::new(".venv/bin/python");
+    if venv.exists() {
+        return venv.to_path_buf();
+    }
+    "python3".into()
+}
 
 /// When the halved and doubled rows change their limits.
 const CHANGE_AT: Duration = Duration::from_secs(8);
@@ -96,7 +118,7 @@ impl Scenario {
         let mut workers = 12;
         let mut processes = 8;
         match shape {
-            Shape::NoMaxTokens => {
+            Shape::NoMaxTokens | Shape::NoMaxTokensPython => {
                 for j in &mut job_list {
                     j.undeclared = true;
                     j.max_tokens = DEFAULT_OUTPUT_TOKENS;
@@ -114,7 +136,7 @@ impl Scenario {
                 };
             }
             Shape::DailyQuota | Shape::DailyQuotaGemini => {
-                provider.requests_per_day = shape.daily();
+                provider.requests_per_day = shape.daily(n);
                 provider.quota_style = if shape == Shape::DailyQuotaGemini {
                     QuotaStyle::Gemini
                 } else {
@@ -128,6 +150,10 @@ impl Scenario {
                 let mut herd = Scenario::build(ScenarioName::Herd, None);
                 herd.name = ScenarioName::Shapes;
                 herd.shape = Some(shape);
+                // The seed's own herd: 10 in any rolling second, not a bucket's 10 then 1
+                // every 100 ms.
+                herd.provider.rolling_window = Some(Duration::from_secs(1));
+                herd.provider.limit_headers = false;
                 return herd;
             }
             Shape::Halved => provider.limit_change = Some((CHANGE_AT, 0.5)),
@@ -163,7 +189,17 @@ impl Scenario {
         let all: Vec<&Job> = self.jobs.iter().flatten().collect();
         let jobs = all.len() as f64;
         let secs = match shape {
-            Shape::Herd => return None,
+            Shape::Herd => {
+                // 10 at once, then 10 more each second.
+                let w = p
+                    .rolling_window
+                    .unwrap_or(Duration::from_secs(1))
+                    .as_secs_f64();
+                let per = (p.limits.per_minute[0].unwrap_or(60.0) * w / 60.0)
+                    .floor()
+                    .max(1.0);
+                ((jobs - per).max(0.0) / per).ceil() * w + latency
+            }
             Shape::MaxInFlight => {
                 let slots = p.max_in_flight.unwrap_or(1) as f64;
                 (jobs / slots).ceil() * latency
@@ -178,7 +214,7 @@ impl Scenario {
             }
             _ => {
                 // The jobs that can be done, their tokens as the provider charges them.
-                let possible = shape.daily().map_or(jobs, |d| jobs.min(d as f64));
+                let possible = p.requests_per_day.map_or(jobs, |d| jobs.min(d as f64));
                 let share = possible / jobs.max(1.0);
                 let tokens: f64 = all
                     .iter()
@@ -255,6 +291,7 @@ mod tests {
         );
         let herd = Scenario::shape(Shape::Herd, None);
         assert_eq!(herd.job_count(), 40);
+        assert!((herd.ideal().as_secs_f64() - 3.05).abs() < 1e-6);
         assert_eq!(herd.label(), "herd");
         let undeclared = Scenario::shape(Shape::NoMaxTokens, Some(300));
         assert!(undeclared.jobs.iter().flatten().all(|j| j.undeclared));

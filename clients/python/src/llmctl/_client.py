@@ -217,6 +217,7 @@ class Client:
         attempt: int = 1,
         profile: Optional[str] = None,
         first_attempt: Union[_dt.datetime, float, None] = None,
+        output_tokens_declared: Optional[bool] = None,
     ) -> Lease:
         """Reserves ``requests``, ``input_tokens`` and ``output_tokens`` (the call's max_tokens) on
         ``key`` and its ancestors, waiting in the daemon up to ``max_wait`` seconds (default: its
@@ -227,7 +228,9 @@ class Client:
         that can serve; ``lease.key`` is then the member granted. ``profile`` names the retry
         profile of the advice (``"interactive"``, ``"batch"`` or a configured one; default: the
         key's). ``attempt`` and ``first_attempt`` (when attempt 1 started: a datetime or Unix
-        seconds) are sent with the lease's report."""
+        seconds) are sent with the lease's report. ``output_tokens_declared=False`` says the call
+        names no max_tokens: the daemon then reserves what answers on the key produced lately
+        (``output_tokens`` until any answer came) and settles at what the call produces."""
         self._check_open()
         first_ms = first_attempt_ms(first_attempt)
         req, wait = acquire_request(
@@ -241,6 +244,7 @@ class Client:
             route_group=route_group,
             client_id=self.client_id,
             profile=profile,
+            output_tokens_declared=output_tokens_declared,
         )
         grant = functools.partial(self._acquire, req, wait, attempt, first_ms)
         return grant()

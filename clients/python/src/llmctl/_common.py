@@ -158,6 +158,7 @@ def acquire_request(
     route_group: Optional[str],
     client_id: str,
     profile: Optional[str] = None,
+    output_tokens_declared: Optional[bool] = None,
 ) -> Tuple[pb.AcquireRequest, float]:
     """Checks an acquire's input and builds its request; also returns the wait in seconds."""
     if route_group is not None:
@@ -179,6 +180,10 @@ def acquire_request(
         raise errors.InvalidArgument(f"priority must be a 32-bit whole number, not {priority!r}")
     if run_id is not None:
         check_run_id(run_id)
+    if output_tokens_declared is not None and not isinstance(output_tokens_declared, bool):
+        raise errors.InvalidArgument(
+            f"output_tokens_declared must be True, False or None, not {output_tokens_declared!r}"
+        )
     wait = seconds("max_wait", max_wait, MAX_WAIT_SECONDS, MAX_WAIT_SECONDS)
     msg = pb.AcquireRequest(
         key=key,
@@ -192,6 +197,8 @@ def acquire_request(
         route_group=route_group or "",
         profile=profile or "",
     )
+    if output_tokens_declared is not None:
+        msg.output_tokens_declared = output_tokens_declared
     return msg, wait
 
 
@@ -230,14 +237,14 @@ def not_granted(resp: pb.AcquireResponse, req: pb.AcquireRequest) -> errors.NotG
 
 
 def refusal_code(code: int) -> str:
-    """A `RefusalReason` as the short name `NotGranted.reason_code` carries ("" when unspecified
-    or unknown to this client)."""
+    """A `RefusalReason` as the short name `NotGranted.reason_code` carries ("" when unspecified;
+    the number of a reason newer than this client, never a guess)."""
     if code == pb.REFUSAL_REASON_UNSPECIFIED:
         return ""
     try:
         name: str = pb.RefusalReason.Name(code)
     except ValueError:
-        return ""
+        return str(code)
     return name.removeprefix("REFUSAL_REASON_").lower()
 
 

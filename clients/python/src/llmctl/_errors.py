@@ -34,8 +34,10 @@ class NotGranted(LlmctlError):
     ``not_before`` is the earliest time (an aware UTC datetime) at which asking again may succeed,
     or None when the daemon does not know; ``reason`` is the daemon's explanation in words, and
     ``reason_code`` the same for a program: ``"capacity"``, ``"concurrency"``, ``"cooldown"``,
-    ``"breaker_open"``, ``"run_budget"``, ``"route_group"``, ``"stopping"``, ``"too_large"``, or
-    ``""`` when the daemon did not say.
+    ``"breaker_open"``, ``"run_budget"``, ``"route_group"``, ``"stopping"``, ``"too_large"``,
+    ``"daily_quota"`` (the provider's daily quota is spent until ``not_before``: asking again
+    before then will not help), the number of a reason newer than this client, or ``""`` when
+    the daemon did not say.
     """
 
     def __init__(

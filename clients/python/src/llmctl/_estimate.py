@@ -5,7 +5,8 @@ divided by 4, rounded up, plus 3 per message and a fixed cost per image (or othe
 text is every string under ``messages``, ``system``, ``prompt``, ``input``, ``instructions``,
 ``contents`` and ``tools``, apart from structural fields (type, role, ids). Output tokens are
 ``max_tokens``, ``max_completion_tokens`` or ``max_output_tokens`` (times ``n`` choices), else a
-default. The daemon settles each lease with the provider's real usage afterwards, so the
+default, and then the request is marked as declaring none (``output_declared``), so the daemon
+reserves what answers on the key produced lately instead and settles at what it produces. The daemon settles each lease with the provider's real usage afterwards, so the
 estimate only has to be close, and erring high is safe.
 """
 
@@ -33,6 +34,8 @@ class Estimate:
     input_tokens: int
     output_tokens: int
     stream: bool
+    # False when the body names no output bound (max_tokens and its kin).
+    output_declared: bool = True
 
 
 class _Counter:
@@ -97,6 +100,7 @@ def estimate_body(
         gen = body.get("generationConfig") or body.get("generation_config")
         if isinstance(gen, dict):
             output = _whole(gen.get("maxOutputTokens") or gen.get("max_output_tokens"))
+    declared = output is not None
     if output is None:
         output = default_output_tokens
     choices = _whole(body.get("n"))
@@ -108,4 +112,5 @@ def estimate_body(
         input_tokens=max(1, input_tokens),
         output_tokens=output,
         stream=body.get("stream") is True,
+        output_declared=declared,
     )

@@ -91,7 +91,28 @@ def error_info(body: Any) -> Tuple[str, str]:
             etype = candidate
             break
     message = err.get("message")
-    return etype, message if isinstance(message, str) else ""
+    return etype, (message if isinstance(message, str) else "") + _details(err.get("details"))
+
+
+def _details(details: Any) -> str:
+    """What Gemini puts beside its message in ``details``: the quota's id (``…PerDay…`` or
+    ``…PerMinute…``) and the retry delay, as `` [quotaId=…; retryDelay=20s]`` (the daemon reads
+    whether a refusal is per day from it); "" when there is none."""
+    if not isinstance(details, list):
+        return ""
+    parts = []
+    for d in details[:8]:
+        if not isinstance(d, Mapping):
+            continue
+        violations = d.get("violations")
+        for v in violations[:8] if isinstance(violations, list) else []:
+            qid = v.get("quotaId") if isinstance(v, Mapping) else None
+            if isinstance(qid, str) and qid:
+                parts.append(f"quotaId={qid[:128]}")
+        delay = d.get("retryDelay")
+        if isinstance(delay, str) and delay:
+            parts.append(f"retryDelay={delay[:32]}")
+    return f" [{'; '.join(parts)}]" if parts else ""
 
 
 def _json_body(content: Any) -> Any:

@@ -133,6 +133,7 @@ class TransportBase:
         return dict(
             input_tokens=est.input_tokens,
             output_tokens=est.output_tokens,
+            output_tokens_declared=est.output_declared,
             priority=self.priority,
             max_wait=self.max_wait,
             run_id=self.run_id,
