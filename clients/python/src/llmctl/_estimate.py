@@ -6,8 +6,9 @@ text is every string under ``messages``, ``system``, ``prompt``, ``input``, ``in
 ``contents`` and ``tools``, apart from structural fields (type, role, ids). Output tokens are
 ``max_tokens``, ``max_completion_tokens`` or ``max_output_tokens`` (times ``n`` choices), else a
 default, and then the request is marked as declaring none (``output_declared``), so the daemon
-reserves what answers on the key produced lately instead and settles at what it produces. The daemon settles each lease with the provider's real usage afterwards, so the
-estimate only has to be close, and erring high is safe.
+reserves what answers on the key produced lately instead and settles at what it produces. The
+daemon settles each lease with the provider's real usage afterwards, so the estimate only has to
+be close, and erring high is safe.
 """
 
 from __future__ import annotations

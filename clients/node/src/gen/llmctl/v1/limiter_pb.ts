@@ -1326,14 +1326,18 @@ export type KeyStatus = Message<"llmctl.v1.KeyStatus"> & {
   outputTokensEstimate: bigint;
 
   /**
-   * Of tokens_reserved and tokens_used: what requests that declared no output reserved, and
-   * what they were settled at.
+   * Of tokens_reserved and tokens_used: what requests that declared no output reserved with
+   * the learned estimate (output_tokens_estimate), and what they were settled at; their ratio
+   * says how well the estimate fits. Those that reserved the caller's default before any
+   * answer came are not counted here.
    *
    * @generated from field: int64 undeclared_tokens_reserved = 35;
    */
   undeclaredTokensReserved: bigint;
 
   /**
+   * What those requests were settled at (the usage reported).
+   *
    * @generated from field: int64 undeclared_tokens_used = 36;
    */
   undeclaredTokensUsed: bigint;
