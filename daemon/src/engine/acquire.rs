@@ -224,12 +224,14 @@ impl Engine {
                     any = true;
                 }
             }
+            let configured = key.max_concurrency;
             if let Some(c) = &mut key.concurrency {
-                stepped |= c.step(now);
+                stepped |= c.step(now, configured);
             }
             if let Some(max) = key.concurrency_limit() {
                 if key.in_flight >= max || blocked.contains(&(k, CONCURRENCY)) {
-                    if let Some(c) = &mut key.concurrency {
+                    // Only demand the learned limit holds back may raise it.
+                    if let Some(c) = key.concurrency.as_mut().filter(|c| c.limit <= max) {
                         c.on_short();
                     }
                     short.push((k, CONCURRENCY));

@@ -33,6 +33,9 @@ pub struct ConcurrencyProbe {
     pub limit: u64,
     /// The in-flight count a refusal last came at.
     pub refused_at: u64,
+    /// Up to here the limit comes back quickly: just under where the refusal before the last
+    /// one came (the last one may have been another consumer's passing load).
+    approach_to: u64,
     last_cut: Instant,
     last_change: Instant,
     /// Something waited for a slot since the last change.
@@ -86,6 +89,7 @@ impl ConcurrencyProbe {
                 *probe = Some(ConcurrencyProbe {
                     limit: learned,
                     refused_at: in_flight,
+                    approach_to: learned,
                     last_cut: now,
                     last_change: now,
                     demand: false,
@@ -104,8 +108,16 @@ impl ConcurrencyProbe {
                     // The same limit found again: try above it more rarely.
                     p.creep_every = (p.creep_every * 2).min(probe::CREEP_MAX);
                 }
+                if new_episode {
+                    // Back quickly to where the last episode found it, as that was a limit too.
+                    p.approach_to = p.refused_at.saturating_sub(1).max(learned);
+                    p.refused_at = in_flight;
+                } else {
+                    // The same episode: its tightest refusal is the one that counts.
+                    p.approach_to = p.approach_to.min(learned);
+                    p.refused_at = p.refused_at.min(in_flight);
+                }
                 p.limit = learned;
-                p.refused_at = in_flight;
                 p.last_cut = now;
                 p.last_change = now;
                 p.demand = false;
@@ -119,13 +131,14 @@ impl ConcurrencyProbe {
         self.demand = true;
     }
 
-    /// One more slot when demand waited long enough without a refusal: quickly up to just
-    /// under the last refusal, then rarely above it. True when the limit rose.
-    pub fn step(&mut self, now: Instant) -> bool {
-        if !self.demand {
+    /// One more slot when demand waited long enough without a refusal: quickly back up to just
+    /// under the refusal before the last one, then rarely above it; never above `configured`.
+    /// True when the limit rose.
+    pub fn step(&mut self, now: Instant, configured: Option<u64>) -> bool {
+        if !self.demand || configured.is_some_and(|m| self.limit >= m) {
             return false;
         }
-        let every = if self.limit + 1 < self.refused_at {
+        let every = if self.limit < self.approach_to {
             probe::APPROACH_STEP
         } else {
             self.creep_every
@@ -137,6 +150,13 @@ impl ConcurrencyProbe {
         self.last_change = now;
         self.demand = false;
         true
+    }
+}
+
+#[cfg(test)]
+impl ConcurrencyProbe {
+    fn step_for_test(&mut self, now: Instant) -> bool {
+        self.step(now, None)
     }
 }
 
@@ -233,10 +253,10 @@ mod tests {
         let c = p.as_mut().expect("probe");
         assert_eq!(c.limit, 8);
         // No demand, no climb; demand, but not for long enough at the refused level.
-        assert!(!c.step(at(10_000)));
+        assert!(!c.step_for_test(at(10_000)));
         c.on_short();
-        assert!(!c.step(at(1_000)));
-        assert!(c.step(at(5_000)));
+        assert!(!c.step_for_test(at(1_000)));
+        assert!(c.step_for_test(at(5_000)));
         assert_eq!(c.limit, 9);
         // Refused there again (9 in flight): back to 8, and the next try above waits twice as
         // long.
@@ -247,8 +267,8 @@ mod tests {
         let c = p.as_mut().expect("probe");
         assert_eq!(c.limit, 8);
         c.on_short();
-        assert!(!c.step(at(5_300 + 9_000)));
-        assert!(c.step(at(5_300 + 10_000)));
+        assert!(!c.step_for_test(at(5_300 + 9_000)));
+        assert!(c.step_for_test(at(5_300 + 10_000)));
         // A request granted while more were allowed says nothing new.
         assert_eq!(
             ConcurrencyProbe::refused(&mut p, 10, at(5_000), at(20_000)),
@@ -266,7 +286,11 @@ mod tests {
         for n in [12, 9, 14, 11] {
             ConcurrencyProbe::refused(&mut p, n, at(0), at(12)).expect("sane");
         }
-        assert_eq!(p.as_ref().map(|c| c.limit), Some(8));
+        let c = p.as_mut().expect("probe");
+        assert_eq!((c.limit, c.refused_at), (8, 9));
+        // No quick climb back to the first, loosest refusal of the burst.
+        c.on_short();
+        assert!(!c.step_for_test(at(500)));
     }
 
     #[test]
@@ -278,11 +302,16 @@ mod tests {
         // Another consumer took most of it for a while: refused with 4 in flight.
         ConcurrencyProbe::refused(&mut p, 4, at(700), at(800)).expect("sane");
         let c = p.as_mut().expect("probe");
-        assert_eq!((c.limit, c.refused_at), (3, 4));
-        // Up to 3 (just under the refusal) is already there; above it only after a while.
+        assert_eq!((c.limit, c.refused_at, c.approach_to), (3, 4, 19));
+        // Back quickly to just under where the refusal before came, then rarely above it.
+        for i in 0..16u64 {
+            c.on_short();
+            assert!(c.step_for_test(at(1_000 + 200 * i)), "step {i}");
+        }
+        assert_eq!(c.limit, 19);
         c.on_short();
-        assert!(!c.step(at(1_000)));
-        assert!(c.step(at(6_000)));
+        assert!(!c.step_for_test(at(5_000)));
+        assert!(c.step_for_test(at(1_000 + 200 * 15 + 5_000)));
     }
 
     #[test]

@@ -85,6 +85,8 @@ impl Engine {
         if extended {
             entry.until = until;
             entry.reason = reason.clone();
+            // What extends it now says why: a daily quota sets its mark again after this.
+            entry.daily = None;
         }
         let (until, strikes) = (entry.until, entry.strikes);
         self.cooldowns_dirty = true;

@@ -305,10 +305,10 @@ pub fn daily_quota(
     let resets_in = if gemini {
         until_pacific_midnight(now_unix_ms)
     } else {
-        parse_message_hint(message)
-            .or(header_reset)
-            .or(signals.retry_after)
-            .filter(|d| !d.is_zero())
+        let stated = |d: Option<Duration>| d.filter(|d| !d.is_zero());
+        stated(parse_message_hint(message))
+            .or(stated(header_reset))
+            .or(stated(signals.retry_after))
             .unwrap_or(UNSTATED_DAILY_RESET)
     };
     Some(DailyQuota {
@@ -580,6 +580,24 @@ mod tests {
         let q = daily_quota(429, "tokens", tpd, &none, NOW).expect("daily");
         assert_eq!(q.dimension, Dimension::Tokens);
         assert_eq!(q.resets_in, Duration::from_secs(1000));
+        // A hint of nothing left to wait does not hide the reset the headers state.
+        let s = ProviderSignals::parse(
+            [
+                ("x-ratelimit-remaining-requests-day", "0"),
+                ("x-ratelimit-reset-requests-day", "2h"),
+            ],
+            "",
+            NOW,
+        );
+        let q = daily_quota(
+            429,
+            "",
+            "on requests per day (RPD). Please try again in 0s.",
+            &s,
+            NOW,
+        )
+        .expect("daily");
+        assert_eq!(q.resets_in, Duration::from_secs(7200));
         // Gemini: the next midnight Pacific time, not the retryDelay.
         let gemini = r#"You exceeded your current quota. [quotaId=GenerateRequestsPerDayPerProjectPerModel-FreeTier; retryDelay=20s]"#;
         let q = daily_quota(429, "RESOURCE_EXHAUSTED", gemini, &none, NOW).expect("daily");

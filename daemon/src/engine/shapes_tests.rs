@@ -153,6 +153,8 @@ fn learned_concurrency_never_rises_above_the_configured_one() {
     let st = fx.key_status("k", t);
     assert_eq!(st.max_concurrency, 4);
     assert_eq!(st.concurrency_source, Some(LimitSource::Config));
+    // Demand the configured bound held back did not raise what was learned past it.
+    assert!(st.learned_concurrency.is_some_and(|c| c <= 4), "{st:?}");
 }
 
 fn daily_429(message: &str, error_type: &str) -> Outcome {
@@ -378,4 +380,32 @@ fn a_header_less_refusal_without_a_delay_cools_a_probed_key_briefly() {
         fx.key_status("c", 300).cooldown_remaining,
         Duration::from_secs(1)
     );
+}
+
+#[test]
+fn a_minute_refusal_after_a_daily_quota_ended_is_a_cooldown_not_a_daily_quota() {
+    let mut fx = Fx::new(vec![(
+        "k",
+        limits(vec![rate(Dimension::Requests, 600.0, 2.0)]),
+    )])
+    .filled();
+    let a = lease(&fx.acquire("k", 0, 0, 0, 0));
+    let short =
+        "Rate limit reached on requests per day (RPD): Limit 1, Used 1. Please try again in 2s.";
+    fx.e.report(&a, &daily_429(short, "rate_limit_exceeded"), fx.now(0))
+        .expect("report");
+    // The day's quota is back 2 s later; the probe is refused for the minute's limit.
+    let probe = lease(&fx.acquire("k", 0, 0, 0, 2100));
+    let minute = Outcome {
+        status: 429,
+        attempt: 1,
+        signals: ProviderSignals::parse([("retry-after", "5")], "", T0_UNIX),
+        ..Outcome::default()
+    };
+    fx.e.report(&probe, &minute, fx.now(2100)).expect("report");
+    match fx.acquire("k", 0, 0, 0, 2200) {
+        Acquired::NotGranted(r) => assert_eq!(r.code, RefusalCode::Cooldown, "{r:?}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(fx.key_status("k", 2200).daily_quota, None);
 }

@@ -89,7 +89,9 @@ impl Bucket {
         if !jumped {
             return false;
         }
-        let (length, allowance) = (r.max_reset, r.max_remaining + 1.0);
+        // A reset written coarsely may be up to its granularity longer than read: the window
+        // is taken to end that much later, so its allowance never comes back early.
+        let (length, allowance) = (r.max_reset + granularity, r.max_remaining + 1.0);
         let window = self.window.get_or_insert(FixedWindow {
             length,
             allowance,
@@ -97,7 +99,7 @@ impl Bucket {
         });
         window.length = window.length.max(length);
         window.allowance = window.allowance.max(allowance);
-        window.ends = reset_at + TRANSIT;
+        window.ends = reset_at + granularity + TRANSIT;
         // What the provider enforces from now on is its window: no probing of it.
         self.aimd = None;
         self.recompute();
@@ -154,9 +156,12 @@ mod tests {
         let t0 = Instant::now();
         let (mut b, t) = windowed(t0);
         let w = b.window.clone().expect("window");
-        assert_eq!(w.length, Duration::from_millis(5000));
+        assert_eq!(w.length, Duration::from_millis(5001));
         assert_eq!(w.allowance, 100.0);
-        assert_eq!(b.rate.limit, 1200.0, "100 per 5 s, per minute");
+        assert!(
+            (b.rate.limit - 1199.76).abs() < 0.01,
+            "100 per 5.001 s, per minute"
+        );
         // What the provider says remains, less what is in flight.
         assert_eq!(b.level, 96.0);
         // Spent within the window: nothing comes back until it ends...

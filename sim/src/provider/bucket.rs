@@ -44,6 +44,7 @@ impl Bucket {
         if self.window.is_some() {
             self.window_start = now;
             self.updated = now;
+            self.level = self.capacity * (1.0 - self.external_share);
         }
     }
 

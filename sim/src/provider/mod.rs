@@ -84,7 +84,8 @@ pub struct ProviderConfig {
     /// Requests admitted per day; past them every request is refused as a daily quota.
     pub requests_per_day: Option<u64>,
     pub quota_style: QuotaStyle,
-    /// After this long, every limit times this factor (a tier changed mid-run).
+    /// After this long, every rate limit (buckets, windows) times this factor (a tier changed
+    /// mid-run); requests in flight and per day stay as they are.
     pub limit_change: Option<(Duration, f64)>,
     /// The requests limit counted over a rolling window of this length (at most its share of
     /// a minute in any such window: a sliding log, as many gateways keep) instead of a bucket.
@@ -170,7 +171,13 @@ struct State_ {
     next_id: u64,
     in_flight: u64,
     used_today: u64,
+    /// The UTC day `used_today` counts.
+    today: i64,
     limits_changed: bool,
+    /// Every rate limit's factor since a `limit_change`.
+    scale: f64,
+    /// Fixed windows begin with the first request that reaches the rate checks.
+    window_begun: bool,
     /// Requests counted in the rolling window, oldest first.
     rolling: std::collections::VecDeque<Instant>,
 }
@@ -212,7 +219,10 @@ impl Provider {
             next_id: 1,
             in_flight: 0,
             used_today: 0,
+            today: 0,
             limits_changed: false,
+            scale: 1.0,
+            window_begun: false,
             rolling: std::collections::VecDeque::new(),
         };
         Provider {
@@ -253,6 +263,8 @@ impl Provider {
         s.in_flight = 0;
         s.used_today = 0;
         s.limits_changed = false;
+        s.scale = 1.0;
+        s.window_begun = false;
         s.rolling.clear();
     }
 
@@ -305,6 +317,7 @@ impl Provider {
         if let Some((after, factor)) = self.config.limit_change {
             if elapsed >= after && !s.limits_changed {
                 s.limits_changed = true;
+                s.scale = factor;
                 for b in s.buckets.iter_mut().flatten() {
                     b.refill(now);
                     b.scale(factor);
@@ -312,9 +325,14 @@ impl Provider {
             }
         }
         if let Some(day) = self.config.requests_per_day {
+            let t = llmctl_client::time::now_unix_ms();
+            if t.div_euclid(86_400_000) != s.today {
+                // A new UTC day: the quota is back.
+                s.today = t.div_euclid(86_400_000);
+                s.used_today = 0;
+            }
             if s.used_today >= day {
                 s.stats.daily_refused += 1;
-                let t = llmctl_client::time::now_unix_ms();
                 s.stats.first_daily_refusal_unix_ms.get_or_insert(t);
                 // The day ends at the next midnight UTC.
                 let left = 86_400_000 - t.rem_euclid(86_400_000);
@@ -335,7 +353,8 @@ impl Provider {
                 };
             }
         }
-        if s.stats.requests == 1 {
+        if !s.window_begun {
+            s.window_begun = true;
             for b in s.buckets.iter_mut().flatten() {
                 b.begin_window(now);
             }
@@ -345,7 +364,7 @@ impl Provider {
         }
         if let (Some(w), Some(rpm)) = (self.config.rolling_window, self.config.limits.per_minute[0])
         {
-            let allowed = (rpm * w.as_secs_f64() / 60.0).floor().max(1.0) as usize;
+            let allowed = (rpm * s.scale * w.as_secs_f64() / 60.0).floor().max(1.0) as usize;
             while s
                 .rolling
                 .front()

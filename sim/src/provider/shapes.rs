@@ -112,7 +112,8 @@ pub enum QuotaStyle {
 pub fn daily_quota(style: QuotaStyle, model: &str, limit: u64, reset: Duration) -> Response<Body> {
     match style {
         QuotaStyle::Openai => {
-            let secs = reset.as_secs();
+            // Rounded up: a reset less than a second away is not "0s".
+            let secs = reset.as_millis().div_ceil(1000).max(1) as u64;
             let wait = format!("{}h{}m{}s", secs / 3600, (secs % 3600) / 60, secs % 60);
             error(
                 Api::OpenAi,
