@@ -118,7 +118,7 @@ export interface Claim {
   since?: Date;
 }
 
-const LIMIT_HEADER_PREFIXES = ["x-ratelimit-", "anthropic-ratelimit-"];
+const LIMIT_HEADER_PREFIXES = ["x-ratelimit-", "anthropic-ratelimit-", "ratelimit"];
 const RETRY_HEADERS = new Set(["retry-after", "retry-after-ms", "x-ms-retry-after-ms", "x-should-retry"]);
 /** The daemon takes at most this many headers. */
 const MAX_HEADERS = 64;
@@ -262,12 +262,26 @@ function unreachable(e: unknown): boolean {
 }
 
 /** Advice computed without the daemon (fail-open): retry what a retry may fix, a few times. */
-function localAdvice(o: ReportOptions, attempt: number): Advice {
-  if (o.status >= 200 && o.status < 300) {
+/** Attempts a call makes while the daemon cannot be asked (conformance/advice.json). */
+export const FAIL_OPEN_ATTEMPTS = 4;
+const RETRYABLE = new Set([408, 409, 429, 500, 502, 503, 504, 529]);
+const QUOTA_WORDS = ["insufficient_quota", "billing", "spend", "credit", "quota_exhausted"];
+
+/** Advice when the daemon cannot be asked (fail open): the same classes, no shared state, at most
+ * `FAIL_OPEN_ATTEMPTS` attempts (the rules: conformance/advice.json). */
+export function localAdvice(o: ReportOptions, attempt: number): Advice {
+  const type = (o.errorType ?? "").toLowerCase();
+  if (QUOTA_WORDS.some((w) => type.includes(w))) {
+    return { action: "give_up", retryAfterMs: 0, fallbackKey: "", reason: `quota or spend cap exhausted (${type}) (daemon unreachable)` };
+  }
+  if (o.status >= 200 && o.status < 300 && !type) {
     return { action: "done", retryAfterMs: 0, fallbackKey: "", reason: "" };
   }
-  const retryable = o.status === 0 || o.status === 408 || o.status === 429 || o.status >= 500;
-  if (!retryable || attempt >= 4) {
+  let retryable = o.status === 0 || RETRYABLE.has(o.status) || o.status >= 500;
+  if (o.status >= 200 && o.status < 300) {
+    retryable = !o.streamStarted && (type.includes("overloaded") || type.includes("rate_limit"));
+  }
+  if (!retryable || attempt >= FAIL_OPEN_ATTEMPTS) {
     return { action: "give_up", retryAfterMs: 0, fallbackKey: "", reason: `status ${o.status} (daemon unreachable)` };
   }
   const h = limitHeaders(o.headers);

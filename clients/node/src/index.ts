@@ -10,6 +10,8 @@ export {
   limitHeaders,
   parseUsage,
   reasonCode,
+  localAdvice,
+  FAIL_OPEN_ATTEMPTS,
   type AcquireOptions,
   type Advice,
   type Claim,
@@ -29,7 +31,7 @@ export {
   Unavailable,
   type ReasonCode,
 } from "./errors.js";
-export { estimateBody, type Estimate } from "./estimate.js";
+export { DEFAULT_OUTPUT_TOKENS, estimateBody, type Estimate } from "./estimate.js";
 export { errorInfo, EventWatcher, type StreamOutcome } from "./answer.js";
 export { limitedFetch, type LimitedFetchOptions } from "./fetch.js";
 export { defaultSocket } from "./socket.js";

@@ -159,4 +159,29 @@ mod tests {
         assert_eq!(classify(0, "unreported"), Class::Unknown);
         assert_eq!(classify(0, "unknown"), Class::Unknown);
     }
+
+    /// conformance/advice.json, the table every client's fail-open adviser runs too: the
+    /// daemon classifies each answer as the table says.
+    #[test]
+    fn the_conformance_table() {
+        let doc: serde_json::Value =
+            serde_json::from_str(include_str!("../../../conformance/advice.json")).expect("json");
+        let cases = doc["cases"].as_array().expect("cases");
+        assert!(cases.len() > 20);
+        for c in cases {
+            if c["fail_open_only"] == true {
+                continue;
+            }
+            let name = c["name"].as_str().unwrap_or("?");
+            let status = c["status"].as_u64().expect("status") as u16;
+            let class = classify(status, c["error_type"].as_str().unwrap_or(""));
+            let got = match &class {
+                Class::Success => "success",
+                c if c.is_retryable() => "retryable",
+                Class::Fatal(_) => "fatal",
+                _ => "unknown",
+            };
+            assert_eq!(got, c["daemon_class"], "{name}: {class:?}");
+        }
+    }
 }

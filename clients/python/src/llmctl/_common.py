@@ -429,10 +429,13 @@ def report_request(
 
 
 _RETRYABLE = {408, 409, 429, 500, 502, 503, 504, 529}
+# Attempts a call makes while the daemon cannot be asked (conformance/advice.json).
+FAIL_OPEN_ATTEMPTS = 4
 
 
-def local_advice(outcome: Outcome) -> Advice:
-    """Advice when the daemon cannot be asked (fail open): the same classes, no shared state."""
+def local_advice(outcome: Outcome, attempt: int = 1) -> Advice:
+    """Advice when the daemon cannot be asked (fail open): the same classes, no shared state,
+    at most `FAIL_OPEN_ATTEMPTS` attempts (the rules: conformance/advice.json)."""
     status, etype = outcome.status, (outcome.error_type or "").lower()
     if any(w in etype for w in ("insufficient_quota", "billing", "spend", "credit", "quota_exhausted")):
         return Advice(
@@ -446,6 +449,13 @@ def local_advice(outcome: Outcome) -> Advice:
     if not retryable:
         return Advice(
             "give_up", 0.0, None, f"status {status} is not retryable; decided without the llmctl daemon"
+        )
+    if attempt >= FAIL_OPEN_ATTEMPTS:
+        return Advice(
+            "give_up",
+            0.0,
+            None,
+            f"status {status} on attempt {attempt} of {FAIL_OPEN_ATTEMPTS}; decided without the daemon",
         )
     delay = 1.0
     for name in ("retry-after-ms", "retry-after"):

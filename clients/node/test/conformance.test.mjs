@@ -1,0 +1,49 @@
+// The rules stated once in conformance/*.json, run against the Node client: fail-open advice,
+// the headers a report carries, request estimates and error bodies.
+
+import { test } from "node:test";
+import * as assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { DEFAULT_OUTPUT_TOKENS, FAIL_OPEN_ATTEMPTS, errorInfo, estimateBody, limitHeaders, localAdvice } from "../dist/index.js";
+
+const table = (name) => JSON.parse(readFileSync(new URL(`../../../conformance/${name}`, import.meta.url), "utf8"));
+
+test("the tables' constants are the client's", () => {
+  assert.equal(table("advice.json").max_attempts, FAIL_OPEN_ATTEMPTS);
+  assert.equal(table("estimates.json").default_output_tokens, DEFAULT_OUTPUT_TOKENS);
+});
+
+for (const c of table("advice.json").cases) {
+  test(`fail-open advice: ${c.name}`, () => {
+    const a = localAdvice(
+      { status: c.status, errorType: c.error_type, streamStarted: c.stream_started ?? false, headers: c.headers ?? {} },
+      c.attempt ?? 1,
+    );
+    assert.equal(a.action, c.fail_open, JSON.stringify(a));
+    if (c.min_delay_ms !== undefined) {
+      assert.ok(a.retryAfterMs >= c.min_delay_ms, JSON.stringify(a));
+    }
+  });
+}
+
+for (const c of table("headers.json").cases) {
+  test(`headers a report carries: ${c.name}`, () => {
+    assert.equal(Object.keys(limitHeaders({ [c.name]: "1" })).length > 0, c.kept);
+  });
+}
+
+for (const c of table("estimates.json").cases) {
+  test(`estimates: ${c.name}`, () => {
+    const e = estimateBody(c.body);
+    assert.deepEqual(
+      [e.inputTokens, e.outputTokens, e.outputDeclared, e.stream],
+      [c.input_tokens, c.output_tokens, c.output_declared, c.stream],
+    );
+  });
+}
+
+for (const c of table("error_bodies.json").cases) {
+  test(`error bodies: ${c.name}`, () => {
+    assert.deepEqual(errorInfo(c.body), [c.type, c.message]);
+  });
+}
