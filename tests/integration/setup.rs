@@ -79,6 +79,11 @@ fn config_check_says_what_the_daemon_would_and_prints_the_limits() {
             "profile.toml",
             "[keys.\"k\"]\nrequests_per_minute = 60\nprofile = \"nope\"\n",
         ),
+        (
+            "type.toml",
+            "[keys.\"k\"]\nrequests_per_minute = \"many\"\n",
+        ),
+        ("typo.toml", "[keys.\"k\"]\nrequests_per_minut = 60\n"),
     ] {
         let file = dir.path().join(name);
         std::fs::write(&file, body).expect("write");
@@ -110,5 +115,24 @@ fn config_check_says_what_the_daemon_would_and_prints_the_limits() {
             stderr(&daemon),
             "{name}: the same message"
         );
+        // Every kind of error names the file, the table and the field.
+        let said = stderr(&checked);
+        assert!(
+            said.contains(&file) && said.contains("[keys.\"k\"]"),
+            "{name}: {said}"
+        );
+        match name {
+            "type.toml" => assert!(
+                said.contains(
+                    "requests_per_minute: expected a number, got the string \"many\" (line 2)"
+                ),
+                "{said}"
+            ),
+            "typo.toml" => assert!(
+                said.contains("did you mean `requests_per_minute`? (line 2)"),
+                "{said}"
+            ),
+            _ => {}
+        }
     }
 }

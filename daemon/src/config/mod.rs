@@ -12,6 +12,7 @@ use thiserror::Error;
 mod fields;
 pub mod fleet;
 mod keys;
+mod located;
 mod policy;
 mod raw;
 
@@ -163,16 +164,8 @@ impl Config {
             path: origin.to_string(),
             message,
         };
-        let raw: RawFile = toml::from_str(text).map_err(|e| {
-            let span = e
-                .span()
-                .map(|s| {
-                    let line = text[..s.start.min(text.len())].matches('\n').count() + 1;
-                    format!(" (line {line})")
-                })
-                .unwrap_or_default();
-            invalid(format!("{}{span}", e.message().trim()))
-        })?;
+        let raw: RawFile =
+            toml::from_str(text).map_err(|e| invalid(located::describe(text, &e)))?;
         let daemon = daemon_settings(&raw.daemon).map_err(invalid)?;
         let mut keys = Vec::new();
         for (name, k) in &raw.keys {
