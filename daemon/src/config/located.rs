@@ -82,7 +82,7 @@ fn plain(message: &str) -> String {
     } else if let Some(v) = got.strip_prefix("string ") {
         format!("the string {v}")
     } else if let Some(v) = got.strip_prefix("boolean ") {
-        format!("{}", v.trim_matches('`'))
+        v.trim_matches('`').to_string()
     } else {
         got.to_string()
     };
