@@ -59,6 +59,36 @@ fn provider_config(rpm: f64, burst: f64, faults: &[&str]) -> ProviderConfig {
     }
 }
 
+/// SIGHUP, SIGINT and SIGTERM, listened for from the demo's first moment: one that comes while
+/// it starts waits until everything it started can be stopped.
+struct StopSignals(Option<[tokio::signal::unix::Signal; 3]>);
+
+impl StopSignals {
+    fn listen() -> StopSignals {
+        use tokio::signal::unix::{signal, SignalKind};
+        match (
+            signal(SignalKind::hangup()),
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) {
+            (Ok(hup), Ok(int), Ok(term)) => StopSignals(Some([hup, int, term])),
+            _ => StopSignals(None),
+        }
+    }
+
+    /// The number of the first to come (never, if they could not be listened for).
+    async fn next(&mut self) -> u8 {
+        let Some([hup, int, term]) = &mut self.0 else {
+            return std::future::pending().await;
+        };
+        tokio::select! {
+            _ = hup.recv() => 1,
+            _ = int.recv() => 2,
+            _ = term.recv() => 15,
+        }
+    }
+}
+
 async fn spawn_worker(exe: &Path, spec: &WorkerSpec) -> Result<tokio::process::Child, String> {
     let mut child = tokio::process::Command::new(exe)
         .arg("simulate-worker")
@@ -153,38 +183,51 @@ pub async fn run(args: DemoArgs) -> ExitCode {
             "llmctl demo opens the dashboard on a terminal and stdout is not one; give --duration 10s for a plain run",
         );
     }
+    let mut signals = StopSignals::listen();
     let (demo, socket) = match start(&exe).await {
         Ok(x) => x,
         Err(e) => return exit::fail(exit::SOFTWARE, e),
     };
-    let code = match args.duration {
-        Some(d) => {
-            tokio::time::sleep(d).await;
-            match llmctl_client::connect(&socket).await {
-                Ok(mut c) => match c.status(pb::StatusRequest::default()).await {
-                    Ok(st) => {
-                        println!(
-                            "{}",
-                            llmctl_tui::once_text(st.into_inner(), &socket.display().to_string())
-                        );
-                        ExitCode::SUCCESS
-                    }
-                    Err(s) => exit::status(&s),
-                },
-                Err(e) => exit::fail(exit::UNAVAILABLE, e),
+    let shown = async {
+        match args.duration {
+            Some(d) => {
+                tokio::time::sleep(d).await;
+                match llmctl_client::connect(&socket).await {
+                    Ok(mut c) => match c.status(pb::StatusRequest::default()).await {
+                        Ok(st) => {
+                            println!(
+                                "{}",
+                                llmctl_tui::once_text(
+                                    st.into_inner(),
+                                    &socket.display().to_string()
+                                )
+                            );
+                            ExitCode::SUCCESS
+                        }
+                        Err(s) => exit::status(&s),
+                    },
+                    Err(e) => exit::fail(exit::UNAVAILABLE, e),
+                }
+            }
+            None => {
+                let options = llmctl_tui::Options {
+                    socket: socket.clone(),
+                    interval: Duration::from_secs(1),
+                    key_prefix: String::new(),
+                };
+                match llmctl_tui::run(options).await {
+                    Ok(()) => ExitCode::SUCCESS,
+                    Err(e) => exit::fail(exit::SOFTWARE, e),
+                }
             }
         }
-        None => {
-            let options = llmctl_tui::Options {
-                socket: socket.clone(),
-                interval: Duration::from_secs(1),
-                key_prefix: String::new(),
-            };
-            match llmctl_tui::run(options).await {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => exit::fail(exit::SOFTWARE, e),
-            }
-        }
+    };
+    // A closed terminal (SIGHUP), Ctrl-C outside the dashboard (SIGINT) or SIGTERM stops the
+    // demo as its end does: the dashboard gives the terminal back, everything started stops
+    // and the folder goes.
+    let code = tokio::select! {
+        code = shown => code,
+        signal = signals.next() => ExitCode::from(128 + signal),
     };
     let dir = demo.dir.clone();
     drop(demo);
