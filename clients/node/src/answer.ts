@@ -157,14 +157,17 @@ export class EventWatcher {
         return;
       }
     }
-    // OpenAI chat chunks and Responses events; Anthropic message_start / message_delta.
+    // OpenAI chat chunks and Responses events; Anthropic message_start / message_delta;
+    // Gemini's usageMetadata.
     const holders = [obj, obj.message, obj.response];
     for (const h of holders) {
-      const u = h && typeof h === "object" ? (h as Record<string, unknown>).usage : undefined;
-      if (u && typeof u === "object") {
-        for (const [k, v] of Object.entries(u as Record<string, unknown>)) {
-          if (v !== null && v !== undefined) {
-            this.usage[k] = v;
+      for (const name of ["usage", "usageMetadata"]) {
+        const u = h && typeof h === "object" ? (h as Record<string, unknown>)[name] : undefined;
+        if (u && typeof u === "object") {
+          for (const [k, v] of Object.entries(u as Record<string, unknown>)) {
+            if (v !== null && v !== undefined) {
+              this.usage[k] = v;
+            }
           }
         }
       }
@@ -179,6 +182,17 @@ export class EventWatcher {
       this.outcome.output = true;
     }
     if (kind === "content_block_delta" || (kind.startsWith("response.") && kind.endsWith(".delta"))) {
+      this.outcome.output = true;
+    }
+    // Gemini: a candidate with any part.
+    const candidates = obj.candidates;
+    if (
+      Array.isArray(candidates) &&
+      candidates.some((c) => {
+        const parts = (c as { content?: { parts?: unknown } } | null)?.content?.parts;
+        return Array.isArray(parts) && parts.some((p) => p && typeof p === "object" && Object.keys(p).length > 0);
+      })
+    ) {
       this.outcome.output = true;
     }
   }

@@ -361,7 +361,7 @@ export class Lease {
     if (response instanceof Response) {
       return this.report({ status: response.status, headers: response.headers });
     }
-    const usage = parseUsage((response as { usage?: unknown } | null)?.usage);
+    const usage = usageOf(response);
     if (usage) {
       return this.report({ status: 200, inputTokens: usage[0], cachedInputTokens: usage[1], outputTokens: usage[2] });
     }
@@ -370,6 +370,16 @@ export class Lease {
 }
 
 /** Usage in any provider's shape, as [all input (cached included), cached input, output]. */
+/** The usage of a JSON answer: its `usage` (OpenAI, Anthropic, Responses) or `usageMetadata`
+ * (Gemini). */
+export function usageOf(body: unknown): [number, number, number] | null {
+  if (!body || typeof body !== "object") {
+    return null;
+  }
+  const b = body as { usage?: unknown; usageMetadata?: unknown };
+  return parseUsage(b.usage ?? b.usageMetadata);
+}
+
 export function parseUsage(u: unknown): [number, number, number] | null {
   if (!u || typeof u !== "object") {
     return null;

@@ -9,6 +9,7 @@ export {
   MAX_WAIT_MS,
   limitHeaders,
   parseUsage,
+  usageOf,
   reasonCode,
   localAdvice,
   FAIL_OPEN_ATTEMPTS,

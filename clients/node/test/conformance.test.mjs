@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import * as assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { DEFAULT_OUTPUT_TOKENS, FAIL_OPEN_ATTEMPTS, errorInfo, estimateBody, limitHeaders, localAdvice } from "../dist/index.js";
+import { DEFAULT_OUTPUT_TOKENS, EventWatcher, FAIL_OPEN_ATTEMPTS, errorInfo, estimateBody, limitHeaders, localAdvice, usageOf } from "../dist/index.js";
 
 const table = (name) => JSON.parse(readFileSync(new URL(`../../../conformance/${name}`, import.meta.url), "utf8"));
 
@@ -45,5 +45,28 @@ for (const c of table("estimates.json").cases) {
 for (const c of table("error_bodies.json").cases) {
   test(`error bodies: ${c.name}`, () => {
     assert.deepEqual(errorInfo(c.body), [c.type, c.message]);
+  });
+}
+
+const sse = (events) => events.map(([e, d]) => (e ? `event: ${e}\r\n` : "") + `data: ${JSON.stringify(d)}\r\n\r\n`).join("");
+
+for (const c of table("usage.json").cases) {
+  test(`usage and outcome: ${c.name}`, () => {
+    if (c.body !== undefined) {
+      assert.deepEqual(usageOf(c.body), c.usage);
+      return;
+    }
+    const bytes = new TextEncoder().encode(sse(c.events));
+    for (const chunk of [1, 7, bytes.length]) {
+      const w = new EventWatcher();
+      for (let i = 0; i < bytes.length; i += chunk) {
+        w.feed(bytes.slice(i, i + chunk));
+      }
+      assert.deepEqual(
+        w.finish(),
+        { usage: c.usage, errorType: c.error_type, errorMessage: c.error_message, output: c.output },
+        `chunks of ${chunk}`,
+      );
+    }
   });
 }

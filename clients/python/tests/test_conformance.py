@@ -64,3 +64,33 @@ def test_estimates(case: Dict[str, Any]) -> None:
 @pytest.mark.parametrize("case", cases("error_bodies.json"))
 def test_error_bodies(case: Dict[str, Any]) -> None:
     assert error_info(case["body"]) == (case["type"], case["message"])
+
+
+def sse(events: List[Any]) -> bytes:
+    text = "".join((f"event: {e}\r\n" if e else "") + f"data: {json.dumps(d)}\r\n\r\n" for e, d in events)
+    return text.encode()
+
+
+@pytest.mark.parametrize("case", cases("usage.json"))
+def test_usage_and_outcome(case: Dict[str, Any]) -> None:
+    from llmctl._outcome import from_http
+    from llmctl._sse import StreamWatcher
+
+    if "body" in case:
+        out = from_http(200, {}, json.dumps(case["body"]).encode())
+        got = [out.input_tokens, out.cached_input_tokens, out.output_tokens] if out.usage_known else None
+        assert got == case["usage"], out
+        return
+    data = sse(case["events"])
+    for chunk in (1, 7, len(data)):
+        w = StreamWatcher(200, {})
+        for i in range(0, len(data), chunk):
+            w.feed(data[i : i + chunk])
+        out = w.outcome()
+        got = [out.input_tokens, out.cached_input_tokens, out.output_tokens] if out.usage_known else None
+        assert (got, out.error_type, out.error_message, w.output_seen) == (
+            case["usage"],
+            case["error_type"],
+            case["error_message"],
+            case["output"],
+        ), f"chunks of {chunk}"

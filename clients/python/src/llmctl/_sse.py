@@ -82,7 +82,7 @@ def _decompressor(encoding: str) -> Any:
 
 class StreamWatcher:
     """Follows the raw bytes of a streamed answer (OpenAI chat and Responses, Anthropic
-    messages) and says at the end what to report."""
+    messages, Gemini streamGenerateContent) and says at the end what to report."""
 
     def __init__(self, status: int, headers: Any) -> None:
         self.status = status
@@ -141,9 +141,10 @@ class StreamWatcher:
                 self.error_after_output = self.output_seen
             return
         for holder in (obj, obj.get("message"), obj.get("response")):
-            u = holder.get("usage") if isinstance(holder, dict) else None
-            if isinstance(u, dict):
-                self.usage.update({k: v for k, v in u.items() if v is not None})
+            for name in ("usage", "usageMetadata"):  # usageMetadata: Gemini's
+                u = holder.get(name) if isinstance(holder, dict) else None
+                if isinstance(u, dict):
+                    self.usage.update({k: v for k, v in u.items() if v is not None})
         if not self.output_seen and self._is_output(kind, obj):
             self.output_seen = True
 
@@ -156,10 +157,17 @@ class StreamWatcher:
             for ch in choices:
                 delta = ch.get("delta") if isinstance(ch, dict) else None
                 if isinstance(delta, dict) and any(
-                    delta.get(k) for k in ("content", "tool_calls", "function_call", "refusal")
+                    delta.get(k) for k in ("content", "tool_calls", "function_call", "refusal", "reasoning_content")
                 ):
                     return True
                 if isinstance(ch, dict) and ch.get("text"):  # legacy completions
+                    return True
+        candidates = obj.get("candidates")  # Gemini
+        if isinstance(candidates, list):
+            for cand in candidates:
+                content = cand.get("content") if isinstance(cand, dict) else None
+                parts = content.get("parts") if isinstance(content, dict) else None
+                if isinstance(parts, list) and any(isinstance(p, dict) and p for p in parts):
                     return True
         return False
 
