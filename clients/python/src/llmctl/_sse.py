@@ -11,7 +11,9 @@ from typing import Any, Dict, List, Optional, Tuple
 from ._common import Outcome, limit_headers
 from ._outcome import error_info, parse_usage
 
-MAX_PENDING = 1 << 20  # a line longer than this is not an event we can use
+MAX_PENDING = 1 << 20
+# A chat chunk's delta with any of these is output reaching the caller.
+_OUTPUT_FIELDS = ("content", "tool_calls", "function_call", "refusal", "reasoning_content")  # a line longer than this is not an event we can use
 
 
 class EventParser:
@@ -156,9 +158,7 @@ class StreamWatcher:
         if isinstance(choices, list):
             for ch in choices:
                 delta = ch.get("delta") if isinstance(ch, dict) else None
-                if isinstance(delta, dict) and any(
-                    delta.get(k) for k in ("content", "tool_calls", "function_call", "refusal", "reasoning_content")
-                ):
+                if isinstance(delta, dict) and any(delta.get(k) for k in _OUTPUT_FIELDS):
                     return True
                 if isinstance(ch, dict) and ch.get("text"):  # legacy completions
                     return True
