@@ -11,9 +11,9 @@ from typing import Any, Dict, List, Optional, Tuple
 from ._common import Outcome, limit_headers
 from ._outcome import error_info, parse_usage
 
-MAX_PENDING = 1 << 20
+MAX_PENDING = 1 << 20  # a line longer than this is not an event we can use
 # A chat chunk's delta with any of these is output reaching the caller.
-_OUTPUT_FIELDS = ("content", "tool_calls", "function_call", "refusal", "reasoning_content")  # a line longer than this is not an event we can use
+_OUTPUT_FIELDS = ("content", "tool_calls", "function_call", "refusal", "reasoning_content")
 
 
 class EventParser:
