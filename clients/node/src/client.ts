@@ -468,8 +468,8 @@ export class Client {
     }
   }
 
-  private failOpen(e: unknown): boolean {
-    if (this.failMode !== "open" || !unreachable(e)) {
+  private failOpen(e: unknown, stopping = false): boolean {
+    if (this.failMode !== "open" || !(stopping || unreachable(e))) {
       return false;
     }
     if (!this.warned) {
@@ -515,6 +515,11 @@ export class Client {
       throw translate(e, this.socket);
     }
     const asked = resp.key || key || options.routeGroup || "";
+    if (!resp.granted && resp.reasonCode === RefusalReason.STOPPING && this.failMode === "open") {
+      // A stopping daemon is an unreachable one: failing open, the call proceeds.
+      this.failOpen(Object.assign(new Error("the daemon is stopping"), { code: "UNAVAILABLE_STOPPING" }), true);
+      return new Lease(this, key ?? options.routeGroup ?? "", "", false, 0, null, attempt, firstMs);
+    }
     if (!resp.granted) {
       const notBefore = fromUnixMs(resp.notBeforeUnixMs);
       const waited = Number(resp.waitedMs);

@@ -90,3 +90,16 @@ export class ClaimHistoryLost extends LlmctlError {
     super(message, "DATA_LOSS");
   }
 }
+
+/** Whether `err` is a `NotGranted`, or wraps one in its `.cause` (openai's Node SDK throws
+ * `APIConnectionError("Connection error.")` with the `NotGranted` from `limitedFetch` as its
+ * cause). */
+export function isNotGranted(err: unknown): err is NotGranted {
+  for (let e: unknown = err, depth = 0; e && depth < 8; depth++) {
+    if (e instanceof NotGranted) {
+      return true;
+    }
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}

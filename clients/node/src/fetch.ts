@@ -21,6 +21,7 @@ import { DEFAULT_OUTPUT_TOKENS, estimateBody } from "./estimate.js";
 export interface LimitedFetchOptions {
   client: Client;
   /** The key each call acquires on (or give `routeGroup`). */
+  /** The quota to acquire on; `{model}` in it is replaced by the request's model. */
   key?: string;
   routeGroup?: string;
   /** The fetch to call (default: the global one). */
@@ -165,14 +166,19 @@ export function limitedFetch(options: LimitedFetchOptions): typeof fetch {
   if (!options.key && !options.routeGroup) {
     throw new TypeError("limitedFetch needs a key (or a routeGroup) to acquire on");
   }
+  if (options.key) {
+    checkKeyTemplate(options.key);
+  }
   const limited = async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
     const raw = typeof init?.body === "string" ? init.body : input instanceof Request ? await input.clone().text() : "";
-    const est = raw ? estimateBody(raw) : { inputTokens: 1, outputTokens: DEFAULT_OUTPUT_TOKENS, outputDeclared: false };
+    const est = raw ? estimateBody(raw) : { model: "", inputTokens: 1, outputTokens: DEFAULT_OUTPUT_TOKENS, outputDeclared: false };
+    // `{model}` in the key is the request's model, as in the Python transport.
+    const key = options.key ? options.key.replaceAll("{model}", est.model || "unknown") : null;
     const signal = init?.signal ?? (input instanceof Request ? input.signal : null);
     // The profile's deadline counts from the first grant, not from the wait before it.
     let firstAttempt: number | undefined;
     for (let attempt = 1; ; attempt++) {
-      const lease = await client.acquire(options.key ?? null, {
+      const lease = await client.acquire(key, {
         inputTokens: est.inputTokens,
         outputTokens: est.outputTokens,
         outputTokensDeclared: est.outputDeclared,
@@ -241,4 +247,25 @@ export function limitedFetch(options: LimitedFetchOptions): typeof fetch {
     }
   };
   return limited as typeof fetch;
+}
+
+/** A key template's typos fail when `limitedFetch` is built, not at the first request: only
+ * `{model}` is replaced (by the request's model), and what is left must be a key the daemon
+ * takes (segments of visible characters between single slashes, at most 256 bytes). */
+export function checkKeyTemplate(key: string): void {
+  for (const found of key.match(/\{[^{}]*\}/g) ?? []) {
+    if (found !== "{model}") {
+      throw new TypeError(`key ${JSON.stringify(key)} has the placeholder ${found}; only {model} is replaced (by the model)`);
+    }
+  }
+  const k = key.replaceAll("{model}", "m");
+  if (new TextEncoder().encode(k).length > 256) {
+    throw new TypeError(`key ${JSON.stringify(key.slice(0, 40))}... is longer than 256 bytes`);
+  }
+  if (/[\u0000-\u001f\u007f]/.test(k)) {
+    throw new TypeError(`key ${JSON.stringify(key)} has control characters; use a path like "openai/gpt-5.5"`);
+  }
+  if (k.split("/").some((part) => part === "")) {
+    throw new TypeError(`key ${JSON.stringify(key)} has an empty segment; write it as a path like "anthropic/org-a/opus"`);
+  }
 }

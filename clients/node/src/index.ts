@@ -28,6 +28,7 @@ export {
   LeaseNotFound,
   LlmctlError,
   NotGranted,
+  isNotGranted,
   RunBudgetExceeded,
   Unavailable,
   type ReasonCode,

@@ -157,3 +157,35 @@ def test_an_async_client_reconnects_after_a_restart(start_daemon: Any, provider:
             assert await c.wait_connected(5)
 
     asyncio.run(main())
+
+
+def test_a_call_queued_while_the_daemon_stops_proceeds_when_failing_open(start_daemon: Any) -> None:
+    """A stopping daemon is an unreachable one: a call waiting in its queue proceeds (fail open)
+    instead of raising NotGranted "the daemon is stopping"; failing closed, it is refused."""
+    import threading
+
+    d: Daemon = start_daemon("")
+    results: List[Any] = []
+    with llmctl.Client(d.socket) as open_, llmctl.Client(d.socket, fail_mode="closed") as closed:
+        # Nothing is granted on k for 30 s: both calls wait in the daemon.
+        assert d.cli("cooldown", "k", "30s").returncode == 0
+
+        def wait(c: llmctl.Client) -> None:
+            try:
+                results.append(c.acquire("k", max_wait=60))
+            except llmctl.NotGranted as e:
+                results.append(e)
+
+        threads = [threading.Thread(target=wait, args=(c,)) for c in (open_, closed)]
+        for t in threads:
+            t.start()
+        wait_until(lambda: d.key("k").queue_depth == 2, 10, "both calls to wait in the daemon")
+        d.stop()
+        for t in threads:
+            t.join(10)
+    kinds = sorted(type(r).__name__ for r in results)
+    assert kinds == ["Lease", "NotGranted"], results
+    lease = next(r for r in results if isinstance(r, llmctl.Lease))
+    assert not lease.limited
+    refused = next(r for r in results if isinstance(r, llmctl.NotGranted))
+    assert refused.reason_code == "stopping"

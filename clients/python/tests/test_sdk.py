@@ -471,3 +471,20 @@ def test_a_call_without_max_tokens_reserves_what_answers_produced(setup: Any) ->
     oa.chat.completions.create(model="gpt-test", messages=MESSAGES, max_tokens=300)
     k2 = daemon.key("openai/undeclared")
     assert k2.undeclared_tokens_reserved == k.undeclared_tokens_reserved
+
+
+@pytest.mark.parametrize(
+    "key, word",
+    [
+        ("openai/{modle}", "{modle}"),
+        ("openai//x", "empty segment"),
+        ("", "empty"),
+        ("openai/{model}/{region}", "{region}"),
+    ],
+)
+def test_a_key_with_a_typo_fails_when_the_transport_is_built(key: str, word: str) -> None:
+    for cls in (LimitedTransport, AsyncLimitedTransport):
+        with pytest.raises(ValueError) as e:
+            cls(key=key)
+        assert word in str(e.value)
+    assert LimitedTransport(key="openai/{model}").key == "openai/{model}"

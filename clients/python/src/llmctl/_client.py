@@ -261,6 +261,10 @@ class Client:
                 self._health.failed(e.details() or e.code().name)
                 return self._unlimited(req, attempt, first_ms)
             raise rpc_error(e, self.socket, "acquire") from None
+        if not resp.granted and resp.reason_code == pb.REFUSAL_REASON_STOPPING and self._health.fail_open:
+            # A stopping daemon is an unreachable one: failing open, the call proceeds.
+            self._health.failed("the daemon is stopping")
+            return self._unlimited(req, attempt, first_ms)
         self._health.ok()
         if not resp.granted:
             raise not_granted(resp, req)

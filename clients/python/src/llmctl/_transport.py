@@ -4,10 +4,12 @@ routing it to the key granted, passing the advice on, and deciding whether to se
 from __future__ import annotations
 
 import importlib
+import re
 import threading
 from types import ModuleType
 from typing import Any, Callable, Dict, Optional, Union
 
+from . import _errors as errors
 from ._common import Advice, Outcome, Seconds, check_key, check_name, logger
 from ._estimate import Estimate, estimate_body
 from ._lease import LeaseBase
@@ -60,6 +62,20 @@ class Plan:
         self.sends = 0
 
 
+_PLACEHOLDER = re.compile(r"\{[^{}]*\}")
+
+
+def check_key_template(key: str) -> None:
+    """A key template's typos fail now, not at the first request: only ``{model}`` is replaced
+    (by the request's model), and what is left must be a key the daemon takes."""
+    for found in _PLACEHOLDER.findall(key):
+        if found != "{model}":
+            raise errors.InvalidArgument(
+                f"key {key!r} has the placeholder {found}; only {{model}} is replaced (by the model)"
+            )
+    check_key(key.replace("{model}", "m"))
+
+
 class TransportBase:
     def __init__(
         self,
@@ -85,6 +101,8 @@ class TransportBase:
             check_key(route_group, "route_group")
         elif not (isinstance(key, str) or callable(key)):
             raise TypeError(f"key must be a string or a function of the model name, not {key!r}")
+        elif isinstance(key, str):
+            check_key_template(key)
         if route is not None and (route_group is None or not callable(route)):
             raise TypeError("route must be a function (request, key) -> request, given with route_group")
         if profile is not None:
