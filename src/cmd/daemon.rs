@@ -68,6 +68,10 @@ pub struct DaemonArgs {
     /// This host's name in the fleet [default: [fleet] host, else the hostname]
     #[arg(long, value_name = "NAME", requires = "fleet_redis")]
     fleet_host: Option<String>,
+    /// Stop cleanly, state flushed, after this long with no session, lease, waiter or Watch
+    /// (a daemon started for a laptop or a CI job leaves nothing running) [default: off]
+    #[arg(long, value_name = "DUR", value_parser = super::duration)]
+    idle_exit: Option<Duration>,
 }
 
 impl DaemonArgs {
@@ -163,6 +167,7 @@ pub async fn run(args: DaemonArgs, socket: PathBuf) -> ExitCode {
         metrics_addr: config.daemon.metrics_addr,
         config,
         reload,
+        idle_exit: args.idle_exit,
     };
     match server::run(opts, stop_signal()).await {
         Ok(()) => ExitCode::SUCCESS,

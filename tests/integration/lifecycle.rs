@@ -253,3 +253,50 @@ fn sigquit_stops_cleanly_and_flushes() {
     let o = d.cli(&["status"]);
     assert!(stdout(&o).contains("kept over SIGQUIT"), "{}", stdout(&o));
 }
+
+#[test]
+fn idle_exit_stops_a_daemon_with_nothing_to_do_and_not_one_holding_a_lease() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let socket = dir.path().join("s.sock");
+    let mut child = Command::new(BIN)
+        .args(["daemon", "--idle-exit", "1s", "--socket"])
+        .arg(&socket)
+        .arg("--data-dir")
+        .arg(dir.path().join("state"))
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start the daemon");
+    wait_until(Duration::from_secs(20), "the daemon's socket", || {
+        cli_on(&socket, &["status"]).status.success()
+    });
+    // A lease held keeps it up well past its idle bound.
+    let lease = stdout(&cli_on(&socket, &["acquire", "k", "--max-wait", "10s"]))
+        .trim()
+        .to_string();
+    assert_eq!(lease.len(), 32, "{lease:?}");
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(
+        child.try_wait().expect("wait").is_none(),
+        "stopped while a lease was held"
+    );
+    // Reported, nothing is left to do: it stops by itself, cleanly, within its bound.
+    let reported = cli_on(&socket, &["report", &lease, "--status", "200"]);
+    assert!(reported.status.success(), "{}", stderr(&reported));
+    let began = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        assert!(
+            began.elapsed() < Duration::from_secs(10),
+            "still running 10 s after it was idle"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status:?}");
+    let mut log = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut log)
+        .expect("log");
+    assert!(log.contains("--idle-exit"), "{log}");
+    assert!(!socket.exists(), "the socket was left behind");
+}

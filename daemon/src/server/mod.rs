@@ -189,6 +189,35 @@ pub struct DaemonOptions {
     pub metrics_addr: Option<std::net::SocketAddr>,
     /// How to read the config again on SIGHUP; None: SIGHUP is ignored (logged).
     pub reload: Option<Reload>,
+    /// Stop cleanly after this long with no session, lease, waiter or Watch (`--idle-exit`).
+    pub idle_exit: Option<Duration>,
+}
+
+/// Resolves once the daemon has had nothing to do for `idle` (never when None): no session
+/// open, no lease held, nobody waiting, no Watch stream.
+async fn idle_for(shared: Arc<Shared>, idle: Option<Duration>) {
+    let Some(idle) = idle else {
+        return std::future::pending().await;
+    };
+    let every = (idle / 4).clamp(Duration::from_millis(50), Duration::from_secs(1));
+    let mut since = tokio::time::Instant::now();
+    loop {
+        tokio::time::sleep(every).await;
+        let busy = {
+            let core = shared.core();
+            !core.sessions.is_empty() || core.engine.lease_count() > 0 || core.engine.waiting() > 0
+        } || !shared
+            .watches
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_empty();
+        let t = tokio::time::Instant::now();
+        if busy {
+            since = t;
+        } else if t.duration_since(since) >= idle {
+            return;
+        }
+    }
 }
 
 /// Runs the daemon until `shutdown` resolves, then answers waiters, drains, flushes and returns.
@@ -312,8 +341,16 @@ pub async fn run(
         opts.config.keys.len()
     );
     let signal_shared = shared.clone();
+    let idle = idle_for(shared.clone(), opts.idle_exit);
+    let idle_exit = opts.idle_exit;
     let signal = async move {
-        shutdown.await;
+        tokio::select! {
+            _ = shutdown => {}
+            _ = idle => tracing::info!(
+                "idle for {:.0?} (no session, lease, waiter or Watch): stopping (--idle-exit)",
+                idle_exit.unwrap_or_default()
+            ),
+        }
         tracing::info!("stopping: answering waiters, draining calls, flushing state");
         health
             .set_not_serving::<llmctl_proto::LimiterServer<LimiterService>>()
