@@ -70,8 +70,16 @@ pub struct DaemonArgs {
     fleet_host: Option<String>,
     /// Stop cleanly, state flushed, after this long with no session, lease, waiter or Watch
     /// (a daemon started for a laptop or a CI job leaves nothing running) [default: off]
-    #[arg(long, value_name = "DUR", value_parser = super::duration)]
+    #[arg(long, value_name = "DUR", value_parser = idle_exit)]
     idle_exit: Option<Duration>,
+}
+
+/// `--idle-exit`: a duration, and not zero (a daemon that stops as it starts serves nobody).
+fn idle_exit(s: &str) -> Result<Duration, String> {
+    match super::duration(s)? {
+        d if d.is_zero() => Err("--idle-exit 0 would stop the daemon as it starts; give a bound like 10m, or leave it out".into()),
+        d => Ok(d),
+    }
 }
 
 impl DaemonArgs {

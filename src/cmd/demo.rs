@@ -225,9 +225,12 @@ pub async fn run(args: DemoArgs) -> ExitCode {
     // A closed terminal (SIGHUP), Ctrl-C outside the dashboard (SIGINT) or SIGTERM stops the
     // demo as its end does: the dashboard gives the terminal back, everything started stops
     // and the folder goes.
+    // The dashboard stops on SIGINT and SIGTERM too: the signal is looked at first, so the
+    // exit status says it.
     let code = tokio::select! {
-        code = shown => code,
+        biased;
         signal = signals.next() => ExitCode::from(128 + signal),
+        code = shown => code,
     };
     let dir = demo.dir.clone();
     drop(demo);

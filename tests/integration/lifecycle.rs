@@ -269,6 +269,24 @@ fn idle_exit_stops_a_daemon_with_nothing_to_do_and_not_one_holding_a_lease() {
     wait_until(Duration::from_secs(20), "the daemon's socket", || {
         cli_on(&socket, &["status"]).status.success()
     });
+    // A client without a session making short calls keeps it up too.
+    let began = std::time::Instant::now();
+    while began.elapsed() < Duration::from_millis(2500) {
+        let l = stdout(&cli_on(&socket, &["acquire", "k", "--max-wait", "10s"]))
+            .trim()
+            .to_string();
+        assert!(
+            cli_on(&socket, &["report", &l, "--status", "200"])
+                .status
+                .success(),
+            "the daemon stopped under a client calling it"
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    assert!(
+        child.try_wait().expect("wait").is_none(),
+        "stopped between calls"
+    );
     // A lease held keeps it up well past its idle bound.
     let lease = stdout(&cli_on(&socket, &["acquire", "k", "--max-wait", "10s"]))
         .trim()
@@ -299,4 +317,12 @@ fn idle_exit_stops_a_daemon_with_nothing_to_do_and_not_one_holding_a_lease() {
         .expect("log");
     assert!(log.contains("--idle-exit"), "{log}");
     assert!(!socket.exists(), "the socket was left behind");
+    // A bound of nothing is a mistake, said at once.
+    let zero = Command::new(BIN)
+        .args(["daemon", "--idle-exit", "0s", "--socket"])
+        .arg(&socket)
+        .output()
+        .expect("run");
+    assert_eq!(zero.status.code(), Some(2), "{}", stderr(&zero));
+    assert!(stderr(&zero).contains("--idle-exit 0"), "{}", stderr(&zero));
 }

@@ -285,7 +285,8 @@ export function localAdvice(o: ReportOptions, attempt: number): Advice {
     return { action: "give_up", retryAfterMs: 0, fallbackKey: "", reason: `status ${o.status} (daemon unreachable)` };
   }
   const h = limitHeaders(o.headers);
-  const header = Number(h["retry-after-ms"] ?? NaN) || Number(h["retry-after"] ?? NaN) * 1000;
+  // The provider's delay, up to a minute (conformance/advice.json).
+  const header = Math.min(60_000, Number(h["retry-after-ms"] ?? NaN) || Number(h["retry-after"] ?? NaN) * 1000);
   const backoff = Math.min(30_000, 1000 * 2 ** (attempt - 1)) * Math.random();
   return {
     action: "retry",
@@ -394,7 +395,8 @@ export function parseUsage(u: unknown): [number, number, number] | null {
   }
   const gp = int(o.promptTokenCount);
   if (gp !== null) {
-    return [gp, Math.min(int(o.cachedContentTokenCount) ?? 0, gp), int(o.candidatesTokenCount) ?? 0];
+    // Thinking tokens are output too (billed as such), beside the candidates'.
+    return [gp, Math.min(int(o.cachedContentTokenCount) ?? 0, gp), (int(o.candidatesTokenCount) ?? 0) + (int(o.thoughtsTokenCount) ?? 0)];
   }
   const inp = int(o.input_tokens);
   const out = int(o.output_tokens);

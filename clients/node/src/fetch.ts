@@ -259,11 +259,15 @@ export function checkKeyTemplate(key: string): void {
     }
   }
   const k = key.replaceAll("{model}", "m");
+  if (k.includes("{") || k.includes("}")) {
+    throw new TypeError(`key ${JSON.stringify(key)} has a lone brace; the one placeholder is {model}`);
+  }
   if (new TextEncoder().encode(k).length > 256) {
     throw new TypeError(`key ${JSON.stringify(key.slice(0, 40))}... is longer than 256 bytes`);
   }
-  if (/[\u0000-\u001f\u007f]/.test(k)) {
-    throw new TypeError(`key ${JSON.stringify(key)} has control characters; use a path like "openai/gpt-5.5"`);
+  // The characters the daemon refuses in a name: control characters and the invisible ones.
+  if (/[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/.test(k)) {
+    throw new TypeError(`key ${JSON.stringify(key)} has control or invisible characters; use a path like "openai/gpt-5.5"`);
   }
   if (k.split("/").some((part) => part === "")) {
     throw new TypeError(`key ${JSON.stringify(key)} has an empty segment; write it as a path like "anthropic/org-a/opus"`);

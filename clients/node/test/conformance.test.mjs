@@ -23,6 +23,9 @@ for (const c of table("advice.json").cases) {
     if (c.min_delay_ms !== undefined) {
       assert.ok(a.retryAfterMs >= c.min_delay_ms, JSON.stringify(a));
     }
+    if (c.max_delay_ms !== undefined) {
+      assert.ok(a.retryAfterMs <= c.max_delay_ms, JSON.stringify(a));
+    }
   });
 }
 

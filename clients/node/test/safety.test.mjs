@@ -13,6 +13,8 @@ test("a key template with a typo fails when limitedFetch is built", () => {
     ["openai/{modle}", "{modle}"],
     ["openai//x", "empty segment"],
     ["openai/{model}/{region}", "{region}"],
+    ["openai/{model", "lone brace"],
+    ["openai/\u200bgpt", "invisible"],
   ]) {
     assert.throws(() => limitedFetch({ client, key }), (e) => e instanceof TypeError && e.message.includes(word), key);
   }

@@ -42,6 +42,8 @@ def test_fail_open_advice(case: Dict[str, Any]) -> None:
     assert advice.action == case["fail_open"], advice
     if "min_delay_ms" in case:
         assert advice.retry_after * 1000 >= case["min_delay_ms"], advice
+    if "max_delay_ms" in case:
+        assert advice.retry_after * 1000 <= case["max_delay_ms"], advice
 
 
 @pytest.mark.parametrize("case", cases("headers.json"))

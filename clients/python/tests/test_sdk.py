@@ -480,6 +480,7 @@ def test_a_call_without_max_tokens_reserves_what_answers_produced(setup: Any) ->
         ("openai//x", "empty segment"),
         ("", "empty"),
         ("openai/{model}/{region}", "{region}"),
+        ("openai/{model", "lone brace"),
     ],
 )
 def test_a_key_with_a_typo_fails_when_the_transport_is_built(key: str, word: str) -> None:

@@ -12,8 +12,10 @@ pub fn describe(text: &str, e: &toml::de::Error) -> String {
     let line_no = text[..at].matches('\n').count() + 1;
     let lines: Vec<&str> = text.lines().collect();
     let line = lines.get(line_no - 1).copied().unwrap_or("");
-    let field = field_of(line);
-    let table = lines[..line_no.saturating_sub(1).min(lines.len())]
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let field = field_of(line, at - line_start);
+    // The table the line is in: the nearest header above it, or the line itself.
+    let table = lines[..line_no.min(lines.len())]
         .iter()
         .rev()
         .map(|l| strip_comment(l).trim())
@@ -37,14 +39,22 @@ pub fn describe(text: &str, e: &toml::de::Error) -> String {
     format!("{place}{message}{hint} (line {line_no})")
 }
 
-/// The key of a `key = value` line.
-fn field_of(line: &str) -> Option<String> {
-    let l = strip_comment(line).trim();
-    if l.starts_with('[') {
+/// The field an error at byte `col` of `line` is about: the name before the last `=` ahead of
+/// it (an inline table's member, `{ key = "a", when = "x" }`), else the line's own key.
+fn field_of(line: &str, col: usize) -> Option<String> {
+    let l = strip_comment(line);
+    if l.trim_start().starts_with('[') {
         return None;
     }
-    let (key, _) = l.split_once('=')?;
-    let key = key.trim();
+    let before = &l[..col.min(l.len())];
+    let name = match before.rfind('=') {
+        Some(eq) => before[..eq].trim_end(),
+        None => l.split_once('=')?.0.trim_end(),
+    };
+    let start = name
+        .rfind(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '"' | '.')))
+        .map_or(0, |i| i + 1);
+    let key = name[start..].trim();
     (!key.is_empty()).then(|| key.to_string())
 }
 
@@ -165,6 +175,21 @@ mod tests {
         );
         let far = error("[keys.\"x\"]\nshiny = true\n");
         assert!(!far.contains("did you mean"), "{far}");
+        // A table's own name misspelt: that table, not the one before it.
+        let table = error("[keys.\"x\"]\nrequests_per_minute = 5\n[deamon]\n");
+        assert!(
+            table.contains("FILE: [deamon]: unknown field `deamon`"),
+            "{table}"
+        );
+        assert!(table.contains("did you mean `daemon`?"), "{table}");
+    }
+
+    #[test]
+    fn an_inline_tables_member_is_named() {
+        let e = error(
+            "[keys.\"a\"]\nrequests_per_minute = 5\n[route_groups.chat]\nmembers = [{ key = \"a\", when = 7 }]\n",
+        );
+        assert!(e.contains("[route_groups.chat] when: "), "{e}");
     }
 
     #[test]

@@ -146,6 +146,8 @@ pub(crate) struct Shared {
     pub status_cache: tokio::sync::Mutex<Option<(Instant, Arc<llmctl_proto::v1::StatusResponse>)>>,
     /// Open Watch streams by process id (0: unknown).
     pub watches: Mutex<HashMap<u32, usize>>,
+    /// Calls served since `--idle-exit` last looked.
+    pub calls: std::sync::atomic::AtomicU64,
     /// Fleet mode: what status shows of it; None: this host alone.
     pub fleet: Option<Arc<fleet::FleetView>>,
     /// Wakes the fleet side at once (a cooldown to share).
@@ -193,6 +195,14 @@ pub struct DaemonOptions {
     pub idle_exit: Option<Duration>,
 }
 
+impl Shared {
+    /// A call came (for `--idle-exit`).
+    pub(crate) fn called(&self) {
+        self.calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 /// Resolves once the daemon has had nothing to do for `idle` (never when None): no session
 /// open, no lease held, nobody waiting, no Watch stream.
 async fn idle_for(shared: Arc<Shared>, idle: Option<Duration>) {
@@ -203,14 +213,20 @@ async fn idle_for(shared: Arc<Shared>, idle: Option<Duration>) {
     let mut since = tokio::time::Instant::now();
     loop {
         tokio::time::sleep(every).await;
-        let busy = {
-            let core = shared.core();
-            !core.sessions.is_empty() || core.engine.lease_count() > 0 || core.engine.waiting() > 0
-        } || !shared
-            .watches
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .is_empty();
+        // A call since the last look (a client without a Session making short calls) counts.
+        let called = shared.calls.swap(0, std::sync::atomic::Ordering::Relaxed) > 0;
+        let busy = called
+            || {
+                let core = shared.core();
+                !core.sessions.is_empty()
+                    || core.engine.lease_count() > 0
+                    || core.engine.waiting() > 0
+            }
+            || !shared
+                .watches
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .is_empty();
         let t = tokio::time::Instant::now();
         if busy {
             since = t;
@@ -287,6 +303,7 @@ pub async fn run(
         max_claim_result: opts.config.daemon.max_claim_result(),
         status_cache: tokio::sync::Mutex::new(None),
         watches: Mutex::new(HashMap::new()),
+        calls: std::sync::atomic::AtomicU64::new(0),
         duplicates_suppressed: std::sync::atomic::AtomicU64::new(0),
         metrics,
         fleet: fleet.as_ref().map(|f| f.view.clone()),

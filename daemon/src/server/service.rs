@@ -29,6 +29,7 @@ impl pb::limiter_server::Limiter for LimiterService {
         &self,
         request: Request<pb::AcquireRequest>,
     ) -> Result<Response<pb::AcquireResponse>, Status> {
+        self.shared.called();
         let uid = super::peer::uid(&request);
         let pid = super::peer::pid(&request);
         let r = request.into_inner();
@@ -100,6 +101,7 @@ impl pb::limiter_server::Limiter for LimiterService {
         &self,
         request: Request<pb::ReportRequest>,
     ) -> Result<Response<pb::ReportResponse>, Status> {
+        self.shared.called();
         let uid = super::peer::uid(&request);
         let mut r = request.into_inner();
         check_name("error_type", &r.error_type, "rate_limit_error")?;
@@ -269,6 +271,7 @@ impl pb::limiter_server::Limiter for LimiterService {
         &self,
         request: Request<pb::CompleteRequest>,
     ) -> Result<Response<pb::CompleteResponse>, Status> {
+        self.shared.called();
         let uid = super::peer::uid(&request);
         super::claims::complete(&self.shared, request.into_inner(), uid)
             .await

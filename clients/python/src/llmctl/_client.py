@@ -295,14 +295,14 @@ class Client:
 
     def _report(self, lease: Lease, req: pb.ReportRequest, outcome: Outcome) -> Advice:
         if not lease.limited:
-            return local_advice(outcome, lease.attempt)
+            return local_advice(outcome, req.attempt)
         stub = self._ensure()
         try:
             resp = stub.Report(req, timeout=CALL_TIMEOUT)
         except grpc.RpcError as e:
             if is_unreachable(e) and self._health.fail_open:
                 self._health.failed(e.details() or e.code().name)
-                return local_advice(outcome, lease.attempt)
+                return local_advice(outcome, req.attempt)
             err = rpc_error(e, self.socket, "report")
             if (
                 isinstance(err, errors.LeaseNotFound)
@@ -311,7 +311,7 @@ class Client:
             ):
                 # The daemon went away since this lease was granted and took it along.
                 logger.info("llmctl: lease %s was lost when the daemon restarted", lease.lease_id)
-                return local_advice(outcome, lease.attempt)
+                return local_advice(outcome, req.attempt)
             raise err from None
         self._health.ok()
         return advice_from(resp)

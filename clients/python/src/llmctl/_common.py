@@ -458,8 +458,9 @@ def local_advice(outcome: Outcome, attempt: int = 1) -> Advice:
             f"status {status} on attempt {attempt} of {FAIL_OPEN_ATTEMPTS}; decided without the daemon",
         )
     delay = 1.0
+    given = {str(k).lower(): v for k, v in (outcome.headers or {}).items()}
     for name in ("retry-after-ms", "retry-after"):
-        raw = (outcome.headers or {}).get(name)
+        raw = given.get(name)
         try:
             if raw is not None:
                 value = float(raw) / (1000.0 if name.endswith("-ms") else 1.0)

@@ -54,7 +54,9 @@ def parse_usage(u: Any) -> Optional[Usage]:
         gp = _int(_get(u, p))
         if gp is not None:
             gc = _int(_get(u, c)) or 0
-            return gp, min(gc, gp), _int(_get(u, o)) or 0
+            # Thinking tokens are output too (billed as such), beside the candidates'.
+            thoughts = _int(_get(u, "thoughtsTokenCount")) or _int(_get(u, "thoughts_token_count")) or 0
+            return gp, min(gc, gp), (_int(_get(u, o)) or 0) + thoughts
     maybe_in = _int(_get(u, "input_tokens"))
     out = _int(_get(u, "output_tokens"))
     if maybe_in is None and out is None:

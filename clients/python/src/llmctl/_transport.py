@@ -73,7 +73,10 @@ def check_key_template(key: str) -> None:
             raise errors.InvalidArgument(
                 f"key {key!r} has the placeholder {found}; only {{model}} is replaced (by the model)"
             )
-    check_key(key.replace("{model}", "m"))
+    rest = key.replace("{model}", "m")
+    if "{" in rest or "}" in rest:
+        raise errors.InvalidArgument(f"key {key!r} has a lone brace; the one placeholder is {{model}}")
+    check_key(rest)
 
 
 class TransportBase:
