@@ -260,7 +260,7 @@ except llmctl.NotGranted as e:
 def test_a_429_with_retry_after_cools_the_key_down_for_every_process(setup: Any, sdk: str) -> None:
     daemon, provider, client = setup
     advices = Advices()
-    transport = LimitedTransport(key=f"{sdk}/m", client=client, on_advice=advices)
+    transport = LimitedTransport(key=f"{sdk}/m", client=client, on_advice=advices, max_retries=0)
     provider.faults(["rate_limit,retry_after=5,count=1"])
     if sdk == "openai":
         with pytest.raises(openai.RateLimitError):
@@ -325,13 +325,13 @@ def test_anthropic_billing_error_gets_give_up(setup: Any) -> None:
     assert advices.actions == ["give_up"]
 
 
-def test_the_transport_follows_retry_advice_only_when_asked(setup: Any) -> None:
+def test_the_transport_follows_retry_advice_unless_told_not_to(setup: Any) -> None:
     daemon, provider, client = setup
     advices = Advices()
     provider.faults(["status=503,count=1"])
     with pytest.raises(openai.InternalServerError):
         openai_sync(
-            provider, LimitedTransport(key="openai/m", client=client, on_advice=advices)
+            provider, LimitedTransport(key="openai/m", client=client, on_advice=advices, max_retries=0)
         ).chat.completions.create(model="m", messages=MESSAGES, max_tokens=8)
     assert advices.actions == ["retry"] and provider.stats()["requests"] == 1
 
@@ -489,3 +489,35 @@ def test_a_key_with_a_typo_fails_when_the_transport_is_built(key: str, word: str
             cls(key=key)
         assert word in str(e.value)
     assert LimitedTransport(key="openai/{model}").key == "openai/{model}"
+
+
+def test_the_readme_example_under_contention_raises_no_rate_limit_error(
+    daemon: Daemon, start_provider: Callable[..., Provider]
+) -> None:
+    """The README's example as written (the transport's defaults, the SDK's max_retries=0): two
+    models whose keys the daemon has never seen share one provider limit, 40 calls from 8 threads
+    at once; the 429s the daemon lets through while it learns are retried as it advises, none
+    reaches the caller."""
+    import concurrent.futures
+
+    provider = start_provider("--rpm", "600", "--burst-requests", "3", "--completion-tokens", "5")
+    with llmctl.Client(daemon.socket) as client:
+        oa = openai.OpenAI(
+            base_url=provider.url + "/v1",
+            api_key="test",
+            http_client=httpx2.Client(transport=LimitedTransport(key="openai/{model}", client=client)),
+            max_retries=0,
+        )
+
+        def call(i: int) -> str:
+            try:
+                oa.chat.completions.create(model=f"m{i % 2}", messages=MESSAGES, max_tokens=5)
+                return "ok"
+            except openai.RateLimitError:
+                return "429"
+
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            results = list(pool.map(call, range(40)))
+    assert results.count("ok") == 40, results
+    # The provider did refuse some: the test is not one without contention.
+    assert provider.stats()["responses"].get("429", 0) > 0, provider.stats()

@@ -88,7 +88,7 @@ class LimitedTransport(TransportBase):
         priority: int = 0,
         max_wait: Optional[Seconds] = None,
         run_id: Optional[str] = None,
-        max_retries: int = 0,
+        max_retries: Optional[int] = None,
         image_tokens: int = IMAGE_TOKENS,
         default_output_tokens: int = DEFAULT_OUTPUT_TOKENS,
         on_advice: Optional[AdviceHook] = None,

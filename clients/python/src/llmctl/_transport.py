@@ -88,7 +88,7 @@ class TransportBase:
         priority: int,
         max_wait: Optional[Seconds],
         run_id: Optional[str],
-        max_retries: int,
+        max_retries: Optional[int],
         image_tokens: int,
         default_output_tokens: int,
         on_advice: Optional[AdviceHook],
@@ -110,8 +110,12 @@ class TransportBase:
             raise TypeError("route must be a function (request, key) -> request, given with route_group")
         if profile is not None:
             check_name(profile, "profile", "'interactive', 'batch' or one configured in [profiles]")
-        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
-            raise ValueError(f"max_retries = {max_retries!r}: give 0 (no retries) or more")
+        if max_retries is not None and (
+            isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0
+        ):
+            raise ValueError(
+                f"max_retries = {max_retries!r}: give 0 (no retries), more, or None (as the advice says)"
+            )
         self.key = key
         self.route_group = route_group
         self.route = route
@@ -209,7 +213,7 @@ class TransportBase:
         """Whether to send the request again after this advice (and after how many seconds),
         within ``max_retries``: on ``retry``, on the same key; on ``fallback``, on the key
         advised, only when a ``route`` hook says how to send the request there."""
-        if advice is None or plan.sends > self.max_retries:
+        if advice is None or (self.max_retries is not None and plan.sends > self.max_retries):
             return None
         if advice.action == "retry":
             plan.attempt += 1

@@ -25,13 +25,14 @@ final events (OpenAI's last chunk when ``stream_options={"include_usage": True}`
 and whether output had already been delivered, and the report goes when the stream is exhausted
 or closed.
 
-The transport does not retry on its own: it returns the provider's answer, so the SDK raises as
-usual. Each advice goes to ``on_advice(request, advice)`` and onto the response as
-``response.extensions["llmctl_advice"]`` (an SDK's ``APIStatusError.response`` carries it), with
-the key reported as ``response.extensions["llmctl_key"]``. With ``max_retries=N`` it follows the
-daemon's advice itself, for answers that arrive whole (not a streamed 200): a ``retry`` advice
-waits ``retry_after`` and sends again, up to N times. Keep the SDK's own ``max_retries=0``
-either way.
+By default the transport follows the daemon's advice itself, for answers that arrive whole (not
+a streamed 200): a ``retry`` advice waits ``retry_after`` and sends again, as long as the lease's
+retry profile allows (its attempts and deadline; without the daemon, at most 4 attempts); a
+``give_up`` returns the provider's answer, so the SDK raises as usual. ``max_retries=N`` bounds
+the resends to N; ``max_retries=0`` never resends. Each advice goes to ``on_advice(request,
+advice)`` and onto the response as ``response.extensions["llmctl_advice"]`` (an SDK's
+``APIStatusError.response`` carries it), with the key reported as
+``response.extensions["llmctl_key"]``. Keep the SDK's own ``max_retries=0`` either way.
 
 With ``route_group=`` instead of ``key=`` the daemon grants a member of that configured group
 and the report goes to that member. The request is sent as the SDK made it unless a
