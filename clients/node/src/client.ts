@@ -430,6 +430,9 @@ export class Client {
   private readonly callTimeoutMs: number;
   private warned = false;
   private closed = false;
+  /** Whether the last acquire was limited by the daemon (null before any): false while failing
+   * open, so a wrong socket or a stopped daemon does not go unnoticed. */
+  limited: boolean | null = null;
 
   constructor(options: ClientOptions = {}) {
     this.socket = options.socket ?? defaultSocket();
@@ -512,14 +515,17 @@ export class Client {
         throw options.signal.reason;
       }
       if (this.failOpen(e)) {
+        this.limited = false;
         return new Lease(this, key ?? options.routeGroup ?? "", "", false, 0, null, attempt, firstMs);
       }
       throw translate(e, this.socket);
     }
+    this.limited = true;
     const asked = resp.key || key || options.routeGroup || "";
     if (!resp.granted && resp.reasonCode === RefusalReason.STOPPING && this.failMode === "open") {
       // A stopping daemon is an unreachable one: failing open, the call proceeds.
       this.failOpen(Object.assign(new Error("the daemon is stopping"), { code: "UNAVAILABLE_STOPPING" }), true);
+      this.limited = false;
       return new Lease(this, key ?? options.routeGroup ?? "", "", false, 0, null, attempt, firstMs);
     }
     if (!resp.granted) {

@@ -36,6 +36,7 @@ test("{model} in the key is the request's model", async () => {
       body: JSON.stringify({ model: "gpt-x", messages: [{ role: "user", content: "hi" }], max_tokens: 5 }),
     });
     assert.equal(r.status, 200);
+    assert.equal(client.limited, true);
     await waitUntil(() => daemon.key("openai/gpt-x")?.granted_total === 1, 5000, "the grant on openai/gpt-x");
   } finally {
     client.close();
@@ -68,6 +69,7 @@ test("a call waiting while the daemon stops proceeds when failing open, and is r
     await daemon.stop();
     const [o, c] = await Promise.all(waiting);
     assert.ok(o.lease && !o.lease.limited, String(o.error ?? o.lease?.limited));
+    assert.equal(open.limited, false, "the client says its last call went unlimited");
     assert.ok(c.error instanceof NotGranted && c.error.reasonCode === "stopping", String(c.error));
   } finally {
     open.close();

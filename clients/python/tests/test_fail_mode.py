@@ -189,3 +189,26 @@ def test_a_call_queued_while_the_daemon_stops_proceeds_when_failing_open(start_d
     assert not lease.limited
     refused = next(r for r in results if isinstance(r, llmctl.NotGranted))
     assert refused.reason_code == "stopping"
+
+
+def test_the_transport_takes_a_socket_and_the_client_says_whether_calls_were_limited(
+    start_daemon: Any, start_provider: Any, tmp_path: Path
+) -> None:
+    d: Daemon = start_daemon("")
+    provider = start_provider("--rpm", "100000")
+    transport = LimitedTransport(key="openai/{model}", socket=d.socket)
+    oa = openai.OpenAI(
+        base_url=provider.url + "/v1", api_key="t", http_client=httpx2.Client(transport=transport), max_retries=0
+    )
+    assert transport.client.limited is None
+    sdk_call(oa)
+    assert transport.client.limited is True and transport.client.socket == d.socket
+    # A socket where no daemon runs: the call goes, unlimited, and the client says so.
+    lost = LimitedTransport(key="openai/{model}", socket=str(tmp_path / "nobody.sock"))
+    oa2 = openai.OpenAI(
+        base_url=provider.url + "/v1", api_key="t", http_client=httpx2.Client(transport=lost), max_retries=0
+    )
+    sdk_call(oa2)
+    assert lost.client.limited is False
+    with llmctl.Client(d.socket) as c, pytest.raises(TypeError):
+        LimitedTransport(key="k", socket=d.socket, client=c)

@@ -197,6 +197,9 @@ class AsyncClient:
         self.client_id = check_client_id(client_id) if client_id is not None else new_client_id()
         self._own_id = client_id is None
         self._closed = False
+        # Whether the last acquire was limited by the daemon (None before any): False while
+        # failing open, so a wrong socket or a stopped daemon does not go unnoticed.
+        self.limited: Optional[bool] = None
         self._fork_lock = threading.Lock()
         self._connect()
 
@@ -304,6 +307,7 @@ class AsyncClient:
             self._health.failed("the daemon is stopping")
             return self._unlimited(req, attempt, first_ms)
         self._health.ok()
+        self.limited = True
         if not resp.granted:
             raise not_granted(resp, req)
         return AsyncLease(
@@ -320,6 +324,7 @@ class AsyncClient:
         )
 
     def _unlimited(self, req: pb.AcquireRequest, attempt: int, first_ms: int) -> AsyncLease:
+        self.limited = False
         return AsyncLease(
             self,
             key=req.key,

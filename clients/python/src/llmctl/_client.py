@@ -162,6 +162,9 @@ class Client:
         self.client_id = check_client_id(client_id) if client_id is not None else new_client_id()
         self._own_id = client_id is None
         self._closed = False
+        # Whether the last acquire was limited by the daemon (None before any): False while
+        # failing open, so a wrong socket or a stopped daemon does not go unnoticed.
+        self.limited: Optional[bool] = None
         self._fork_lock = threading.Lock()
         self._connect()
 
@@ -266,6 +269,7 @@ class Client:
             self._health.failed("the daemon is stopping")
             return self._unlimited(req, attempt, first_ms)
         self._health.ok()
+        self.limited = True
         if not resp.granted:
             raise not_granted(resp, req)
         return Lease(
@@ -282,6 +286,7 @@ class Client:
         )
 
     def _unlimited(self, req: pb.AcquireRequest, attempt: int, first_ms: int) -> Lease:
+        self.limited = False
         return Lease(
             self,
             key=req.key,

@@ -6,10 +6,11 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 import time
 from types import ModuleType
-from typing import Any, AsyncIterator, Callable, Dict, List, Optional
+from typing import Any, AsyncIterator, Callable, Dict, List, Optional, Union
 
 from ._aio import AsyncClient, AsyncLease
 from ._common import Advice, Outcome, Seconds, logger
@@ -75,8 +76,9 @@ class AsyncLimitedTransport(TransportBase):
     or a function of the model name returning the key. Or, instead of ``key``, ``route_group``:
     the daemon grants a member of that configured group, and ``route(request, key)`` (optional)
     returns the request to send for the member granted (see `reroute`). ``client``: a
-    `llmctl.AsyncClient` (default: one on the default socket, fail open). ``inner``: the
-    transport that sends (default: the request's library's ``AsyncHTTPTransport()``).
+    `llmctl.AsyncClient` (default: one on ``socket``, else the default socket, fail open; its
+    ``limited`` says whether the last call was limited). ``inner``: the transport that sends
+    (default: the request's library's ``AsyncHTTPTransport()``).
     ``max_wait``: how long an acquire may wait (default: up to an hour). ``profile``: the retry
     profile of the advice. ``on_advice(request, advice)`` is called after every report.
     """
@@ -97,7 +99,11 @@ class AsyncLimitedTransport(TransportBase):
         profile: Optional[str] = None,
         route_group: Optional[str] = None,
         route: Optional[RouteHook] = None,
+        socket: Union[str, "os.PathLike[str]", None] = None,
     ) -> None:
+        if client is not None and socket is not None:
+            raise TypeError("give client or socket, not both: the client already names its socket")
+        self._socket = socket
         super().__init__(
             key,
             inner,
@@ -122,7 +128,7 @@ class AsyncLimitedTransport(TransportBase):
         if self._client is None:
             with self._lock:
                 if self._client is None:
-                    self._client = AsyncClient()
+                    self._client = AsyncClient(self._socket)
         return self._client
 
     async def handle_async_request(self, request: Any) -> Any:

@@ -4,10 +4,11 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from types import ModuleType
-from typing import Any, Callable, Dict, Iterator, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional, Union
 
 from ._client import Client, Lease
 from ._common import Advice, Outcome, Seconds, logger
@@ -73,8 +74,9 @@ class LimitedTransport(TransportBase):
     or a function of the model name returning the key. Or, instead of ``key``, ``route_group``:
     the daemon grants a member of that configured group, and ``route(request, key)`` (optional)
     returns the request to send for the member granted (see `reroute`). ``client``: a
-    `llmctl.Client` (default: one on the default socket, fail open). ``inner``: the
-    transport that sends (default: the request's library's ``HTTPTransport()``).
+    `llmctl.Client` (default: one on ``socket``, else the default socket, fail open; its
+    ``limited`` says whether the last call was limited). ``inner``: the transport that sends
+    (default: the request's library's ``HTTPTransport()``).
     ``max_wait``: how long an acquire may wait (default: up to an hour). ``profile``: the retry
     profile of the advice. ``on_advice(request, advice)`` is called after every report.
     """
@@ -95,7 +97,11 @@ class LimitedTransport(TransportBase):
         profile: Optional[str] = None,
         route_group: Optional[str] = None,
         route: Optional[RouteHook] = None,
+        socket: Union[str, "os.PathLike[str]", None] = None,
     ) -> None:
+        if client is not None and socket is not None:
+            raise TypeError("give client or socket, not both: the client already names its socket")
+        self._socket = socket
         super().__init__(
             key,
             inner,
@@ -120,7 +126,7 @@ class LimitedTransport(TransportBase):
         if self._client is None:
             with self._lock:
                 if self._client is None:
-                    self._client = Client()
+                    self._client = Client(self._socket)
         return self._client
 
     def handle_request(self, request: Any) -> Any:
