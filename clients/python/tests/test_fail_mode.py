@@ -198,7 +198,10 @@ def test_the_transport_takes_a_socket_and_the_client_says_whether_calls_were_lim
     provider = start_provider("--rpm", "100000")
     transport = LimitedTransport(key="openai/{model}", socket=d.socket)
     oa = openai.OpenAI(
-        base_url=provider.url + "/v1", api_key="t", http_client=httpx2.Client(transport=transport), max_retries=0
+        base_url=provider.url + "/v1",
+        api_key="t",
+        http_client=httpx2.Client(transport=transport),
+        max_retries=0,
     )
     assert transport.client.limited is None
     sdk_call(oa)
