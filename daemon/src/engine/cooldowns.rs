@@ -116,7 +116,7 @@ impl Engine {
     pub(super) fn install_daily(
         &mut self,
         name: &str,
-        quota: &super::headers::DailyQuota,
+        quota: &super::daily::DailyQuota,
         origin: Origin,
         now: Now,
     ) -> Result<Instant, EngineError> {

@@ -11,6 +11,8 @@ mod calibrate;
 mod calibrate_tests;
 mod concurrency;
 mod cooldowns;
+mod daily;
+mod delays;
 mod error;
 pub mod fleet;
 #[cfg(test)]

@@ -90,7 +90,7 @@ impl Engine {
         }
         self.apply_headers(id, outcome, now);
         let rate_limited = matches!(class, Class::RateLimited | Class::Overloaded);
-        let daily = super::headers::daily_quota(
+        let daily = super::daily::daily_quota(
             outcome.status,
             &outcome.error_type,
             &outcome.error_message,
@@ -254,7 +254,7 @@ impl Engine {
     fn daily_refused(
         &mut self,
         lease: &Lease,
-        quota: &super::headers::DailyQuota,
+        quota: &super::daily::DailyQuota,
         now: Now,
     ) -> Result<(), EngineError> {
         self.count_refusal(lease, now);
