@@ -147,6 +147,7 @@ impl Engine {
             for b in &mut key.buckets {
                 b.refill(now.mono);
             }
+            let concurrency = key.effective_concurrency();
             let rl_minute = key.stats.rate_limited.sum_last(base, now.mono, 60);
             let granted_10s = key.stats.granted.sum_last(base, now.mono, 10);
             let fallbacks_minute = key.stats.fallbacks.sum_last(base, now.mono, 60);
@@ -160,7 +161,7 @@ impl Engine {
                     .map(|b| BucketStatus::of(b, now.mono))
                     .collect(),
                 in_flight: key.in_flight,
-                max_concurrency: key.effective_concurrency().map_or(0, |(m, _)| m),
+                max_concurrency: concurrency.map_or(0, |(m, _)| m),
                 queue_depth,
                 queue_wait_p50_ms: key.stats.waits.percentile(50.0),
                 queue_wait_p95_ms: key.stats.waits.percentile(95.0),
@@ -193,7 +194,7 @@ impl Engine {
                 output_tokens_estimate: key.output.estimate(),
                 undeclared_tokens_reserved: key.stats.undeclared_reserved,
                 undeclared_tokens_used: key.stats.undeclared_used,
-                concurrency_source: key.effective_concurrency().map(|(_, s)| s),
+                concurrency_source: concurrency.map(|(_, s)| s),
                 learned_concurrency: key.concurrency.as_ref().map(|c| c.limit),
                 daily_quota,
                 fixed_window: key

@@ -2,165 +2,35 @@
 //! load. OpenAI `POST /v1/chat/completions` and Anthropic `POST /v1/messages` (streaming too) in
 //! shapes the official SDKs accept, continuous-refill limits, each provider's own 429s and
 //! headers, scripted faults, and `GET /stats`, `POST /reset`, `POST /faults`.
+//!
+//! Here: one provider's state, its admission of a request (faults, limit changes, the daily
+//! quota, requests in flight, windows and buckets) and its answers. Beside it: `config` (what
+//! it is told), `stats` (what it saw), `serve` (its routes and server), `bucket`, `faults` and
+//! `shapes` (the bodies and headers the SDKs parse).
 
 mod bucket;
+mod config;
 pub mod faults;
+mod serve;
 mod shapes;
+mod stats;
+pub use config::{Limits, ProviderConfig, RetryAfter};
+pub use serve::{router, FakeProvider};
 pub use shapes::QuotaStyle;
+pub use stats::Stats;
 
 use crate::estimate;
 use axum::body::{Body, Bytes};
-use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, Response, StatusCode};
-use axum::routing::{get, post};
-use axum::Router;
+use axum::http::{HeaderMap, HeaderValue, Response};
 pub use bucket::Bucket;
 pub use faults::{Fault, FaultKind};
-use serde_json::{json, Value};
+use serde_json::Value;
 use shapes::Api;
-use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// The dimensions a provider limits, in the order their 429s are reported.
 pub const DIMENSIONS: [&str; 4] = ["requests", "tokens", "input_tokens", "output_tokens"];
-
-/// Limits per minute and their bursts; `None` is unlimited.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Limits {
-    pub per_minute: [Option<f64>; 4],
-    pub burst: [Option<f64>; 4],
-}
-
-impl Limits {
-    /// Capacity: the burst if given, else one second of requests (at least 1) or a minute of tokens.
-    pub fn capacity_of(&self, i: usize) -> Option<f64> {
-        let limit = self.per_minute[i]?;
-        Some(self.burst[i].unwrap_or(if i == 0 {
-            (limit / 60.0).max(1.0)
-        } else {
-            limit
-        }))
-    }
-}
-
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum RetryAfter {
-    /// `retry-after: <seconds>` (and OpenAI's `retry-after-ms`).
-    #[default]
-    Seconds,
-    /// `retry-after: <HTTP-date>`.
-    Date,
-    /// No delay at all, in headers or message: clients must guess.
-    None,
-}
-
-#[derive(Clone, Debug)]
-pub struct ProviderConfig {
-    pub limits: Limits,
-    /// Rejected requests count against the requests limit (OpenAI says they do).
-    pub count_rejected: bool,
-    pub retry_after: RetryAfter,
-    /// Time to produce an answer.
-    pub latency: Duration,
-    /// Output tokens per answer (capped by the request's max_tokens).
-    pub completion_tokens: u64,
-    /// Share of input tokens reported as read from cache.
-    pub cache_share: f64,
-    pub faults: Vec<Fault>,
-    /// Send the provider's limit headers (`x-ratelimit-*`, `anthropic-ratelimit-*`); without
-    /// them the provider is like Gemini, vLLM and most OpenAI-compatible servers.
-    pub limit_headers: bool,
-    /// Another consumer of the same key takes this share of every limit (0 to 1).
-    pub external_share: f64,
-    /// Refuses a request beyond this many in flight (self-hosted servers, LiteLLM's
-    /// `max_parallel_requests`), with a 429 that says so.
-    pub max_in_flight: Option<u64>,
-    /// The requests limit counted in fixed windows of this length (its allowance the
-    /// per-minute limit's share of a window), the headers saying only the window's remaining
-    /// and reset.
-    pub fixed_window: Option<Duration>,
-    /// Requests admitted per day; past them every request is refused as a daily quota.
-    pub requests_per_day: Option<u64>,
-    pub quota_style: QuotaStyle,
-    /// After this long, every rate limit (buckets, windows) times this factor (a tier changed
-    /// mid-run); requests in flight and per day stay as they are.
-    pub limit_change: Option<(Duration, f64)>,
-    /// The requests limit counted over a rolling window of this length (at most its share of
-    /// a minute in any such window: a sliding log, as many gateways keep) instead of a bucket.
-    pub rolling_window: Option<Duration>,
-}
-
-impl Default for ProviderConfig {
-    fn default() -> Self {
-        ProviderConfig {
-            limits: Limits::default(),
-            count_rejected: false,
-            retry_after: RetryAfter::Seconds,
-            latency: Duration::from_millis(20),
-            completion_tokens: 16,
-            cache_share: 0.0,
-            faults: Vec::new(),
-            limit_headers: true,
-            external_share: 0.0,
-            max_in_flight: None,
-            fixed_window: None,
-            requests_per_day: None,
-            quota_style: QuotaStyle::Openai,
-            limit_change: None,
-            rolling_window: None,
-        }
-    }
-}
-
-/// What the provider saw, for `GET /stats`.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Stats {
-    pub requests: u64,
-    pub responses: BTreeMap<u16, u64>,
-    pub rate_limited: [u64; 4],
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    pub first_success_unix_ms: Option<i64>,
-    pub last_success_unix_ms: Option<i64>,
-    /// Requests refused for the daily quota, and for too many in flight.
-    pub daily_refused: u64,
-    pub in_flight_refused: u64,
-    /// The most requests in flight at once.
-    pub max_in_flight_seen: u64,
-    /// When the first daily refusal was sent.
-    pub first_daily_refusal_unix_ms: Option<i64>,
-}
-
-impl Stats {
-    pub fn to_json(&self) -> Value {
-        let responses: BTreeMap<String, u64> = self
-            .responses
-            .iter()
-            .map(|(k, v)| (k.to_string(), *v))
-            .collect();
-        let rate_limited: BTreeMap<&str, u64> =
-            DIMENSIONS.iter().copied().zip(self.rate_limited).collect();
-        json!({
-            "requests": self.requests,
-            "responses": responses,
-            "rate_limited": rate_limited,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "first_success_unix_ms": self.first_success_unix_ms,
-            "last_success_unix_ms": self.last_success_unix_ms,
-            "daily_refused": self.daily_refused,
-            "in_flight_refused": self.in_flight_refused,
-            "max_in_flight_seen": self.max_in_flight_seen,
-            "first_daily_refusal_unix_ms": self.first_daily_refusal_unix_ms,
-        })
-    }
-
-    pub fn count(&self, status: u16) -> u64 {
-        self.responses.get(&status).copied().unwrap_or(0)
-    }
-}
 
 struct State_ {
     buckets: [Option<Bucket>; 4],
@@ -649,118 +519,5 @@ fn put(headers: &mut HeaderMap, name: &str, value: String) {
         HeaderValue::try_from(value),
     ) {
         headers.insert(n, v);
-    }
-}
-
-fn json_response(status: StatusCode, v: Value) -> Response<Body> {
-    let mut r = Response::new(Body::from(v.to_string()));
-    *r.status_mut() = status;
-    r.headers_mut()
-        .insert("content-type", HeaderValue::from_static("application/json"));
-    r
-}
-
-async fn openai(State(p): State<Arc<Provider>>, body: Bytes) -> Response<Body> {
-    p.handle(Api::OpenAi, body).await
-}
-
-async fn anthropic(State(p): State<Arc<Provider>>, body: Bytes) -> Response<Body> {
-    p.handle(Api::Anthropic, body).await
-}
-
-async fn stats(State(p): State<Arc<Provider>>) -> Response<Body> {
-    json_response(StatusCode::OK, p.stats().to_json())
-}
-
-async fn reset(State(p): State<Arc<Provider>>) -> Response<Body> {
-    p.reset();
-    json_response(StatusCode::OK, json!({"reset": true}))
-}
-
-async fn set_faults(State(p): State<Arc<Provider>>, body: Bytes) -> Response<Body> {
-    let specs: Vec<String> = match serde_json::from_slice(&body) {
-        Ok(v) => v,
-        Err(e) => {
-            return json_response(
-                StatusCode::BAD_REQUEST,
-                json!({"error": format!("expected a JSON array of fault strings like [\"status=503,share=0.5\"]: {e}")}),
-            )
-        }
-    };
-    match specs
-        .iter()
-        .map(|s| Fault::parse(s))
-        .collect::<Result<Vec<_>, _>>()
-    {
-        Ok(faults) => {
-            let n = faults.len();
-            p.set_faults(faults);
-            json_response(StatusCode::OK, json!({"faults": n}))
-        }
-        Err(e) => json_response(StatusCode::BAD_REQUEST, json!({"error": e.to_string()})),
-    }
-}
-
-async fn not_found() -> Response<Body> {
-    json_response(
-        StatusCode::NOT_FOUND,
-        json!({"error": {"message": "unknown path; the fake provider serves POST /v1/chat/completions, POST /v1/messages, GET /stats, POST /reset, POST /faults", "type": "not_found_error"}}),
-    )
-}
-
-pub fn router(p: Arc<Provider>) -> Router {
-    Router::new()
-        .route("/v1/chat/completions", post(openai))
-        .route("/v1/messages", post(anthropic))
-        .route("/stats", get(stats))
-        .route("/reset", post(reset))
-        .route("/faults", post(set_faults))
-        .fallback(not_found)
-        .with_state(p)
-}
-
-/// A fake provider serving in this process until dropped.
-pub struct FakeProvider {
-    pub addr: SocketAddr,
-    pub provider: Arc<Provider>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl FakeProvider {
-    /// Binds `listen` (loopback only) and serves.
-    pub async fn start(
-        config: ProviderConfig,
-        listen: SocketAddr,
-    ) -> std::io::Result<FakeProvider> {
-        if !listen.ip().is_loopback() {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                format!("--listen {listen} is not a loopback address; the fake provider serves only 127.0.0.0/8 or ::1"),
-            ));
-        }
-        let listener = tokio::net::TcpListener::bind(listen).await?;
-        let addr = listener.local_addr()?;
-        let provider = Arc::new(Provider::new(config));
-        let app = router(provider.clone());
-        let task = tokio::spawn(async move {
-            if let Err(e) = axum::serve(listener, app).await {
-                tracing::error!("fake provider stopped: {e}");
-            }
-        });
-        Ok(FakeProvider {
-            addr,
-            provider,
-            task,
-        })
-    }
-
-    pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
-    }
-}
-
-impl Drop for FakeProvider {
-    fn drop(&mut self) {
-        self.task.abort();
     }
 }

@@ -480,35 +480,37 @@ pub async fn run_one(
 
 /// Reserved over used tokens of undeclared requests, summed over the daemons' keys.
 async fn undeclared_ratio(daemons: &[LocalDaemon]) -> Option<f64> {
-    let (mut reserved, mut used) = (0i64, 0i64);
-    for d in daemons {
-        let mut c = llmctl_client::connect(&d.socket).await.ok()?;
-        let st = c
-            .status(llmctl_client::pb::StatusRequest::default())
-            .await
-            .ok()?
-            .into_inner();
-        for k in st.keys {
-            reserved += k.undeclared_tokens_reserved;
-            used += k.undeclared_tokens_used;
-        }
-    }
+    let keys = statuses(daemons).await?.into_iter().flat_map(|st| st.keys);
+    let (reserved, used) = keys.fold((0i64, 0i64), |(r, u), k| {
+        (
+            r + k.undeclared_tokens_reserved,
+            u + k.undeclared_tokens_used,
+        )
+    });
     (used > 0).then(|| reserved as f64 / used as f64)
 }
 
 /// The Redis commands the daemons sent so far (None when one does not say).
 async fn redis_commands(daemons: &[LocalDaemon]) -> Option<u64> {
     let mut total = 0;
+    for st in statuses(daemons).await? {
+        total += st.fleet?.redis_commands_total.max(0) as u64;
+    }
+    Some(total)
+}
+
+/// Each daemon's status (None when one does not answer).
+async fn statuses(daemons: &[LocalDaemon]) -> Option<Vec<llmctl_client::pb::StatusResponse>> {
+    let mut out = Vec::with_capacity(daemons.len());
     for d in daemons {
         let mut c = llmctl_client::connect(&d.socket).await.ok()?;
         let st = c
             .status(llmctl_client::pb::StatusRequest::default())
             .await
-            .ok()?
-            .into_inner();
-        total += st.fleet?.redis_commands_total.max(0) as u64;
+            .ok()?;
+        out.push(st.into_inner());
     }
-    Some(total)
+    Some(out)
 }
 
 /// Starts a fake provider for `scenario` on loopback.

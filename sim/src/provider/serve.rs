@@ -1,0 +1,125 @@
+//! The fake provider over HTTP: its routes (the providers' APIs, `/stats`, `/reset`,
+//! `/faults`) and a server on loopback that serves until dropped.
+
+use super::{Api, Fault, Provider, ProviderConfig};
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderValue, Response, StatusCode};
+use axum::routing::{get, post};
+use axum::Router;
+use serde_json::{json, Value};
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+fn json_response(status: StatusCode, v: Value) -> Response<Body> {
+    let mut r = Response::new(Body::from(v.to_string()));
+    *r.status_mut() = status;
+    r.headers_mut()
+        .insert("content-type", HeaderValue::from_static("application/json"));
+    r
+}
+
+async fn openai(State(p): State<Arc<Provider>>, body: Bytes) -> Response<Body> {
+    p.handle(Api::OpenAi, body).await
+}
+
+async fn anthropic(State(p): State<Arc<Provider>>, body: Bytes) -> Response<Body> {
+    p.handle(Api::Anthropic, body).await
+}
+
+async fn stats(State(p): State<Arc<Provider>>) -> Response<Body> {
+    json_response(StatusCode::OK, p.stats().to_json())
+}
+
+async fn reset(State(p): State<Arc<Provider>>) -> Response<Body> {
+    p.reset();
+    json_response(StatusCode::OK, json!({"reset": true}))
+}
+
+async fn set_faults(State(p): State<Arc<Provider>>, body: Bytes) -> Response<Body> {
+    let specs: Vec<String> = match serde_json::from_slice(&body) {
+        Ok(v) => v,
+        Err(e) => {
+            return json_response(
+                StatusCode::BAD_REQUEST,
+                json!({"error": format!("expected a JSON array of fault strings like [\"status=503,share=0.5\"]: {e}")}),
+            )
+        }
+    };
+    match specs
+        .iter()
+        .map(|s| Fault::parse(s))
+        .collect::<Result<Vec<_>, _>>()
+    {
+        Ok(faults) => {
+            let n = faults.len();
+            p.set_faults(faults);
+            json_response(StatusCode::OK, json!({"faults": n}))
+        }
+        Err(e) => json_response(StatusCode::BAD_REQUEST, json!({"error": e.to_string()})),
+    }
+}
+
+async fn not_found() -> Response<Body> {
+    json_response(
+        StatusCode::NOT_FOUND,
+        json!({"error": {"message": "unknown path; the fake provider serves POST /v1/chat/completions, POST /v1/messages, GET /stats, POST /reset, POST /faults", "type": "not_found_error"}}),
+    )
+}
+
+pub fn router(p: Arc<Provider>) -> Router {
+    Router::new()
+        .route("/v1/chat/completions", post(openai))
+        .route("/v1/messages", post(anthropic))
+        .route("/stats", get(stats))
+        .route("/reset", post(reset))
+        .route("/faults", post(set_faults))
+        .fallback(not_found)
+        .with_state(p)
+}
+
+/// A fake provider serving in this process until dropped.
+pub struct FakeProvider {
+    pub addr: SocketAddr,
+    pub provider: Arc<Provider>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl FakeProvider {
+    /// Binds `listen` (loopback only) and serves.
+    pub async fn start(
+        config: ProviderConfig,
+        listen: SocketAddr,
+    ) -> std::io::Result<FakeProvider> {
+        if !listen.ip().is_loopback() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("--listen {listen} is not a loopback address; the fake provider serves only 127.0.0.0/8 or ::1"),
+            ));
+        }
+        let listener = tokio::net::TcpListener::bind(listen).await?;
+        let addr = listener.local_addr()?;
+        let provider = Arc::new(Provider::new(config));
+        let app = router(provider.clone());
+        let task = tokio::spawn(async move {
+            if let Err(e) = axum::serve(listener, app).await {
+                tracing::error!("fake provider stopped: {e}");
+            }
+        });
+        Ok(FakeProvider {
+            addr,
+            provider,
+            task,
+        })
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+}
+
+impl Drop for FakeProvider {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
