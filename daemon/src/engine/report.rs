@@ -90,20 +90,25 @@ impl Engine {
         }
         self.apply_headers(id, outcome, now);
         let rate_limited = matches!(class, Class::RateLimited | Class::Overloaded);
-        let daily = super::daily::daily_quota(
-            outcome.status,
-            &outcome.error_type,
-            &outcome.error_message,
-            &outcome.signals,
-            now.unix_ms,
-        );
+        // Only a refusal is read for its words: a success costs no text scan.
+        let daily = rate_limited
+            .then(|| {
+                super::daily::daily_quota(
+                    outcome.status,
+                    &outcome.error_type,
+                    &outcome.error_message,
+                    &outcome.signals,
+                    now.unix_ms,
+                )
+            })
+            .flatten();
         let concurrency = class.is_retryable()
             && super::concurrency::names_concurrency(
                 outcome.status,
                 &outcome.error_type,
                 &outcome.error_message,
             );
-        if let Some(quota) = daily.as_ref().filter(|_| rate_limited) {
+        if let Some(quota) = &daily {
             self.daily_refused(&lease, quota, now)?;
         } else if concurrency && self.concurrency_refused(&lease, now) {
             // Too many in flight, not too fast: no cut of the rate, and no cooldown beyond
