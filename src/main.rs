@@ -52,6 +52,10 @@ enum Command {
     FakeProvider(cmd::fake::FakeArgs),
     /// A temporary daemon, fake providers and clients under load, watched with top; all removed on exit
     Demo(cmd::demo::DemoArgs),
+    /// Serve the providers' own HTTP APIs on loopback, every call limited by the daemon (for tools that take a base URL)
+    Proxy(cmd::proxy::ProxyArgs),
+    /// Run a command with OPENAI_BASE_URL, ANTHROPIC_BASE_URL and Gemini's pointed at an llmctl proxy
+    Exec(cmd::proxy::ExecArgs),
     /// Run the same jobs through llmctl and the usual retry recipes against a fake provider
     Simulate(cmd::simulate::SimulateArgs),
     /// Check a config file as the daemon would, and print the limits it sets (exit 64 when bad)
@@ -102,6 +106,8 @@ fn main() -> ExitCode {
             Command::FakeProvider(args) => cmd::fake::run(args).await,
             Command::Simulate(args) => cmd::simulate::run(args).await,
             Command::Demo(args) => cmd::demo::run(args).await,
+            Command::Proxy(args) => cmd::proxy::proxy(args, socket).await,
+            Command::Exec(args) => cmd::proxy::exec(args, socket).await,
             Command::SimulateWorker => cmd::simulate::worker().await,
         }
     })

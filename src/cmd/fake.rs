@@ -67,6 +67,9 @@ pub struct FakeArgs {
     /// Time to produce an answer
     #[arg(long, default_value = "20ms", value_parser = super::duration, value_name = "DUR")]
     latency: Duration,
+    /// Time between two events of a streamed answer
+    #[arg(long, default_value = "0ms", value_parser = super::duration, value_name = "DUR")]
+    stream_interval: Duration,
     /// Output tokens per answer (capped by the request's max_tokens)
     #[arg(long, default_value_t = 16, value_name = "N")]
     completion_tokens: u64,
@@ -191,6 +194,7 @@ impl FakeArgs {
                 RetryAfterArg::None => RetryAfter::None,
             },
             latency: self.latency,
+            stream_interval: self.stream_interval,
             completion_tokens: self.completion_tokens,
             cache_share: self.cache_share,
             faults: faults_list,

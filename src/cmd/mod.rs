@@ -4,6 +4,7 @@ pub mod daemon;
 pub mod demo;
 pub mod fake;
 pub mod lease;
+pub mod proxy;
 pub mod redis_bucket;
 pub mod setup;
 pub mod simulate;

@@ -51,6 +51,14 @@ fn check(args: CheckArgs) -> ExitCode {
         Ok(e) => e,
         Err(e) => return exit::fail(exit::USAGE, format!("config: {e}")),
     };
+    // The [proxy] table, as `llmctl proxy` reads it.
+    let proxy = match &path {
+        Some(p) => match llmctl_proxy::ProxyConfig::load(p) {
+            Ok(c) => c,
+            Err(e) => return exit::fail(exit::USAGE, e),
+        },
+        None => llmctl_proxy::ProxyConfig::default(),
+    };
     match &path {
         Some(p) => println!("{}: ok", p.display()),
         None => println!("no config file: the embedded defaults (no configured keys)"),
@@ -83,6 +91,15 @@ fn check(args: CheckArgs) -> ExitCode {
             parts.push(format!("also counts on {}", k.ancestors.join(", ")));
         }
         println!("{}  {}", k.key, parts.join("  "));
+    }
+    for u in proxy.upstreams.values() {
+        println!(
+            "proxy /{}  -> {}  api {}  keys {}/MODEL",
+            u.name,
+            u.url,
+            u.api.as_str(),
+            u.key
+        );
     }
     ExitCode::SUCCESS
 }

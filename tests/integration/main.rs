@@ -13,6 +13,7 @@ mod limits;
 mod metrics;
 mod persistence;
 mod policy;
+mod proxy;
 mod rejects;
 mod sessions;
 mod setup;

@@ -99,6 +99,14 @@ impl Session {
     }
 }
 
+impl Session {
+    /// Whether the daemon still holds the session open (false once its stream ended, as when
+    /// the daemon stopped).
+    pub fn is_open(&self) -> bool {
+        !self.task.is_finished()
+    }
+}
+
 impl Drop for Session {
     fn drop(&mut self) {
         self.task.abort();

@@ -12,7 +12,7 @@ use thiserror::Error;
 mod fields;
 pub mod fleet;
 mod keys;
-mod located;
+pub mod located;
 mod policy;
 mod raw;
 

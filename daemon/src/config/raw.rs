@@ -18,6 +18,9 @@ pub(super) struct RawFile {
     pub(super) route_groups: BTreeMap<String, RawRouteGroup>,
     pub(super) run_budget: Option<RawRunBudget>,
     pub(super) fleet: Option<RawFleet>,
+    /// `llmctl proxy`'s table: read and checked by the proxy, ignored by the daemon.
+    #[serde(default, rename = "proxy")]
+    _proxy: Option<toml::Value>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]

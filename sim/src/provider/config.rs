@@ -43,6 +43,8 @@ pub struct ProviderConfig {
     pub retry_after: RetryAfter,
     /// Time to produce an answer.
     pub latency: Duration,
+    /// Time between two events of a streamed answer (0: all at once).
+    pub stream_interval: Duration,
     /// Output tokens per answer (capped by the request's max_tokens).
     pub completion_tokens: u64,
     /// Share of input tokens reported as read from cache.
@@ -78,6 +80,7 @@ impl Default for ProviderConfig {
             count_rejected: false,
             retry_after: RetryAfter::Seconds,
             latency: Duration::from_millis(20),
+            stream_interval: Duration::ZERO,
             completion_tokens: 16,
             cache_share: 0.0,
             faults: Vec::new(),

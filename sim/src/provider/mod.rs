@@ -458,7 +458,8 @@ impl Provider {
             output,
         };
         let mut resp = if stream {
-            shapes::stream(api, &model, id, usage, include_usage, stream_error)
+            self.clone()
+                .stream(api, &model, id, usage, include_usage, stream_error)
         } else {
             shapes::complete(api, &model, id, usage, max_out)
         };
@@ -473,6 +474,41 @@ impl Provider {
         }
         shapes::request_id(api, id, resp.headers_mut());
         self.finish(api, resp)
+    }
+
+    /// A streamed answer, its events `stream_interval` apart; a client that goes away before
+    /// the last is counted in `streams_cut`.
+    fn stream(
+        self: Arc<Self>,
+        api: Api,
+        model: &str,
+        id: u64,
+        usage: shapes::Usage,
+        include_usage: bool,
+        stream_error: Option<(String, u64)>,
+    ) -> Response<Body> {
+        let interval = self.config.stream_interval;
+        let events = shapes::stream_events(api, model, id, usage, include_usage, stream_error);
+        if interval.is_zero() {
+            return shapes::stream_response(Body::from_stream(tokio_stream::iter(
+                events.into_iter().map(Ok::<_, std::convert::Infallible>),
+            )));
+        }
+        let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::convert::Infallible>>(1);
+        tokio::spawn(async move {
+            for (i, e) in events.into_iter().enumerate() {
+                if i > 0 {
+                    tokio::time::sleep(interval).await;
+                }
+                if tx.send(Ok(e)).await.is_err() {
+                    self.state().stats.streams_cut += 1;
+                    return;
+                }
+            }
+        });
+        shapes::stream_response(Body::from_stream(
+            tokio_stream::wrappers::ReceiverStream::new(rx),
+        ))
     }
 
     fn retry_after_headers(&self, api: Api, wait: Duration, headers: &mut HeaderMap) {

@@ -27,6 +27,13 @@ async fn anthropic(State(p): State<Arc<Provider>>, body: Bytes) -> Response<Body
     p.handle(Api::Anthropic, body).await
 }
 
+async fn models() -> Response<Body> {
+    json_response(
+        StatusCode::OK,
+        json!({"object": "list", "data": [{"id": "fake-model", "object": "model", "owned_by": "fake"}]}),
+    )
+}
+
 async fn stats(State(p): State<Arc<Provider>>) -> Response<Body> {
     json_response(StatusCode::OK, p.stats().to_json())
 }
@@ -63,7 +70,7 @@ async fn set_faults(State(p): State<Arc<Provider>>, body: Bytes) -> Response<Bod
 async fn not_found() -> Response<Body> {
     json_response(
         StatusCode::NOT_FOUND,
-        json!({"error": {"message": "unknown path; the fake provider serves POST /v1/chat/completions, POST /v1/messages, GET /stats, POST /reset, POST /faults", "type": "not_found_error"}}),
+        json!({"error": {"message": "unknown path; the fake provider serves POST /v1/chat/completions, POST /v1/messages, GET /v1/models, GET /stats, POST /reset, POST /faults", "type": "not_found_error"}}),
     )
 }
 
@@ -71,6 +78,7 @@ pub fn router(p: Arc<Provider>) -> Router {
     Router::new()
         .route("/v1/chat/completions", post(openai))
         .route("/v1/messages", post(anthropic))
+        .route("/v1/models", get(models))
         .route("/stats", get(stats))
         .route("/reset", post(reset))
         .route("/faults", post(set_faults))

@@ -3,7 +3,6 @@
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, HeaderValue, Response, StatusCode};
 use serde_json::{json, Value};
-use std::convert::Infallible;
 use std::time::Duration;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -278,7 +277,7 @@ fn sse(event: Option<&str>, data: &Value) -> Bytes {
 
 /// The events of a streamed answer; with `error`, an error event replaces the rest after
 /// `after_tokens` tokens.
-fn stream_events(
+pub(super) fn stream_events(
     api: Api,
     model: &str,
     id: u64,
@@ -382,18 +381,8 @@ fn stream_events(
     out
 }
 
-pub fn stream(
-    api: Api,
-    model: &str,
-    id: u64,
-    u: Usage,
-    include_usage: bool,
-    error: Option<(String, u64)>,
-) -> Response<Body> {
-    let events = stream_events(api, model, id, u, include_usage, error);
-    let body = Body::from_stream(tokio_stream::iter(
-        events.into_iter().map(Ok::<_, Infallible>),
-    ));
+/// A streamed answer's response around its body of events.
+pub fn stream_response(body: Body) -> Response<Body> {
     let mut r = Response::new(body);
     r.headers_mut().insert(
         "content-type",

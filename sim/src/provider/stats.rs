@@ -21,6 +21,8 @@ pub struct Stats {
     pub max_in_flight_seen: u64,
     /// When the first daily refusal was sent.
     pub first_daily_refusal_unix_ms: Option<i64>,
+    /// Streamed answers whose client went away before their last event.
+    pub streams_cut: u64,
 }
 
 impl Stats {
@@ -44,6 +46,7 @@ impl Stats {
             "in_flight_refused": self.in_flight_refused,
             "max_in_flight_seen": self.max_in_flight_seen,
             "first_daily_refusal_unix_ms": self.first_daily_refusal_unix_ms,
+            "streams_cut": self.streams_cut,
         })
     }
 

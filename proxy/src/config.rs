@@ -1,0 +1,417 @@
+//! The `[proxy]` table of the llmctl config file (the daemon's file; the daemon ignores the
+//! table): where the proxy listens, how long a request may wait, what it does without a daemon,
+//! and its upstreams (`openai`, `anthropic` and `gemini` built in; more, or those replaced,
+//! under `[proxy.upstreams.NAME]`).
+
+use llmctl_daemon::config::located;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use thiserror::Error;
+
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8790";
+pub const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(60);
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(600);
+/// The largest request body a limited route reads (it is estimated before it is sent).
+pub const MAX_BODY_BYTES: usize = 32 << 20;
+
+#[derive(Debug, Error)]
+pub enum ConfigError {
+    #[error("{path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{origin}: {message}")]
+    Invalid { origin: String, message: String },
+}
+
+/// How a provider's API reads: its bodies, usage and errors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Api {
+    OpenAi,
+    Anthropic,
+    Gemini,
+}
+
+impl Api {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Api::OpenAi => "openai",
+            Api::Anthropic => "anthropic",
+            Api::Gemini => "gemini",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Api> {
+        match s {
+            "openai" => Some(Api::OpenAi),
+            "anthropic" => Some(Api::Anthropic),
+            "gemini" => Some(Api::Gemini),
+            _ => None,
+        }
+    }
+}
+
+/// What the proxy does when the daemon cannot be asked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailMode {
+    /// Forward unlimited (warning once a minute while it lasts).
+    Open,
+    /// Answer 503 in the upstream's error shape.
+    Closed,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Upstream {
+    pub name: String,
+    /// Scheme, authority and an optional base path (no trailing slash).
+    pub url: String,
+    pub api: Api,
+    /// The llmctl key prefix: a request on model M acquires on `KEY/M`.
+    pub key: String,
+    /// Extra root certificates (PEM) trusted for this upstream.
+    pub ca: Option<PathBuf>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProxyConfig {
+    pub listen: SocketAddr,
+    pub allow_remote: bool,
+    pub max_wait: Duration,
+    pub fail_mode: FailMode,
+    /// The longest a connection to an upstream may take to open.
+    pub connect_timeout: Duration,
+    /// The longest an upstream may keep the proxy waiting for its answer's headers, or between
+    /// two pieces of its body.
+    pub read_timeout: Duration,
+    pub upstreams: BTreeMap<String, Upstream>,
+}
+
+impl Default for ProxyConfig {
+    fn default() -> ProxyConfig {
+        // Parsing the empty file gives the built-in defaults; it cannot fail.
+        ProxyConfig::parse("", "defaults").unwrap_or_else(|_| unreachable!())
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct RawFile {
+    #[serde(default)]
+    proxy: RawProxy,
+    // The daemon's tables: checked by the daemon, not here.
+    #[serde(flatten)]
+    _rest: BTreeMap<String, toml::Value>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawProxy {
+    listen: Option<String>,
+    allow_remote: Option<bool>,
+    max_wait: Option<String>,
+    fail_mode: Option<String>,
+    connect_timeout: Option<String>,
+    read_timeout: Option<String>,
+    #[serde(default)]
+    upstreams: BTreeMap<String, RawUpstream>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawUpstream {
+    url: Option<String>,
+    api: Option<String>,
+    key: Option<String>,
+    ca: Option<PathBuf>,
+}
+
+const BUILT_IN: [(&str, &str, Api); 3] = [
+    ("openai", "https://api.openai.com", Api::OpenAi),
+    ("anthropic", "https://api.anthropic.com", Api::Anthropic),
+    (
+        "gemini",
+        "https://generativelanguage.googleapis.com",
+        Api::Gemini,
+    ),
+];
+
+impl ProxyConfig {
+    /// Reads the `[proxy]` table of the config file at `path`.
+    pub fn load(path: &Path) -> Result<ProxyConfig, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        ProxyConfig::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses the `[proxy]` table of a config file's text; `origin` names it in errors.
+    pub fn parse(text: &str, origin: &str) -> Result<ProxyConfig, ConfigError> {
+        let invalid = |message: String| ConfigError::Invalid {
+            origin: origin.to_string(),
+            message,
+        };
+        let raw: RawFile =
+            toml::from_str(text).map_err(|e| invalid(located::describe(text, &e)))?;
+        let p = raw.proxy;
+        let duration = |field: &str, v: &Option<String>, default: Duration| match v {
+            None => Ok(default),
+            Some(s) => match llmctl_daemon::duration::parse(s) {
+                Ok(d) if !d.is_zero() => Ok(d),
+                Ok(_) => Err(invalid(format!("[proxy] {field}: must be more than 0"))),
+                Err(e) => Err(invalid(format!("[proxy] {field}: {e}"))),
+            },
+        };
+        let listen_text = p.listen.as_deref().unwrap_or(DEFAULT_LISTEN);
+        let listen =
+            parse_listen(listen_text).map_err(|e| invalid(format!("[proxy] listen: {e}")))?;
+        let allow_remote = p.allow_remote.unwrap_or(false);
+        check_listen(listen, allow_remote).map_err(|e| invalid(format!("[proxy] listen: {e}")))?;
+        let fail_mode = match p.fail_mode.as_deref() {
+            None | Some("open") => FailMode::Open,
+            Some("closed") => FailMode::Closed,
+            Some(other) => {
+                return Err(invalid(format!(
+                    "[proxy] fail_mode: {other:?} is not a fail mode; write \"open\" (forward unlimited while the daemon is away) or \"closed\" (answer 503)"
+                )))
+            }
+        };
+        let mut upstreams = BTreeMap::new();
+        for (name, url, api) in BUILT_IN {
+            upstreams.insert(
+                name.to_string(),
+                Upstream {
+                    name: name.to_string(),
+                    url: url.to_string(),
+                    api,
+                    key: name.to_string(),
+                    ca: None,
+                },
+            );
+        }
+        for (name, u) in p.upstreams {
+            let table = format!("[proxy.upstreams.{name}]");
+            check_name(&name).map_err(|e| invalid(format!("{table}: {e}")))?;
+            let built_in = upstreams.get(&name).cloned();
+            let api = match (&u.api, &built_in) {
+                (Some(a), _) => Api::parse(a).ok_or_else(|| {
+                    invalid(format!(
+                        "{table} api: {a:?} is not an API; write \"openai\", \"anthropic\" or \"gemini\" (how its bodies, usage and errors read)"
+                    ))
+                })?,
+                (None, Some(b)) => b.api,
+                (None, None) => Api::OpenAi,
+            };
+            let url = match (&u.url, &built_in) {
+                (Some(url), _) => check_url(url).map_err(|e| invalid(format!("{table} url: {e}")))?,
+                (None, Some(b)) => b.url.clone(),
+                (None, None) => {
+                    return Err(invalid(format!(
+                        "{table}: url is missing; write the server's base, like url = \"http://10.0.0.7:8000\""
+                    )))
+                }
+            };
+            let key = u.key.clone().unwrap_or_else(|| name.clone());
+            check_key(&key).map_err(|e| invalid(format!("{table} key: {e}")))?;
+            if let Some(ca) = &u.ca {
+                if !ca.is_file() {
+                    return Err(invalid(format!(
+                        "{table} ca: {} is not a readable file; give a PEM file of the certificates to trust",
+                        ca.display()
+                    )));
+                }
+            }
+            upstreams.insert(
+                name.clone(),
+                Upstream {
+                    name,
+                    url,
+                    api,
+                    key,
+                    ca: u.ca,
+                },
+            );
+        }
+        Ok(ProxyConfig {
+            listen,
+            allow_remote,
+            max_wait: duration("max_wait", &p.max_wait, DEFAULT_MAX_WAIT)?,
+            fail_mode,
+            connect_timeout: duration(
+                "connect_timeout",
+                &p.connect_timeout,
+                DEFAULT_CONNECT_TIMEOUT,
+            )?,
+            read_timeout: duration("read_timeout", &p.read_timeout, DEFAULT_READ_TIMEOUT)?,
+            upstreams,
+        })
+    }
+}
+
+/// An address to listen on: `HOST:PORT`, or a bare port on 127.0.0.1.
+pub fn parse_listen(s: &str) -> Result<SocketAddr, String> {
+    let s = s.trim();
+    if let Ok(port) = s.parse::<u16>() {
+        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    let s = s.strip_prefix("http://").unwrap_or(s);
+    s.parse::<SocketAddr>()
+        .or_else(|_| match s.rsplit_once(':') {
+            Some(("localhost", port)) => port
+                .parse::<u16>()
+                .map(|p| SocketAddr::from(([127, 0, 0, 1], p)))
+                .map_err(|_| ()),
+            _ => Err(()),
+        })
+        .map_err(|_| format!("{s:?} is not an address; write it like 127.0.0.1:8790 or [::1]:8790"))
+}
+
+/// Only loopback unless `allow_remote`: the proxy adds the host's limiting, not its own
+/// authentication, and the requests it forwards carry the callers' credentials.
+pub fn check_listen(addr: SocketAddr, allow_remote: bool) -> Result<(), String> {
+    if addr.ip().is_loopback() || allow_remote {
+        Ok(())
+    } else {
+        Err(format!(
+            "{addr} is not a loopback address; the proxy serves anyone who can reach it, so listen on 127.0.0.1, or set allow_remote = true in [proxy] to serve other hosts"
+        ))
+    }
+}
+
+fn check_name(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && !name.starts_with('_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "{name:?} cannot name an upstream (it is the first part of the proxy's paths); use letters, digits, '-', '_' and '.', not starting with '_'"
+        ))
+    }
+}
+
+fn check_url(url: &str) -> Result<String, String> {
+    let bad = |why: &str| {
+        format!("{url:?} {why}; write it like \"http://10.0.0.7:8000\" or \"https://api.example.com/v1\"")
+    };
+    let uri: http::Uri = url.parse().map_err(|_| bad("is not a URL"))?;
+    match uri.scheme_str() {
+        Some("http") | Some("https") => {}
+        _ => return Err(bad("is not an http or https URL")),
+    }
+    if uri.authority().is_none() {
+        return Err(bad("names no host"));
+    }
+    if uri.query().is_some() {
+        return Err(bad("has a query; give the base only"));
+    }
+    Ok(url.trim_end_matches('/').to_string())
+}
+
+fn check_key(key: &str) -> Result<(), String> {
+    let ok = !key.is_empty()
+        && !key.starts_with('/')
+        && !key.ends_with('/')
+        && !key.contains("//")
+        && !key.chars().any(char::is_whitespace)
+        && key.len() <= 200;
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "{key:?} is not a key prefix; write names joined by '/', like \"local/vllm\" (the request's model is appended)"
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> String {
+        ProxyConfig::parse(text, "config.toml")
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn the_defaults_are_three_upstreams_on_loopback() {
+        let c = ProxyConfig::default();
+        assert_eq!(c.listen.to_string(), DEFAULT_LISTEN);
+        assert_eq!(c.max_wait, DEFAULT_MAX_WAIT);
+        assert_eq!(c.fail_mode, FailMode::Open);
+        let names: Vec<&str> = c.upstreams.keys().map(String::as_str).collect();
+        assert_eq!(names, ["anthropic", "gemini", "openai"]);
+        assert_eq!(
+            c.upstreams["gemini"].url,
+            "https://generativelanguage.googleapis.com"
+        );
+    }
+
+    #[test]
+    fn an_upstream_from_the_file_beside_the_daemons_tables() {
+        let c = ProxyConfig::parse(
+            r#"
+[daemon]
+lease_ttl = "5m"
+[keys."local/vllm"]
+concurrency = 8
+[proxy]
+max_wait = "5s"
+fail_mode = "closed"
+[proxy.upstreams.vllm]
+url = "http://10.0.0.7:8000/"
+key = "local/vllm"
+[proxy.upstreams.openai]
+url = "http://127.0.0.1:9000"
+"#,
+            "t",
+        )
+        .expect("parses");
+        assert_eq!(c.max_wait, Duration::from_secs(5));
+        assert_eq!(c.fail_mode, FailMode::Closed);
+        let v = &c.upstreams["vllm"];
+        assert_eq!(
+            (v.url.as_str(), v.api, v.key.as_str()),
+            ("http://10.0.0.7:8000", Api::OpenAi, "local/vllm")
+        );
+        let o = &c.upstreams["openai"];
+        assert_eq!(
+            (o.url.as_str(), o.key.as_str()),
+            ("http://127.0.0.1:9000", "openai")
+        );
+    }
+
+    #[test]
+    fn bad_values_name_the_table_the_field_and_the_fix() {
+        assert!(err("[proxy]\nlisten = \"0.0.0.0:8790\"\n").contains("allow_remote = true"));
+        assert!(ProxyConfig::parse(
+            "[proxy]\nlisten = \"0.0.0.0:8790\"\nallow_remote = true\n",
+            "t"
+        )
+        .is_ok());
+        assert!(err("[proxy]\nfail_mode = \"sometimes\"\n")
+            .contains("[proxy] fail_mode: \"sometimes\""));
+        assert!(err("[proxy]\nmax_wait = \"soon\"\n").contains("[proxy] max_wait"));
+        let e = err("[proxy.upstreams.vllm]\napi = \"openai\"\n");
+        assert!(e.contains("[proxy.upstreams.vllm]: url is missing"), "{e}");
+        let e = err("[proxy.upstreams.vllm]\nurl = \"ftp://x\"\n");
+        assert!(e.contains("[proxy.upstreams.vllm] url"), "{e}");
+        let e = err("[proxy.upstreams.vllm]\nurl = \"http://x\"\napi = \"cohere\"\n");
+        assert!(e.contains("api: \"cohere\""), "{e}");
+        let e = err("[proxy.upstreams.vllm]\nurl = \"http://x\"\nkye = \"a\"\n");
+        assert!(e.contains("kye") && e.contains("line 3"), "{e}");
+        let e = err("[proxy.upstreams._x]\nurl = \"http://x\"\n");
+        assert!(e.contains("cannot name an upstream"), "{e}");
+        let e = err("[proxy.upstreams.v]\nurl = \"http://x\"\nkey = \"a//b\"\n");
+        assert!(e.contains("key: \"a//b\""), "{e}");
+    }
+}

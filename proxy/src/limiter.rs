@@ -1,0 +1,186 @@
+//! The proxy's side of the daemon: one gRPC channel on the daemon's socket, reconnected after
+//! the daemon went away, and one session per client name, so the daemon shows the proxy's
+//! traffic as its own clients and releases their slots if the proxy dies.
+
+use llmctl_client::pb::{self, limiter_client::LimiterClient, RefusalReason};
+use llmctl_client::Session;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use tokio::sync::Mutex;
+use tonic::transport::Channel;
+
+/// Most client names with a session at once (the `x-llmctl-client` header is the caller's to
+/// choose); past it, requests count on their upstream's client.
+pub const MAX_CLIENTS: usize = 256;
+/// After a failure to reach the daemon, requests skip it for this long, doubling up to
+/// [`RETRY_MAX`], then try again.
+const RETRY_MIN: Duration = Duration::from_millis(250);
+const RETRY_MAX: Duration = Duration::from_secs(2);
+/// How often the proxy warns while it forwards unlimited.
+const WARN_EVERY: Duration = Duration::from_secs(60);
+/// The longest a call other than a waiting Acquire may take before the daemon counts as away.
+const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What an Acquire came to.
+pub enum Grant {
+    Granted(pb::AcquireResponse),
+    Refused(pb::AcquireResponse),
+    /// The daemon cannot be asked (not running, stopping, or not answering): why.
+    Unreachable(String),
+    /// The daemon answered with an error about the request (a bad key, its queue full).
+    Error(tonic::Status),
+}
+
+#[derive(Default)]
+struct Conn {
+    client: Option<LimiterClient<Channel>>,
+    sessions: HashMap<String, Session>,
+    skip_until: Option<Instant>,
+    backoff: Duration,
+    warned: Option<Instant>,
+}
+
+pub struct Limiter {
+    socket: PathBuf,
+    conn: Mutex<Conn>,
+}
+
+impl Limiter {
+    pub fn new(socket: PathBuf) -> Limiter {
+        Limiter {
+            socket,
+            conn: Mutex::new(Conn::default()),
+        }
+    }
+
+    pub fn socket(&self) -> &std::path::Path {
+        &self.socket
+    }
+
+    /// A client connected to the daemon with a session open for `client_id`, or why not.
+    async fn client(&self, client_id: &str) -> Result<LimiterClient<Channel>, String> {
+        let mut c = self.conn.lock().await;
+        if c.skip_until.is_some_and(|t| Instant::now() < t) {
+            return Err("the daemon did not answer a moment ago".into());
+        }
+        if c.client.is_none() {
+            match tokio::time::timeout(CALL_TIMEOUT, llmctl_client::connect(&self.socket)).await {
+                Ok(Ok(client)) => c.client = Some(client),
+                Ok(Err(e)) => return Err(self.down(&mut c, e.to_string())),
+                Err(_) => return Err(self.down(&mut c, "connecting timed out".into())),
+            }
+        }
+        let Some(mut client) = c.client.clone() else {
+            return Err("no connection".into());
+        };
+        let open = c.sessions.get(client_id).is_some_and(Session::is_open);
+        if !open && (c.sessions.len() < MAX_CLIENTS || c.sessions.contains_key(client_id)) {
+            let session = tokio::time::timeout(
+                CALL_TIMEOUT,
+                Session::open(&mut client, &self.socket, client_id),
+            )
+            .await;
+            match session {
+                Ok(Ok(s)) => {
+                    c.sessions.insert(client_id.to_string(), s);
+                }
+                Ok(Err(e)) => return Err(self.down(&mut c, e.to_string())),
+                Err(_) => return Err(self.down(&mut c, "opening a session timed out".into())),
+            }
+        }
+        c.backoff = Duration::ZERO;
+        Ok(client)
+    }
+
+    /// Whether `client_id` may have its own session (else its requests use the upstream's).
+    pub async fn has_room_for(&self, client_id: &str) -> bool {
+        let c = self.conn.lock().await;
+        c.sessions.len() < MAX_CLIENTS || c.sessions.contains_key(client_id)
+    }
+
+    /// Notes the daemon away: drops the channel and its sessions, skips it for a while.
+    fn down(&self, c: &mut Conn, why: String) -> String {
+        c.client = None;
+        c.sessions.clear();
+        c.backoff = (c.backoff * 2).clamp(RETRY_MIN, RETRY_MAX);
+        c.skip_until = Some(Instant::now() + c.backoff);
+        why
+    }
+
+    async fn failed(&self, why: String) -> String {
+        let mut c = self.conn.lock().await;
+        self.down(&mut c, why)
+    }
+
+    /// True once a minute while the proxy forwards unlimited: the caller then warns.
+    pub async fn should_warn(&self) -> bool {
+        let mut c = self.conn.lock().await;
+        let now = Instant::now();
+        if c.warned.is_some_and(|t| now.duration_since(t) < WARN_EVERY) {
+            return false;
+        }
+        c.warned = Some(now);
+        true
+    }
+
+    pub async fn acquire(&self, req: pb::AcquireRequest) -> Grant {
+        let mut client = match self.client(&req.client_id).await {
+            Ok(c) => c,
+            Err(why) => return Grant::Unreachable(why),
+        };
+        let limit = Duration::from_millis(req.max_wait_ms.max(0) as u64) + CALL_TIMEOUT;
+        match tokio::time::timeout(limit, client.acquire(req)).await {
+            Ok(Ok(r)) => {
+                let r = r.into_inner();
+                if r.granted {
+                    Grant::Granted(r)
+                } else if r.reason_code == RefusalReason::Stopping as i32 {
+                    Grant::Unreachable(
+                        self.failed(format!("the daemon is stopping ({})", r.reason))
+                            .await,
+                    )
+                } else {
+                    Grant::Refused(r)
+                }
+            }
+            Ok(Err(s)) if is_unreachable(&s) => {
+                Grant::Unreachable(self.failed(s.message().to_string()).await)
+            }
+            Ok(Err(s)) => Grant::Error(s),
+            Err(_) => Grant::Unreachable(self.failed("Acquire timed out".into()).await),
+        }
+    }
+
+    /// Reports a lease; None when the daemon cannot be asked (the lease then lapses at its
+    /// estimate).
+    pub async fn report(
+        &self,
+        client_id: &str,
+        req: pb::ReportRequest,
+    ) -> Option<pb::ReportResponse> {
+        let mut client = self.client(client_id).await.ok()?;
+        match tokio::time::timeout(CALL_TIMEOUT, client.report(req)).await {
+            Ok(Ok(r)) => Some(r.into_inner()),
+            Ok(Err(s)) => {
+                if is_unreachable(&s) {
+                    self.failed(s.message().to_string()).await;
+                } else {
+                    tracing::warn!("llmctl proxy: a report was refused: {}", s.message());
+                }
+                None
+            }
+            Err(_) => {
+                self.failed("Report timed out".into()).await;
+                None
+            }
+        }
+    }
+}
+
+fn is_unreachable(s: &tonic::Status) -> bool {
+    matches!(
+        s.code(),
+        tonic::Code::Unavailable | tonic::Code::Unknown | tonic::Code::Cancelled
+    )
+}

@@ -1,0 +1,238 @@
+//! `llmctl proxy` (the providers' APIs on loopback, limited by the daemon) and `llmctl exec`
+//! (a command run with the SDKs' base-URL variables pointed at a proxy).
+
+use crate::exit;
+use clap::Args;
+use llmctl_proxy::config::parse_listen;
+use llmctl_proxy::{ProxyConfig, Running};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Args, Debug)]
+pub struct ProxyArgs {
+    /// Listen here: HOST:PORT, or a bare port on 127.0.0.1 [default: [proxy] listen, else 127.0.0.1:8790]
+    #[arg(long, value_name = "ADDR", value_parser = parse_listen)]
+    listen: Option<SocketAddr>,
+    /// Config file whose [proxy] table to read [default: $XDG_CONFIG_HOME/llmctl/config.toml, if it exists]
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct ExecArgs {
+    /// The proxy to use [default: the one at [proxy] listen; a private one on a free port when none answers there]
+    #[arg(long, value_name = "URL")]
+    proxy: Option<String>,
+    /// Config file whose [proxy] table to read [default: $XDG_CONFIG_HOME/llmctl/config.toml, if it exists]
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// The command and its arguments
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "CMD"
+    )]
+    command: Vec<String>,
+}
+
+fn load(config: Option<PathBuf>) -> Result<ProxyConfig, ExitCode> {
+    let env = |k: &str| std::env::var(k).ok();
+    let path = config.or_else(|| llmctl_daemon::paths::config_file(&env).filter(|p| p.exists()));
+    match &path {
+        Some(p) => ProxyConfig::load(p).map_err(|e| exit::fail(exit::USAGE, e)),
+        None => Ok(ProxyConfig::default()),
+    }
+}
+
+fn init_logging() {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init();
+}
+
+pub async fn proxy(args: ProxyArgs, socket: PathBuf) -> ExitCode {
+    init_logging();
+    let mut config = match load(args.config) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    if let Some(addr) = args.listen {
+        config.listen = addr;
+    }
+    let upstreams: Vec<String> = config
+        .upstreams
+        .values()
+        .map(|u| format!("/{} -> {}", u.name, u.url))
+        .collect();
+    let bound = match llmctl_proxy::bind(config, socket.clone()).await {
+        Ok(b) => b,
+        Err(e @ llmctl_proxy::ProxyError::Bind { .. }) => return exit::fail(exit::UNAVAILABLE, e),
+        Err(e) => return exit::fail(exit::USAGE, e),
+    };
+    tracing::info!(
+        "llmctl proxy listening on http://{} ({}); limiting with the daemon on {}",
+        bound.addr,
+        upstreams.join(", "),
+        socket.display()
+    );
+    bound.serve(super::daemon::stop_signal()).await;
+    tracing::info!("llmctl proxy stopped");
+    ExitCode::SUCCESS
+}
+
+/// Whether an llmctl proxy answers at `url` (its health path, within a second).
+async fn answers(url: &str) -> bool {
+    let Some(authority) = url.strip_prefix("http://").map(|r| r.trim_end_matches('/')) else {
+        return false;
+    };
+    let probe = async {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut s = tokio::net::TcpStream::connect(authority).await.ok()?;
+        let req = format!(
+            "GET /_llmctl/health HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n"
+        );
+        s.write_all(req.as_bytes()).await.ok()?;
+        let mut out = Vec::new();
+        s.read_to_end(&mut out).await.ok()?;
+        Some(String::from_utf8_lossy(&out).contains("\"proxy\":\"llmctl\""))
+    };
+    matches!(
+        tokio::time::timeout(Duration::from_secs(1), probe).await,
+        Ok(Some(true))
+    )
+}
+
+/// The base URLs the SDKs read from the environment, for a proxy at `url`.
+pub fn base_url_env(url: &str, config: &ProxyConfig) -> Vec<(&'static str, String)> {
+    let url = url.trim_end_matches('/');
+    // The OpenAI SDKs want the base with its /v1; an upstream whose url has it already does not.
+    let openai_v1 = config
+        .upstreams
+        .get("openai")
+        .is_some_and(|u| u.url.ends_with("/v1"));
+    let openai = if openai_v1 {
+        format!("{url}/openai")
+    } else {
+        format!("{url}/openai/v1")
+    };
+    vec![
+        ("OPENAI_BASE_URL", openai),
+        ("ANTHROPIC_BASE_URL", format!("{url}/anthropic")),
+        ("GOOGLE_GEMINI_BASE_URL", format!("{url}/gemini")),
+        ("GEMINI_BASE_URL", format!("{url}/gemini")),
+        ("LLMCTL_PROXY_URL", url.to_string()),
+    ]
+}
+
+pub async fn exec(args: ExecArgs, socket: PathBuf) -> ExitCode {
+    let mut config = match load(args.config) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let mut private: Option<Running> = None;
+    let url = match &args.proxy {
+        Some(u) => {
+            if !answers(u).await {
+                return exit::fail(
+                    exit::UNAVAILABLE,
+                    format!("no llmctl proxy answers at {u}; start one with `llmctl proxy`, or leave out --proxy to run a private one"),
+                );
+            }
+            u.trim_end_matches('/').to_string()
+        }
+        None => {
+            let configured = format!("http://{}", config.listen);
+            if answers(&configured).await {
+                configured
+            } else {
+                config.listen = SocketAddr::from(([127, 0, 0, 1], 0));
+                match Running::start(config.clone(), socket.clone()).await {
+                    Ok(r) => {
+                        let u = r.url();
+                        private = Some(r);
+                        u
+                    }
+                    Err(e) => {
+                        return exit::fail(exit::USAGE, format!("starting a private proxy: {e}"))
+                    }
+                }
+            }
+        }
+    };
+    let code = run_command(&args.command, &base_url_env(&url, &config)).await;
+    if let Some(p) = private {
+        p.stop().await;
+    }
+    code
+}
+
+/// Runs the command to its end with `env` added, passing on the signals that stop it; its exit
+/// status is ours (128 + N when signal N ended it).
+async fn run_command(command: &[String], env: &[(&'static str, String)]) -> ExitCode {
+    use tokio::signal::unix::{signal, SignalKind};
+    let Some((program, rest)) = command.split_first() else {
+        return exit::fail(
+            exit::USAGE,
+            "exec: no command given; write `llmctl exec -- CMD ARGS…`",
+        );
+    };
+    let mut cmd = tokio::process::Command::new(program);
+    cmd.args(rest)
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())));
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return exit::fail(127, format!("exec: {program}: command not found"))
+        }
+        Err(e) => return exit::fail(126, format!("exec: {program}: {e}")),
+    };
+    let pid = child
+        .id()
+        .and_then(|p| rustix::process::Pid::from_raw(p as i32));
+    let stream = |kind: SignalKind| signal(kind).ok();
+    let (mut int, mut term, mut hup, mut quit) = (
+        stream(SignalKind::interrupt()),
+        stream(SignalKind::terminate()),
+        stream(SignalKind::hangup()),
+        stream(SignalKind::quit()),
+    );
+    let status = loop {
+        use rustix::process::Signal;
+        let passed = tokio::select! {
+            status = child.wait() => break status,
+            Some(()) = recv(&mut int) => Signal::INT,
+            Some(()) = recv(&mut term) => Signal::TERM,
+            Some(()) = recv(&mut hup) => Signal::HUP,
+            Some(()) = recv(&mut quit) => Signal::QUIT,
+        };
+        if let Some(pid) = pid {
+            let _ = rustix::process::kill_process(pid, passed);
+        }
+    };
+    match status {
+        Ok(s) => {
+            use std::os::unix::process::ExitStatusExt;
+            match (s.code(), s.signal()) {
+                (Some(c), _) => ExitCode::from(c.clamp(0, 255) as u8),
+                (None, Some(sig)) => ExitCode::from((128 + sig).clamp(0, 255) as u8),
+                _ => ExitCode::from(exit::SOFTWARE),
+            }
+        }
+        Err(e) => exit::fail(exit::SOFTWARE, format!("exec: waiting for {program}: {e}")),
+    }
+}
+
+async fn recv(s: &mut Option<tokio::signal::unix::Signal>) -> Option<()> {
+    match s {
+        Some(s) => s.recv().await,
+        None => std::future::pending().await,
+    }
+}

@@ -1,0 +1,750 @@
+//! `llmctl proxy` end to end: a real daemon, the fake provider (or a raw upstream the test
+//! controls), the proxy in this process or as the binary, and plain HTTP clients.
+
+use crate::harness::{eventually, Daemon, BIN};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper_util::client::legacy::{connect::HttpConnector, Client};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use llmctl_client::pb;
+use llmctl_proxy::{ProxyConfig, Running};
+use llmctl_sim::provider::{FakeProvider, Fault, ProviderConfig};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+type Http = Client<HttpConnector, Full<Bytes>>;
+
+fn http() -> Http {
+    Client::builder(TokioExecutor::new()).build(HttpConnector::new())
+}
+
+async fn send(
+    url: &str,
+    headers: &[(&str, &str)],
+    body: impl Into<Bytes>,
+) -> hyper::Response<Incoming> {
+    let mut b = hyper::Request::builder().method("POST").uri(url);
+    for (k, v) in headers {
+        b = b.header(*k, *v);
+    }
+    let req = b.body(Full::new(body.into())).expect("request");
+    http().request(req).await.expect("the proxy answers")
+}
+
+struct Answer {
+    status: u16,
+    headers: hyper::HeaderMap,
+    body: serde_json::Value,
+}
+
+impl Answer {
+    fn header(&self, name: &str) -> &str {
+        self.headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+    }
+}
+
+async fn post(url: &str, headers: &[(&str, &str)], body: impl Into<Bytes>) -> Answer {
+    let r = send(url, headers, body).await;
+    let status = r.status().as_u16();
+    let headers = r.headers().clone();
+    let bytes = r.into_body().collect().await.expect("body").to_bytes();
+    Answer {
+        status,
+        headers,
+        body: serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null),
+    }
+}
+
+fn chat(model: &str) -> String {
+    serde_json::json!({"model": model, "messages": [{"role": "user", "content": "hello there"}], "max_tokens": 16}).to_string()
+}
+
+async fn provider(config: ProviderConfig) -> FakeProvider {
+    FakeProvider::start(config, "127.0.0.1:0".parse().expect("addr"))
+        .await
+        .expect("provider")
+}
+
+fn quick() -> ProviderConfig {
+    ProviderConfig {
+        latency: Duration::from_millis(5),
+        ..ProviderConfig::default()
+    }
+}
+
+/// A proxy in this process on a free port, `openai` and `anthropic` pointed at `upstream`.
+async fn proxy_for(daemon: &Daemon, upstream: &str, extra: &str) -> Running {
+    let text = format!(
+        "[proxy]\nlisten = \"127.0.0.1:0\"\n{extra}\n[proxy.upstreams.openai]\nurl = \"{upstream}\"\n[proxy.upstreams.anthropic]\nurl = \"{upstream}\"\n[proxy.upstreams.gemini]\nurl = \"{upstream}\"\n"
+    );
+    let config = ProxyConfig::parse(&text, "test").expect("proxy config");
+    Running::start(config, daemon.socket.clone())
+        .await
+        .expect("proxy starts")
+}
+
+/// An upstream the test controls: records each request's head and body, and answers with
+/// `answer` (raw HTTP), or never when None.
+async fn raw_upstream(answer: Option<String>) -> (SocketAddr, Arc<Mutex<Vec<String>>>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = listener.accept().await {
+            let answer = answer.clone();
+            let log = log.clone();
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                loop {
+                    let Ok(n) = s.read(&mut chunk).await else {
+                        return;
+                    };
+                    if n == 0 {
+                        return;
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                    let text = String::from_utf8_lossy(&buf).to_string();
+                    if let Some(end) = text.find("\r\n\r\n") {
+                        let len = text[..end]
+                            .lines()
+                            .find_map(|l| {
+                                l.to_ascii_lowercase()
+                                    .strip_prefix("content-length:")
+                                    .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+                            })
+                            .unwrap_or(0);
+                        if buf.len() >= end + 4 + len {
+                            log.lock().expect("log").push(text);
+                            break;
+                        }
+                    }
+                }
+                match answer {
+                    Some(a) => {
+                        let _ = s.write_all(a.as_bytes()).await;
+                        let _ = s.shutdown().await;
+                    }
+                    None => tokio::time::sleep(Duration::from_secs(3600)).await,
+                }
+            });
+        }
+    });
+    (addr, seen)
+}
+
+fn json_answer(body: &serde_json::Value) -> String {
+    let b = body.to_string();
+    format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{b}",
+        b.len()
+    )
+}
+
+async fn key_status(daemon: &Daemon, key: &str) -> Option<pb::KeyStatus> {
+    daemon
+        .status()
+        .await
+        .keys
+        .into_iter()
+        .find(|k| k.key == key)
+}
+
+/// Waits until `key` has no lease outstanding and has settled `used` tokens.
+async fn settled(daemon: &Daemon, key: &str, used: i64) {
+    eventually(
+        Duration::from_secs(10),
+        &format!("{key} settled at {used} tokens"),
+        || async {
+            key_status(daemon, key).await.is_some_and(|k| {
+                k.tokens_outstanding == 0 && k.in_flight == 0 && k.tokens_used == used
+            })
+        },
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_json_answer_is_limited_forwarded_and_settled_at_its_usage() {
+    let daemon = Daemon::start("");
+    let p = provider(quick()).await;
+    let proxy = proxy_for(&daemon, &p.url(), "").await;
+    let a = post(
+        &format!("{}/openai/v1/chat/completions", proxy.url()),
+        &[("authorization", "Bearer sk-test")],
+        chat("gpt-x"),
+    )
+    .await;
+    assert_eq!(a.status, 200, "{:?}", a.body);
+    assert_eq!(a.header("x-llmctl-key"), "openai/gpt-x");
+    assert!(a.header("x-llmctl-waited-ms").parse::<u64>().is_ok());
+    assert!(
+        a.header("x-ratelimit-limit-requests").is_empty()
+            || !a.header("x-ratelimit-limit-requests").is_empty()
+    );
+    let usage = &a.body["usage"];
+    let used = usage["prompt_tokens"].as_i64().expect("usage")
+        + usage["completion_tokens"].as_i64().expect("usage");
+    settled(&daemon, "openai/gpt-x", used).await;
+    let status = daemon.status().await;
+    let client = status
+        .clients
+        .iter()
+        .find(|c| c.client_id == "proxy:openai")
+        .expect("the proxy's client");
+    assert!(client.pid > 0, "the proxy holds a session: {client:?}");
+    // Paths that do not generate pass through unlimited.
+    let models = http()
+        .request(
+            hyper::Request::get(format!("{}/openai/v1/models", proxy.url()))
+                .body(Full::new(Bytes::new()))
+                .expect("req"),
+        )
+        .await
+        .expect("models");
+    assert_eq!(models.status(), 200);
+    assert_eq!(
+        daemon.status().await.keys.len(),
+        1,
+        "no key for GET /models"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streams_pass_through_as_they_come_and_are_settled_at_their_usage() {
+    let daemon = Daemon::start("");
+    let p = provider(ProviderConfig {
+        stream_interval: Duration::from_millis(60),
+        ..quick()
+    })
+    .await;
+    let proxy = proxy_for(&daemon, &p.url(), "").await;
+    for (path, key, body) in [
+        (
+            "anthropic/v1/messages",
+            "anthropic/claude-x",
+            serde_json::json!({"model": "claude-x", "max_tokens": 16, "stream": true, "messages": [{"role": "user", "content": "hi"}]}),
+        ),
+        (
+            "openai/v1/chat/completions",
+            "openai/gpt-x",
+            serde_json::json!({"model": "gpt-x", "max_tokens": 16, "stream": true, "stream_options": {"include_usage": true}, "messages": [{"role": "user", "content": "hi"}]}),
+        ),
+    ] {
+        let before = p.provider.stats();
+        let r = send(&format!("{}/{path}", proxy.url()), &[], body.to_string()).await;
+        assert_eq!(r.status(), 200);
+        assert!(r.headers()["content-type"]
+            .to_str()
+            .expect("ct")
+            .starts_with("text/event-stream"));
+        let mut body = r.into_body();
+        let first = loop {
+            match body.frame().await.expect("a frame").expect("frame") {
+                f if f.is_data() => break f.into_data().expect("data"),
+                _ => continue,
+            }
+        };
+        assert!(!first.is_empty());
+        // The first event reached the caller while the upstream was still streaming: the
+        // lease is still out.
+        let k = key_status(&daemon, key).await.expect("key");
+        assert_eq!(k.in_flight, 1, "{key}: the first bytes came before the end");
+        let mut all = first.to_vec();
+        while let Some(f) = body.frame().await {
+            if let Ok(d) = f.expect("frame").into_data() {
+                all.extend_from_slice(&d);
+            }
+        }
+        let text = String::from_utf8_lossy(&all);
+        assert!(text.contains("data: "), "{text}");
+        let after = p.provider.stats();
+        let used = (after.input_tokens + after.output_tokens
+            - before.input_tokens
+            - before.output_tokens) as i64;
+        settled(&daemon, key, used).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_caller_gone_mid_stream_cancels_the_upstream_and_the_lease_is_reported() {
+    let daemon = Daemon::start("");
+    let p = provider(ProviderConfig {
+        stream_interval: Duration::from_millis(100),
+        ..quick()
+    })
+    .await;
+    let proxy = proxy_for(&daemon, &p.url(), "").await;
+    let body = serde_json::json!({"model": "claude-x", "max_tokens": 16, "stream": true, "messages": [{"role": "user", "content": "hi"}]});
+    let r = send(
+        &format!("{}/anthropic/v1/messages", proxy.url()),
+        &[],
+        body.to_string(),
+    )
+    .await;
+    let mut b = r.into_body();
+    let _ = b.frame().await;
+    drop(b);
+    eventually(
+        Duration::from_secs(10),
+        "the upstream stream cut",
+        || async { p.provider.stats().streams_cut == 1 },
+    )
+    .await;
+    eventually(Duration::from_secs(10), "the lease reported", || async {
+        key_status(&daemon, "anthropic/claude-x")
+            .await
+            .is_some_and(|k| k.in_flight == 0 && k.tokens_outstanding == 0)
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rate_limit_is_retried_inside_the_proxy_and_the_caller_sees_one_answer() {
+    let daemon = Daemon::start("");
+    let p = provider(ProviderConfig {
+        faults: vec![Fault::parse("rate_limit,retry_after=1,count=1").expect("fault")],
+        ..quick()
+    })
+    .await;
+    let proxy = proxy_for(&daemon, &p.url(), "").await;
+    let a = post(
+        &format!("{}/openai/v1/chat/completions", proxy.url()),
+        &[],
+        chat("gpt-x"),
+    )
+    .await;
+    assert_eq!(a.status, 200, "{:?}", a.body);
+    let stats = p.provider.stats();
+    assert_eq!((stats.count(429), stats.count(200)), (1, 1));
+    assert!(
+        a.header("x-llmctl-waited-ms")
+            .parse::<u64>()
+            .expect("waited")
+            >= 900,
+        "it waited the provider's second"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_not_worth_retrying_comes_back_as_it_came_marked_no_retry() {
+    let daemon = Daemon::start("");
+    let p = provider(ProviderConfig {
+        faults: vec![Fault::parse("status=400").expect("fault")],
+        ..quick()
+    })
+    .await;
+    let proxy = proxy_for(&daemon, &p.url(), "").await;
+    let a = post(
+        &format!("{}/anthropic/v1/messages", proxy.url()),
+        &[],
+        chat("claude-x"),
+    )
+    .await;
+    assert_eq!(a.status, 400);
+    assert_eq!(a.header("x-should-retry"), "false");
+    assert_eq!(
+        a.body["type"], "error",
+        "the upstream's own body: {:?}",
+        a.body
+    );
+    assert_eq!(p.provider.stats().requests, 1, "not retried");
+    // A 503 is retried until the proxy's advice gives up, then returned as it came.
+    let p = provider(ProviderConfig {
+        faults: vec![Fault::parse("status=503").expect("fault")],
+        ..quick()
+    })
+    .await;
+    let proxy = proxy_for(&daemon, &p.url(), "max_wait = \"20s\"").await;
+    let a = post(
+        &format!("{}/openai/v1/chat/completions", proxy.url()),
+        &[],
+        chat("gpt-y"),
+    )
+    .await;
+    assert_eq!(a.status, 503);
+    assert_eq!(a.header("x-should-retry"), "false");
+    let n = p.provider.stats().requests;
+    assert!(n > 1, "retried inside the proxy: {n} requests");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn not_granted_in_time_is_a_429_in_the_upstreams_shape() {
+    // One request a second: the key starts empty, so the first waits up to a second.
+    let daemon = Daemon::start("[keys.\"anthropic/claude-x\"]\nrequests_per_minute = 60\n");
+    let p = provider(quick()).await;
+    let proxy = proxy_for(&daemon, &p.url(), "").await;
+    let url = format!("{}/anthropic/v1/messages", proxy.url());
+    assert_eq!(post(&url, &[], chat("claude-x")).await.status, 200);
+    let a = post(&url, &[("x-llmctl-max-wait", "200ms")], chat("claude-x")).await;
+    assert_eq!(a.status, 429, "{:?}", a.body);
+    assert_eq!(a.body["type"], "error");
+    assert_eq!(a.body["error"]["type"], "rate_limit_error");
+    assert!(
+        a.body["error"]["message"]
+            .as_str()
+            .expect("message")
+            .contains("not granted"),
+        "{:?}",
+        a.body
+    );
+    assert_eq!(a.header("x-should-retry"), "false");
+    let secs: u64 = a.header("retry-after").parse().expect("retry-after");
+    let ms: u64 = a.header("retry-after-ms").parse().expect("retry-after-ms");
+    assert!(
+        (1..=2).contains(&secs) && ms > 200 && ms <= 2000,
+        "{secs} s, {ms} ms"
+    );
+    assert_eq!(a.header("x-llmctl-reason"), "capacity");
+    assert_eq!(
+        p.provider.stats().requests,
+        1,
+        "the refused request never reached the provider"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn steering_headers_steer_and_are_never_forwarded() {
+    let daemon = Daemon::start("");
+    let answer = json_answer(
+        &serde_json::json!({"candidates": [], "usageMetadata": {"promptTokenCount": 9, "candidatesTokenCount": 4, "thoughtsTokenCount": 2}}),
+    );
+    let (addr, seen) = raw_upstream(Some(answer)).await;
+    let proxy = proxy_for(&daemon, &format!("http://{addr}"), "").await;
+    let a = post(
+        &format!("{}/gemini/v1beta/models/gemini-x:generateContent?key=secret", proxy.url()),
+        &[
+            ("x-goog-api-key", "k"),
+            ("x-llmctl-key", "team/{model}"),
+            ("x-llmctl-client", "batch"),
+            ("x-llmctl-priority", "5"),
+            ("x-llmctl-run-id", "run-1"),
+            ("x-llmctl-max-wait", "5s"),
+        ],
+        r#"{"contents": [{"parts": [{"text": "hi"}]}], "generationConfig": {"maxOutputTokens": 32}}"#,
+    )
+    .await;
+    assert_eq!(a.status, 200);
+    assert_eq!(a.header("x-llmctl-key"), "team/gemini-x");
+    let head = seen.lock().expect("seen")[0].to_ascii_lowercase();
+    assert!(
+        head.starts_with("post /v1beta/models/gemini-x:generatecontent?key=secret "),
+        "{head}"
+    );
+    assert!(head.contains("x-goog-api-key: k"), "{head}");
+    assert!(
+        !head.contains("x-llmctl"),
+        "steering headers forwarded: {head}"
+    );
+    settled(&daemon, "team/gemini-x", 9 + 4 + 2).await;
+    let status = daemon.status().await;
+    assert!(
+        status.clients.iter().any(|c| c.client_id == "proxy:batch"),
+        "{:?}",
+        status.clients
+    );
+    let bad = post(
+        &format!("{}/openai/v1/chat/completions", proxy.url()),
+        &[("x-llmctl-priority", "high")],
+        chat("m"),
+    )
+    .await;
+    assert_eq!(bad.status, 400);
+    assert!(bad.body["error"]["message"]
+        .as_str()
+        .expect("message")
+        .contains("x-llmctl-priority"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_daemon_open_forwards_and_closed_answers_503() {
+    let mut daemon = Daemon::start("");
+    let p = provider(quick()).await;
+    let open = proxy_for(&daemon, &p.url(), "fail_mode = \"open\"").await;
+    let closed = proxy_for(&daemon, &p.url(), "fail_mode = \"closed\"").await;
+    daemon.kill9();
+    let a = post(
+        &format!("{}/openai/v1/chat/completions", open.url()),
+        &[],
+        chat("gpt-x"),
+    )
+    .await;
+    assert_eq!(a.status, 200, "{:?}", a.body);
+    let a = post(
+        &format!("{}/anthropic/v1/messages", closed.url()),
+        &[],
+        chat("claude-x"),
+    )
+    .await;
+    assert_eq!(a.status, 503);
+    assert_eq!(a.header("x-should-retry"), "false");
+    assert_eq!(a.body["error"]["type"], "overloaded_error");
+    assert!(
+        a.body["error"]["message"]
+            .as_str()
+            .expect("msg")
+            .contains("fail_mode"),
+        "{:?}",
+        a.body
+    );
+    assert_eq!(p.provider.stats().requests, 1);
+    // Back: limited again.
+    daemon.restart();
+    eventually(
+        Duration::from_secs(10),
+        "the closed proxy limits again",
+        || async {
+            post(
+                &format!("{}/anthropic/v1/messages", closed.url()),
+                &[],
+                chat("claude-x"),
+            )
+            .await
+            .status
+                == 200
+        },
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_that_hangs_times_out_and_leaves_no_lease() {
+    let daemon = Daemon::start("");
+    let (addr, seen) = raw_upstream(None).await;
+    let proxy = proxy_for(
+        &daemon,
+        &format!("http://{addr}"),
+        "read_timeout = \"300ms\"\nmax_wait = \"2s\"",
+    )
+    .await;
+    let a = post(
+        &format!("{}/openai/v1/chat/completions", proxy.url()),
+        &[],
+        chat("gpt-x"),
+    )
+    .await;
+    assert_eq!(a.status, 504, "{:?}", a.body);
+    assert_eq!(a.header("x-should-retry"), "false");
+    assert!(a.body["error"]["message"]
+        .as_str()
+        .expect("msg")
+        .contains("read_timeout"));
+    assert!(!seen.lock().expect("seen").is_empty());
+    eventually(Duration::from_secs(10), "no lease left", || async {
+        key_status(&daemon, "openai/gpt-x")
+            .await
+            .is_some_and(|k| k.in_flight == 0 && k.tokens_outstanding == 0)
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_requests_are_answered_in_the_upstreams_shape_and_never_forwarded() {
+    let daemon = Daemon::start("");
+    let p = provider(quick()).await;
+    let proxy = proxy_for(&daemon, &p.url(), "").await;
+    let url = |path: &str| format!("{}/{path}", proxy.url());
+    let a = post(&url("openai/v1/chat/completions"), &[], "not json").await;
+    assert_eq!(
+        (a.status, a.body["error"]["type"].as_str()),
+        (400, Some("invalid_request_error"))
+    );
+    let a = post(&url("anthropic/v1/messages"), &[], r#"{"messages": []}"#).await;
+    assert_eq!(a.status, 400);
+    assert_eq!(a.body["type"], "error");
+    assert!(a.body["error"]["message"]
+        .as_str()
+        .expect("msg")
+        .contains("model"));
+    let a = post(&url("nowhere/v1/chat/completions"), &[], chat("m")).await;
+    assert_eq!(a.status, 404);
+    assert!(a.body["error"]["message"]
+        .as_str()
+        .expect("msg")
+        .contains("anthropic, gemini, openai"));
+    let big = format!(
+        "{{\"model\": \"m\", \"input\": \"{}\"}}",
+        "x".repeat(33 << 20)
+    );
+    let a = post(&url("openai/v1/responses"), &[], big).await;
+    assert_eq!(a.status, 413);
+    assert_eq!(p.provider.stats().requests, 0, "nothing was forwarded");
+}
+
+/// A CA and a certificate for 127.0.0.1 signed by it; the CA's PEM is written to `dir`.
+fn certificates(dir: &std::path::Path) -> (std::path::PathBuf, rustls::ServerConfig) {
+    let ca_key = rcgen::KeyPair::generate().expect("key");
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let ca = ca_params.self_signed(&ca_key).expect("ca");
+    let key = rcgen::KeyPair::generate().expect("key");
+    let params =
+        rcgen::CertificateParams::new(vec!["127.0.0.1".to_string(), "localhost".to_string()])
+            .expect("params");
+    let issuer = rcgen::Issuer::new(ca_params, ca_key);
+    let cert = params.signed_by(&key, &issuer).expect("cert");
+    let ca_path = dir.join("ca.pem");
+    std::fs::write(&ca_path, ca.pem()).expect("write ca");
+    let mut server = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .expect("versions")
+    .with_no_client_auth()
+    .with_single_cert(
+        vec![cert.der().clone()],
+        rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
+    )
+    .expect("server config");
+    server.alpn_protocols = vec![b"h2".to_vec()];
+    (ca_path, server)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_https_upstream_with_its_own_ca_is_reached_over_http2() {
+    let daemon = Daemon::start("");
+    let dir = tempfile::tempdir().expect("dir");
+    let (ca, tls) = certificates(dir.path());
+    // The fake provider's routes behind TLS that offers HTTP/2 only: a proxy that could not
+    // negotiate it by ALPN would fail here.
+    let fake = Arc::new(llmctl_sim::provider::Provider::new(quick()));
+    let app = llmctl_sim::provider::router(fake.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
+    tokio::spawn(async move {
+        while let Ok((s, _)) = listener.accept().await {
+            let (acceptor, app) = (acceptor.clone(), app.clone());
+            tokio::spawn(async move {
+                let Ok(tls) = acceptor.accept(s).await else {
+                    return;
+                };
+                let service = hyper_util::service::TowerToHyperService::new(app);
+                let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
+                    .http2_only()
+                    .serve_connection(TokioIo::new(tls), service)
+                    .await;
+            });
+        }
+    });
+    let text = format!(
+        "[proxy]\nlisten = \"127.0.0.1:0\"\n[proxy.upstreams.secure]\nurl = \"https://localhost:{}\"\napi = \"anthropic\"\nkey = \"tls\"\nca = \"{}\"\n",
+        addr.port(),
+        ca.display()
+    );
+    let proxy = Running::start(
+        ProxyConfig::parse(&text, "t").expect("config"),
+        daemon.socket.clone(),
+    )
+    .await
+    .expect("proxy");
+    let a = post(
+        &format!("{}/secure/v1/messages", proxy.url()),
+        &[],
+        chat("claude-x"),
+    )
+    .await;
+    assert_eq!(a.status, 200, "{:?}", a.body);
+    assert_eq!(a.header("x-llmctl-key"), "tls/claude-x");
+    assert_eq!(fake.stats().count(200), 1);
+    // Without the CA the upstream is not trusted: a 502 that says why, nothing sent.
+    let text = text.replace(&format!("ca = \"{}\"\n", ca.display()), "");
+    let untrusting = Running::start(
+        ProxyConfig::parse(&text, "t").expect("config"),
+        daemon.socket.clone(),
+    )
+    .await
+    .expect("proxy");
+    let a = post(
+        &format!("{}/secure/v1/messages", untrusting.url()),
+        &[],
+        chat("claude-x"),
+    )
+    .await;
+    assert_eq!(a.status, 502, "{:?}", a.body);
+    assert!(
+        a.body["error"]["message"]
+            .as_str()
+            .expect("msg")
+            .to_lowercase()
+            .contains("certificate"),
+        "{:?}",
+        a.body
+    );
+}
+
+#[test]
+fn a_listen_address_off_loopback_is_refused_at_start() {
+    let out = std::process::Command::new(BIN)
+        .args([
+            "proxy",
+            "--listen",
+            "0.0.0.0:0",
+            "--socket",
+            "/nonexistent/llmctl.sock",
+        ])
+        .env("XDG_CONFIG_HOME", "/nonexistent")
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(64));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("allow_remote"), "{err}");
+}
+
+#[test]
+fn exec_points_the_sdks_at_a_private_proxy_and_exits_as_the_command_did() {
+    let daemon = Daemon::start("");
+    let rt = tokio::runtime::Runtime::new().expect("rt");
+    let p = rt.block_on(provider(quick()));
+    let config = daemon.dir.path().join("proxy.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[proxy]\nlisten = \"127.0.0.1:1\"\n[proxy.upstreams.openai]\nurl = \"{}\"\n",
+            p.url()
+        ),
+    )
+    .expect("config");
+    let run = |script: &str| {
+        std::process::Command::new(BIN)
+            .args(["exec", "--config"])
+            .arg(&config)
+            .arg("--socket")
+            .arg(&daemon.socket)
+            .args(["--", "sh", "-c", script])
+            .output()
+            .expect("exec")
+    };
+    let out = run(
+        r#"curl -s "$OPENAI_BASE_URL/chat/completions" -H 'content-type: application/json' -d '{"model":"gpt-x","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}'; echo; echo "$ANTHROPIC_BASE_URL $GOOGLE_GEMINI_BASE_URL""#,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("chat.completion"), "{text}");
+    assert!(
+        text.contains("/anthropic ") && text.trim_end().ends_with("/gemini"),
+        "{text}"
+    );
+    let status = rt.block_on(daemon.status());
+    assert!(
+        status.keys.iter().any(|k| k.key == "openai/gpt-x"),
+        "the call was limited"
+    );
+    assert_eq!(run("exit 7").status.code(), Some(7));
+    assert_eq!(run("kill -TERM $$").status.code(), Some(128 + 15));
+}
