@@ -63,16 +63,21 @@ impl HttpClient {
         method: &str,
         url: &str,
         body: Bytes,
+        headers: &[(&str, &str)],
         timeout: Duration,
     ) -> Result<HttpResponse, HttpError> {
         let failed = |message: String| HttpError::Failed {
             url: url.to_string(),
             message,
         };
-        let req = hyper::Request::builder()
+        let mut req = hyper::Request::builder()
             .method(method)
             .uri(url)
-            .header("content-type", "application/json")
+            .header("content-type", "application/json");
+        for (name, value) in headers {
+            req = req.header(*name, *value);
+        }
+        let req = req
             .body(Full::new(body))
             .map_err(|e| failed(e.to_string()))?;
         let work = async {
@@ -113,11 +118,21 @@ impl HttpClient {
         body: &Value,
         timeout: Duration,
     ) -> Result<HttpResponse, HttpError> {
-        self.send("POST", url, Bytes::from(body.to_string()), timeout)
+        self.post_json_with(url, body, &[], timeout).await
+    }
+
+    pub async fn post_json_with(
+        &self,
+        url: &str,
+        body: &Value,
+        headers: &[(&str, &str)],
+        timeout: Duration,
+    ) -> Result<HttpResponse, HttpError> {
+        self.send("POST", url, Bytes::from(body.to_string()), headers, timeout)
             .await
     }
 
     pub async fn get(&self, url: &str, timeout: Duration) -> Result<HttpResponse, HttpError> {
-        self.send("GET", url, Bytes::new(), timeout).await
+        self.send("GET", url, Bytes::new(), &[], timeout).await
     }
 }

@@ -63,6 +63,25 @@ fn llmctl_strategy_has_no_failures_and_no_429_storm() {
 }
 
 #[test]
+fn plain_http_through_the_proxy_finishes_the_incident_as_the_client_does() {
+    // Workers that send plain HTTP with no retries of their own: the proxy waits for grants
+    // and follows the daemon's advice for them.
+    let runs = simulate(&[
+        "--scenario",
+        "incident",
+        "--strategy",
+        "llmctl-proxy",
+        "--jobs",
+        "96",
+        "--max-run-time",
+        "40s",
+    ]);
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0]["strategy"], "llmctl-proxy");
+    every_job_done_without_a_429_storm(&runs[0]);
+}
+
+#[test]
 fn limits_nobody_configured_are_found_without_a_storm() {
     // No config: one provider names its limits in headers, the other says nothing.
     let runs = simulate(&[

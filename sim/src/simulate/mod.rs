@@ -63,6 +63,8 @@ pub enum Strategy {
     LlmctlPerHost,
     /// A daemon per host, each told limit / hosts.
     LlmctlSplit,
+    /// Plain HTTP through `llmctl proxy` (and its daemon), no retries of the workers' own.
+    LlmctlProxy,
 }
 
 impl Strategy {
@@ -77,7 +79,7 @@ impl Strategy {
         let fleet = scenario == ScenarioName::Fleet;
         Self::all()
             .into_iter()
-            .filter(|s| s.is_fleet() == fleet)
+            .filter(|s| s.is_fleet() == fleet && *s != Strategy::LlmctlProxy)
             .collect()
     }
 
@@ -94,6 +96,11 @@ impl Strategy {
         self == Strategy::Llmctl || self.is_fleet()
     }
 
+    /// The run starts a daemon (for its workers, or for the proxy they call).
+    pub fn needs_daemon(self) -> bool {
+        self.uses_daemon() || self == Strategy::LlmctlProxy
+    }
+
     /// The name, as the command line takes it.
     pub fn name(self) -> &'static str {
         match self {
@@ -105,6 +112,7 @@ impl Strategy {
             Strategy::LlmctlFleet => "llmctl-fleet",
             Strategy::LlmctlPerHost => "llmctl-per-host",
             Strategy::LlmctlSplit => "llmctl-split",
+            Strategy::LlmctlProxy => "llmctl-proxy",
         }
     }
 }
@@ -334,7 +342,7 @@ pub async fn run_one(
         _ => None,
     };
     let mut daemons = Vec::new();
-    if strategy.uses_daemon() {
+    if strategy.needs_daemon() {
         let hosts = if strategy.is_fleet() {
             scenario.hosts
         } else {
@@ -345,21 +353,34 @@ pub async fn run_one(
             daemons.push(start_daemon(exe, &config, &format!("{tag}-h{h}")).await?);
         }
     }
+    // The proxy's workers call it, and it the provider, limited by the run's daemon.
+    let proxy = match (strategy, daemons.first()) {
+        (Strategy::LlmctlProxy, Some(d)) => Some(start_proxy(&provider.url(), &d.socket).await?),
+        _ => None,
+    };
     let commands_before = redis_commands(&daemons).await;
     let start_at = llmctl_client::time::now_unix_ms() + 1000;
     let mut children = Vec::new();
     for (p, jobs) in scenario.jobs.iter().enumerate() {
         // The processes of a host are consecutive.
         let daemon = daemons.get(p * daemons.len() / scenario.processes());
+        let style = scenario
+            .calibration
+            .map_or(ProviderStyle::Openai, |c| c.style);
+        let provider_url = match &proxy {
+            Some(p) if style == ProviderStyle::Anthropic => format!("{}/anthropic", p.url()),
+            Some(p) => format!("{}/openai", p.url()),
+            None => provider.url(),
+        };
         let spec = WorkerSpec {
-            provider_url: provider.url(),
-            style: scenario
-                .calibration
-                .map_or(ProviderStyle::Openai, |c| c.style),
+            provider_url,
+            style,
             strategy,
             workers: scenario.workers,
             jobs: jobs.clone(),
-            socket: daemon.map(|d| d.socket.clone()),
+            socket: daemon
+                .filter(|_| strategy.uses_daemon())
+                .map(|d| d.socket.clone()),
             key: "sim/model".into(),
             local_limits: scenario.local_limits(strategy),
             start_at_unix_ms: start_at,
@@ -414,6 +435,9 @@ pub async fn run_one(
             .map(|n| n.saturating_sub(before)),
         _ => None,
     };
+    if let Some(p) = proxy {
+        p.stop().await;
+    }
     drop(daemons);
     drop(redis);
     let stats = provider.provider.stats();
@@ -476,6 +500,19 @@ pub async fn run_one(
         max_in_flight_seen: stats.max_in_flight_seen,
         undeclared_reserved_over_used,
     })
+}
+
+/// `llmctl proxy` in this process on a free loopback port, `openai` and `anthropic` forwarding
+/// to the fake provider at `url`, limited by the daemon on `socket`.
+async fn start_proxy(url: &str, socket: &Path) -> Result<llmctl_proxy::Running, SimError> {
+    let text = format!(
+        "[proxy]\nlisten = \"127.0.0.1:0\"\nmax_wait = \"120s\"\n[proxy.upstreams.openai]\nurl = \"{url}\"\n[proxy.upstreams.anthropic]\nurl = \"{url}\"\n"
+    );
+    let config = llmctl_proxy::ProxyConfig::parse(&text, "the run's proxy")
+        .map_err(|e| SimError::Daemon(e.to_string()))?;
+    llmctl_proxy::Running::start(config, socket.to_path_buf())
+        .await
+        .map_err(|e| SimError::Daemon(format!("the run's proxy: {e}")))
 }
 
 /// Reserved over used tokens of undeclared requests, summed over the daemons' keys.

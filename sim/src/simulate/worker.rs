@@ -99,15 +99,56 @@ impl Ctx {
     }
 
     async fn send(&self, job: &Job) -> Result<HttpResponse, String> {
+        self.send_with(job, &[]).await
+    }
+
+    async fn send_with(&self, job: &Job, headers: &[(&str, &str)]) -> Result<HttpResponse, String> {
         let path = match self.spec.style {
             ProviderStyle::Anthropic => "v1/messages",
             ProviderStyle::Openai | ProviderStyle::Headerless => "v1/chat/completions",
         };
         let url = format!("{}/{path}", self.spec.provider_url);
         self.http
-            .post_json(&url, &self.body(job), HTTP_TIMEOUT)
+            .post_json_with(&url, &self.body(job), headers, HTTP_TIMEOUT)
             .await
             .map_err(|e| e.to_string())
+    }
+
+    /// Through `llmctl proxy`: one plain request, no retry of the worker's own (the proxy
+    /// waits for a grant and follows the daemon's advice); the wait is what the proxy says it
+    /// held the request.
+    async fn run_through_proxy(&self, job: &Job, arrival: Instant) -> JobOutcome {
+        let mut out = JobOutcome {
+            attempts: 1,
+            ..JobOutcome::default()
+        };
+        let priority = job.priority.to_string();
+        let before_send = arrival.elapsed().as_millis() as u64;
+        let resp = self
+            .send_with(job, &[("x-llmctl-priority", priority.as_str())])
+            .await;
+        match resp {
+            Ok(r) if r.status == 200 => {
+                let waited = r
+                    .header("x-llmctl-waited-ms")
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .unwrap_or(0);
+                out.ok = true;
+                out.wait_ms = Some(before_send + waited);
+            }
+            Ok(r) => {
+                if r.status == 429 {
+                    out.rate_limited += 1;
+                }
+                out.error = Some(format!(
+                    "status {} through the proxy: {}",
+                    r.status,
+                    error_message(&r.json())
+                ));
+            }
+            Err(e) => out.error = Some(e),
+        }
+        out
     }
 
     /// Waits for the per-process bucket (bucket-* strategies).
@@ -404,6 +445,7 @@ async fn run_job(
             error: Some("no daemon connection".into()),
             ..JobOutcome::default()
         },
+        (Strategy::LlmctlProxy, _) => ctx.run_through_proxy(job, arrival).await,
         _ => ctx.run_retrying(job, arrival).await,
     }
 }
