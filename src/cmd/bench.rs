@@ -52,6 +52,14 @@ pub struct BenchArgs {
     /// Cooldowns whose propagation --fleet measures
     #[arg(long, default_value_t = 200, value_name = "N")]
     propagation: usize,
+    /// Instead: the latency `llmctl proxy` adds over calling the fake provider directly (p50, p99,
+    /// time to the first streamed byte) and its throughput, at each --clients count
+    #[arg(long)]
+    proxy: bool,
+    /// With --proxy: how long the fake provider takes to answer, each measured (0: the proxy's
+    /// own cost against an instant answer; 20ms: the fake provider's default)
+    #[arg(long, value_delimiter = ',', default_value = "0ms,20ms", value_parser = super::duration, value_name = "DUR,DUR,...")]
+    upstream_latency: Vec<Duration>,
     /// Print the results as JSON
     #[arg(long)]
     json: bool,
@@ -378,6 +386,27 @@ fn rss_mib(pid: u32) -> Option<f64> {
 pub async fn run(args: BenchArgs, socket: PathBuf) -> ExitCode {
     if args.keys == 0 {
         return exit::fail(exit::USAGE, "--keys 0: give at least 1");
+    }
+    if args.proxy {
+        // The proxy acquires on openai/MODEL: a daemon of its own with that key ample.
+        let daemon = match start_daemon("openai/bench-model", 1, None).await {
+            Ok(d) => d,
+            Err(e) => return exit::fail(exit::SOFTWARE, e),
+        };
+        return match super::bench_proxy::measure(
+            &daemon,
+            &args.upstream_latency,
+            &args.clients,
+            args.duration,
+        )
+        .await
+        {
+            Ok(rows) => {
+                super::bench_proxy::print(&rows, args.json);
+                ExitCode::SUCCESS
+            }
+            Err(e) => exit::fail(exit::SOFTWARE, format!("bench --proxy: {e}")),
+        };
     }
     let (daemon, socket) = if args.running {
         (None, socket)

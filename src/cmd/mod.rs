@@ -1,4 +1,5 @@
 pub mod bench;
+pub mod bench_proxy;
 pub mod claim;
 pub mod daemon;
 pub mod demo;

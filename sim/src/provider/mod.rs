@@ -450,7 +450,10 @@ impl Provider {
         if let Some(d) = slow {
             tokio::time::sleep(d).await;
         }
-        tokio::time::sleep(self.config.latency).await;
+        // No latency means none: a timer of 0 would still wait for the timer's next tick.
+        if !self.config.latency.is_zero() {
+            tokio::time::sleep(self.config.latency).await;
+        }
         drop(in_flight);
         let usage = shapes::Usage {
             input,

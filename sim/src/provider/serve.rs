@@ -109,6 +109,10 @@ impl FakeProvider {
         let addr = listener.local_addr()?;
         let provider = Arc::new(Provider::new(config));
         let app = router(provider.clone());
+        // Small writes (a stream's events) go out at once, not held for the peer's ACK.
+        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         let task = tokio::spawn(async move {
             if let Err(e) = axum::serve(listener, app).await {
                 tracing::error!("fake provider stopped: {e}");
