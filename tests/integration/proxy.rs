@@ -748,3 +748,76 @@ fn exec_points_the_sdks_at_a_private_proxy_and_exits_as_the_command_did() {
     assert_eq!(run("exit 7").status.code(), Some(7));
     assert_eq!(run("kill -TERM $$").status.code(), Some(128 + 15));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_error_inside_a_200_stream_is_reported_as_that_error() {
+    let daemon = Daemon::start("");
+    let p = provider(ProviderConfig {
+        faults: vec![Fault::parse("stream_error=rate_limit_error,after_tokens=2").expect("fault")],
+        ..quick()
+    })
+    .await;
+    let proxy = proxy_for(&daemon, &p.url(), "").await;
+    let body = serde_json::json!({"model": "claude-x", "max_tokens": 16, "stream": true, "messages": [{"role": "user", "content": "hi"}]});
+    let r = send(
+        &format!("{}/anthropic/v1/messages", proxy.url()),
+        &[],
+        body.to_string(),
+    )
+    .await;
+    assert_eq!(
+        r.status(),
+        200,
+        "the stream had begun: passed on as it came"
+    );
+    let text = String::from_utf8_lossy(&r.into_body().collect().await.expect("body").to_bytes())
+        .to_string();
+    assert!(text.contains("event: error"), "{text}");
+    eventually(
+        Duration::from_secs(10),
+        "the refusal counted on the key",
+        || async {
+            key_status(&daemon, "anthropic/claude-x")
+                .await
+                .is_some_and(|k| {
+                    k.rate_limited_total == 1 && k.in_flight == 0 && k.tokens_outstanding == 0
+                })
+        },
+    )
+    .await;
+    assert_eq!(
+        p.provider.stats().requests,
+        1,
+        "output had reached the caller: never retried"
+    );
+}
+
+#[test]
+fn config_check_checks_the_proxy_table_and_lists_its_upstreams() {
+    let dir = tempfile::tempdir().expect("dir");
+    let file = dir.path().join("config.toml");
+    let check = |text: &str| {
+        std::fs::write(&file, text).expect("write");
+        std::process::Command::new(BIN)
+            .args(["config", "check"])
+            .arg(&file)
+            .output()
+            .expect("run")
+    };
+    let ok =
+        check("[proxy.upstreams.vllm]\nurl = \"http://10.0.0.7:8000\"\nkey = \"local/vllm\"\n");
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    let out = String::from_utf8_lossy(&ok.stdout);
+    assert!(
+        out.contains("proxy /vllm  -> http://10.0.0.7:8000  api openai  keys local/vllm/MODEL"),
+        "{out}"
+    );
+    let bad = check("[proxy]\nfail_mode = \"maybe\"\n");
+    assert_eq!(bad.status.code(), Some(64));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("[proxy] fail_mode: \"maybe\""), "{err}");
+}
