@@ -503,10 +503,10 @@ impl Proxy {
             Some(k) => k.replace("{model}", &model),
             None => format!("{}/{model}", up.key),
         };
+        // The caller's name for itself, else one client per upstream.
         let mut client_id = steer
             .client
             .clone()
-            .map(|c| format!("proxy:{c}"))
             .unwrap_or_else(|| format!("proxy:{}", up.name));
         if !self.limiter.has_room_for(&client_id).await {
             client_id = format!("proxy:{}", up.name);

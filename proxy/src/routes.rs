@@ -28,7 +28,15 @@ pub fn limited(api: Api, method: &Method, path: &str) -> Option<Call> {
         Api::OpenAi => ["/chat/completions", "/responses", "/completions"]
             .iter()
             .any(|s| path.ends_with(s))
-            .then_some(plain),
+            .then(|| Call {
+                // Azure OpenAI names the deployment in the path, not a model in the body.
+                model: path
+                    .split_once("/deployments/")
+                    .and_then(|(_, rest)| rest.split('/').next())
+                    .filter(|d| !d.is_empty())
+                    .map(str::to_string),
+                stream: false,
+            }),
         Api::Anthropic => path.ends_with("/messages").then_some(plain),
         Api::Gemini => {
             let (model, action) = path.rsplit_once("/models/")?.1.split_once(':')?;
@@ -57,6 +65,16 @@ mod tests {
         assert!(limited(Api::OpenAi, &Method::GET, "/v1/models").is_none());
         assert!(limited(Api::OpenAi, &post, "/v1/files").is_none());
         assert!(limited(Api::OpenAi, &post, "/v1/responses/input_tokens").is_none());
+        assert_eq!(
+            limited(
+                Api::OpenAi,
+                &post,
+                "/openai/deployments/gpt-4o-prod/chat/completions"
+            )
+            .and_then(|c| c.model),
+            Some("gpt-4o-prod".into()),
+            "Azure's deployment is the model"
+        );
         assert!(limited(Api::Anthropic, &post, "/v1/messages").is_some());
         assert!(limited(Api::Anthropic, &post, "/v1/messages/count_tokens").is_none());
         assert!(limited(Api::Anthropic, &post, "/v1/messages/batches").is_none());

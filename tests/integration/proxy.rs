@@ -448,7 +448,7 @@ async fn steering_headers_steer_and_are_never_forwarded() {
     settled(&daemon, "team/gemini-x", 9 + 4 + 2).await;
     let status = daemon.status().await;
     assert!(
-        status.clients.iter().any(|c| c.client_id == "proxy:batch"),
+        status.clients.iter().any(|c| c.client_id == "batch"),
         "{:?}",
         status.clients
     );
