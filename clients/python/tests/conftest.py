@@ -24,6 +24,9 @@ from llmctl.v1 import limiter_pb2 as pb
 from llmctl.v1.limiter_pb2_grpc import LimiterStub
 
 REPO = Path(__file__).resolve().parents[3]
+# A client given no socket starts a daemon when none answers; the tests name their daemons'
+# sockets, and those that test starting one turn it back on in their own processes.
+os.environ.setdefault("LLMCTL_AUTOSTART", "0")
 
 
 def llmctl_bin() -> str:

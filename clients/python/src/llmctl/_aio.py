@@ -17,6 +17,7 @@ from typing import Any, Awaitable, Callable, Generator, Mapping, Optional, Type,
 
 import grpc
 
+from . import _autostart
 from . import _errors as errors
 from ._claims import (
     DEFAULT_RUN_ONCE_TTL,
@@ -180,7 +181,9 @@ class AsyncClient:
     leases to a session the client keeps open, so the daemon frees their concurrency slots when
     the process dies. ``fail_mode="open"`` lets calls proceed unlimited while the daemon is
     unreachable (with a warning at most once a minute) and reconnects by itself; ``"closed"``
-    raises `llmctl.Unavailable` instead.
+    raises `llmctl.Unavailable` instead. With no ``socket`` given, a client that finds no daemon
+    on the default socket starts one (``llmctl daemon --idle-exit 10m``, the binary of this
+    environment or on ``PATH``) and waits for it; ``LLMCTL_AUTOSTART=0`` turns that off.
 
     For asyncio: the methods are coroutines, except `acquire`, whose answer is awaited or used in
     ``async with``. The connection and its session start on first use, in the running event loop.
@@ -200,10 +203,14 @@ class AsyncClient:
         # Whether the last acquire was limited by the daemon (None before any): False while
         # failing open, so a wrong socket or a stopped daemon does not go unnoticed.
         self.limited: Optional[bool] = None
+        # No socket named: where no daemon answers on the default one, start one (_autostart).
+        self._autostart = socket is None and _autostart.enabled()
         self._fork_lock = threading.Lock()
         self._connect()
 
     def _connect(self) -> None:
+        if self._autostart:
+            _autostart.ensure_daemon(self.socket)
         self._pid = os.getpid()
         self._health = Health(self.socket, self.fail_mode)
         self._conn = AsyncConnection(self)

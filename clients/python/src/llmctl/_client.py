@@ -12,6 +12,7 @@ from typing import Any, Callable, Mapping, Optional, Type, Union
 
 import grpc
 
+from . import _autostart
 from . import _errors as errors
 from ._claims import (
     DEFAULT_RUN_ONCE_TTL,
@@ -146,7 +147,9 @@ class Client:
     leases to a session the client keeps open, so the daemon frees their concurrency slots when
     the process dies. ``fail_mode="open"`` lets calls proceed unlimited while the daemon is
     unreachable (with a warning at most once a minute) and reconnects by itself; ``"closed"``
-    raises `llmctl.Unavailable` instead.
+    raises `llmctl.Unavailable` instead. With no ``socket`` given, a client that finds no daemon
+    on the default socket starts one (``llmctl daemon --idle-exit 10m``, the binary of this
+    environment or on ``PATH``) and waits for it; ``LLMCTL_AUTOSTART=0`` turns that off.
 
     Safe to share between threads.
     """
@@ -165,10 +168,14 @@ class Client:
         # Whether the last acquire was limited by the daemon (None before any): False while
         # failing open, so a wrong socket or a stopped daemon does not go unnoticed.
         self.limited: Optional[bool] = None
+        # No socket named: where no daemon answers on the default one, start one (_autostart).
+        self._autostart = socket is None and _autostart.enabled()
         self._fork_lock = threading.Lock()
         self._connect()
 
     def _connect(self) -> None:
+        if self._autostart:
+            _autostart.ensure_daemon(self.socket)
         self._pid = os.getpid()
         self._health = Health(self.socket, self.fail_mode)
         self._conn = Connection(self)
