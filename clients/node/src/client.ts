@@ -28,6 +28,7 @@ import {
 } from "./errors.js";
 import { SessionKeeper } from "./session.js";
 import { defaultSocket } from "./socket.js";
+import { autostartEnabled, ensureDaemon } from "./autostart.js";
 
 /** What to do while the daemon is unreachable: "open" grants unlimited leases (and warns once),
  * "closed" throws `Unavailable`. */
@@ -433,9 +434,13 @@ export class Client {
   /** Whether the last acquire was limited by the daemon (null before any): false while failing
    * open, so a wrong socket or a stopped daemon does not go unnoticed. */
   limited: boolean | null = null;
+  /** Settles once a daemon started on first use answers (at once when none is started). */
+  private readonly ready: Promise<unknown>;
 
   constructor(options: ClientOptions = {}) {
     this.socket = options.socket ?? defaultSocket();
+    // No socket named: where no daemon answers on the default one, start one (autostart.ts).
+    this.ready = options.socket === undefined && autostartEnabled() ? ensureDaemon(this.socket) : Promise.resolve();
     this.failMode = options.failMode ?? "open";
     if (this.failMode !== "open" && this.failMode !== "closed") {
       throw new InvalidArgument(`failMode must be "open" or "closed", not ${JSON.stringify(this.failMode)}`);
@@ -488,6 +493,7 @@ export class Client {
    * Throws `NotGranted` (or `RunBudgetExceeded`) when capacity will not come in time. */
   async acquire(key: string | null, options: AcquireOptions = {}): Promise<Lease> {
     this.checkOpen();
+    await this.ready;
     const maxWait = options.maxWait ?? MAX_WAIT_MS;
     if (!Number.isFinite(maxWait) || maxWait < 0 || maxWait > MAX_WAIT_MS) {
       throw new InvalidArgument(`maxWait is in milliseconds, from 0 to ${MAX_WAIT_MS}; got ${String(options.maxWait)}`);
@@ -561,6 +567,7 @@ export class Client {
    * when it ends (null with fail-open and no daemon). */
   async cooldown(key: string, ms: number, reason = ""): Promise<Date | null> {
     this.checkOpen();
+    await this.ready;
     try {
       const r = await this.rpc.cooldown({ key, durationMs: count("ms", ms, 0), reason }, { timeoutMs: this.callTimeoutMs });
       return fromUnixMs(r.untilUnixMs);
@@ -575,6 +582,7 @@ export class Client {
   /** The daemon's state: keys, buckets, cooldowns, sessions, runs, clients. */
   async status(keyPrefix = ""): Promise<StatusResponse> {
     this.checkOpen();
+    await this.ready;
     try {
       return await this.rpc.status({ keyPrefix }, { timeoutMs: this.callTimeoutMs });
     } catch (e) {
@@ -586,6 +594,7 @@ export class Client {
    * else is doing it), or "done" with the stored result. */
   async claim(key: string, options: { ttlMs?: number; acceptLostHistory?: boolean } = {}): Promise<Claim> {
     this.checkOpen();
+    await this.ready;
     try {
       const r = await this.rpc.claim(
         { key, ttlMs: count("ttlMs", options.ttlMs, 600_000), acceptLostHistory: options.acceptLostHistory ?? false },
@@ -609,6 +618,7 @@ export class Client {
   /** Stores the result of a claimed job and marks it done. */
   async complete(key: string, result: Uint8Array | string = new Uint8Array()): Promise<void> {
     this.checkOpen();
+    await this.ready;
     const bytes = typeof result === "string" ? new TextEncoder().encode(result) : result;
     try {
       await this.rpc.complete({ key, result: bytes }, { timeoutMs: this.callTimeoutMs });

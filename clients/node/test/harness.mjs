@@ -11,6 +11,9 @@ import * as readline from "node:readline";
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const ROOT = path.resolve(here, "../../..");
 export const BIN = process.env.LLMCTL_BIN ?? path.join(ROOT, "target/debug/llmctl");
+// A client given no socket starts a daemon when none answers; the tests name their daemons'
+// sockets, and those that test starting one turn it back on in their own processes.
+process.env.LLMCTL_AUTOSTART ??= "0";
 
 export function sleep(ms) {
   return new Promise((r) => setTimeout(r, ms));
