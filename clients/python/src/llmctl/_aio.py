@@ -12,6 +12,7 @@ import functools
 import inspect
 import os
 import threading
+import time
 from types import TracebackType
 from typing import Any, Awaitable, Callable, Generator, Mapping, Optional, Type, Union
 
@@ -19,6 +20,7 @@ import grpc
 
 from . import _autostart
 from . import _errors as errors
+from ._autostart import answers as _answers
 from ._claims import (
     DEFAULT_RUN_ONCE_TTL,
     BytesLike,
@@ -30,6 +32,7 @@ from ._claims import (
 )
 from ._common import (
     CALL_TIMEOUT,
+    RESTART_WAIT,
     Advice,
     Health,
     Outcome,
@@ -54,6 +57,10 @@ from ._common import (
 from ._connection import AsyncConnection
 from ._lease import LeaseBase
 from .v1 import limiter_pb2 as pb
+
+
+def _stopping(resp: pb.AcquireResponse) -> bool:
+    return not resp.granted and resp.reason_code == pb.REFUSAL_REASON_STOPPING
 
 
 class AsyncLease(LeaseBase):
@@ -299,20 +306,26 @@ class AsyncClient:
 
     async def _acquire(self, req: pb.AcquireRequest, wait: float, attempt: int, first_ms: int) -> AsyncLease:
         self._ensure()
-        if not self._health.should_try():
-            return self._unlimited(req, attempt, first_ms)
         epoch = self._health.epoch
-        try:
-            resp = await self._conn.acquire(req, wait + CALL_TIMEOUT)
-        except grpc.RpcError as e:
-            if is_unreachable(e) and self._health.fail_open:
+        resp: Optional[pb.AcquireResponse] = None
+        if self._health.should_try():
+            try:
+                resp = await self._conn.acquire(req, wait + CALL_TIMEOUT)
+            except grpc.RpcError as e:
+                if not (is_unreachable(e) and self._health.fail_open):
+                    raise rpc_error(e, self.socket, "acquire") from None
                 self._health.failed(e.details() or e.code().name)
+            else:
+                if _stopping(resp) and self._health.fail_open:
+                    # A stopping daemon is an unreachable one.
+                    self._health.failed("the daemon is stopping")
+                    resp = None
+        if resp is None:
+            # Failing open, unless the daemon is only restarting: then the call waits for it.
+            resp = await self._after_restart(req, wait)
+            if resp is None:
                 return self._unlimited(req, attempt, first_ms)
-            raise rpc_error(e, self.socket, "acquire") from None
-        if not resp.granted and resp.reason_code == pb.REFUSAL_REASON_STOPPING and self._health.fail_open:
-            # A stopping daemon is an unreachable one: failing open, the call proceeds.
-            self._health.failed("the daemon is stopping")
-            return self._unlimited(req, attempt, first_ms)
+            epoch = self._health.epoch
         self._health.ok()
         self.limited = True
         if not resp.granted:
@@ -329,6 +342,26 @@ class AsyncClient:
             epoch=epoch,
             first_attempt_ms=first_ms,
         )
+
+    async def _after_restart(self, req: pb.AcquireRequest, wait: float) -> Optional[pb.AcquireResponse]:
+        """The answer of a daemon that went away moments ago (restarting, most likely) once it is
+        back, so that a restart sends no call unlimited; None when it is not back within
+        `RESTART_WAIT` of going away, or it never answered this client."""
+        # Bounded here too, whatever the health says.
+        give_up = time.monotonic() + RESTART_WAIT
+        while self._health.restarting() and time.monotonic() < give_up:
+            if _answers(self.socket):
+                try:
+                    # Ready to send as soon as the channel has reconnected (within 250 ms).
+                    resp = await self._conn.acquire(req, wait + CALL_TIMEOUT, wait_for_ready=True)
+                except grpc.RpcError as e:
+                    if not is_unreachable(e):
+                        raise rpc_error(e, self.socket, "acquire") from None
+                else:
+                    if not _stopping(resp):
+                        return resp
+            await asyncio.sleep(0.02)  # sync: time.sleep(0.02)
+        return None
 
     def _unlimited(self, req: pb.AcquireRequest, attempt: int, first_ms: int) -> AsyncLease:
         self.limited = False

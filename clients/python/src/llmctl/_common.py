@@ -35,14 +35,18 @@ CALL_TIMEOUT = 10.0
 RETRY_MIN = 0.25
 RETRY_MAX = 2.0
 WARN_EVERY = 60.0
+# A daemon that answered before and went away is most likely restarting: calls wait this long for
+# it to answer again (the outage counted from its first failed call) before they fail open.
+RESTART_WAIT = 5.0
 CHANNEL_OPTIONS = [
     # gRPC would send the socket path as the HTTP/2 authority, which the daemon's server refuses.
     ("grpc.default_authority", "localhost"),
     # gRPC would otherwise back off up to two minutes between reconnects to a restarted daemon.
     # (Not grpc.min_reconnect_backoff_ms: it is also the connect timeout, which must stay long
     # enough for a busy daemon to answer the handshake.)
+    # At most 250 ms between tries: a restarted daemon is used again within that (RESTART_WAIT).
     ("grpc.initial_reconnect_backoff_ms", 100),
-    ("grpc.max_reconnect_backoff_ms", 1000),
+    ("grpc.max_reconnect_backoff_ms", 250),
     # Subchannels are otherwise shared process-wide: a new client would inherit another's
     # backoff after a failure and fail at once although the daemon is back.
     ("grpc.use_local_subchannel_pool", 1),
@@ -528,6 +532,9 @@ class Health:
         self._retry_at = 0.0
         self._backoff = RETRY_MIN
         self._warned_at: Optional[float] = None
+        # Whether the daemon ever answered this client, and when the current outage began.
+        self._answered = False
+        self._down_since = 0.0
         # Bumped whenever the daemon may have lost its state (it went away), so that a lease's
         # unknown-lease answer can be told from a caller's mistake.
         self.epoch = 0
@@ -548,13 +555,22 @@ class Health:
             if not self._down:
                 self.epoch += 1
                 self._backoff = RETRY_MIN
+                self._down_since = now
             self._down = True
             self._retry_at = now + self._backoff
             self._backoff = min(self._backoff * 2, RETRY_MAX)
             warn = self._warned_at is None or now - self._warned_at >= WARN_EVERY
             if warn:
                 self._warned_at = now
-        if warn:
+        if warn and self._answered:
+            logger.warning(
+                "the llmctl daemon on %s stopped answering (%s); calls wait up to %.0f s for it to "
+                "come back, then proceed without limits (fail_mode='open') until it is back",
+                self.socket,
+                detail,
+                RESTART_WAIT,
+            )
+        elif warn:
             logger.warning(
                 "no llmctl daemon is answering on %s (%s); calls proceed without limits "
                 "(fail_mode='open') and llmctl reconnects when it is back",
@@ -562,7 +578,19 @@ class Health:
                 detail,
             )
 
+    def restarting(self) -> bool:
+        """Whether calls should wait for the daemon rather than fail open: it answered this client
+        before, and went away less than `RESTART_WAIT` ago."""
+        with self._lock:
+            return (
+                self.fail_open
+                and self._down
+                and self._answered
+                and time.monotonic() - self._down_since < RESTART_WAIT
+            )
+
     def ok(self) -> None:
+        self._answered = True
         if not self._down:
             return
         with self._lock:

@@ -44,10 +44,12 @@ class Connection:
     def wait_connected(self, timeout: Optional[float]) -> bool:
         return self._session.open.wait(timeout)
 
-    def acquire(self, req: pb.AcquireRequest, timeout: float) -> pb.AcquireResponse:
+    def acquire(
+        self, req: pb.AcquireRequest, timeout: float, wait_for_ready: bool = False
+    ) -> pb.AcquireResponse:
         """Acquire as a future, so that a caller interrupted while it waits (Ctrl-C, say) takes
         the waiter out of the daemon's queue."""
-        future = self._stub.Acquire.future(req, timeout=timeout)
+        future = self._stub.Acquire.future(req, timeout=timeout, wait_for_ready=wait_for_ready)
         try:
             resp: pb.AcquireResponse = future.result()
         except grpc.RpcError:
@@ -177,9 +179,13 @@ class AsyncConnection:
         except asyncio.TimeoutError:
             return False
 
-    async def acquire(self, req: pb.AcquireRequest, timeout: float) -> pb.AcquireResponse:
+    async def acquire(
+        self, req: pb.AcquireRequest, timeout: float, wait_for_ready: bool = False
+    ) -> pb.AcquireResponse:
         # Cancelling the awaiting task cancels the call, which takes the waiter out of the queue.
-        resp: pb.AcquireResponse = await self._stub.Acquire(req, timeout=timeout)
+        resp: pb.AcquireResponse = await self._stub.Acquire(
+            req, timeout=timeout, wait_for_ready=wait_for_ready
+        )
         return resp
 
     async def aclose(self) -> None:
