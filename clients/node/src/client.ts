@@ -28,7 +28,7 @@ import {
 } from "./errors.js";
 import { SessionKeeper } from "./session.js";
 import { defaultSocket } from "./socket.js";
-import { autostartEnabled, ensureDaemon } from "./autostart.js";
+import { answers, autostartEnabled, ensureDaemon } from "./autostart.js";
 
 /** What to do while the daemon is unreachable: "open" grants unlimited leases (and warns once),
  * "closed" throws `Unavailable`. */
@@ -420,6 +420,14 @@ const ACTIONS: Record<number, Advice["action"]> = {
   [PbAdvice.FALLBACK]: "fallback",
 };
 
+/** A daemon that answered a client before and went away is most likely restarting: its calls
+ * wait this long (the outage counted from its first failed call) before they fail open. */
+export const RESTART_WAIT_MS = 5_000;
+
+function stopping(resp: AcquireResponse): boolean {
+  return !resp.granted && resp.reasonCode === RefusalReason.STOPPING;
+}
+
 /** A client of the daemon on one socket. Keeps a Session open that never holds the Node
  * process alive on its own; `close()` ends it. */
 export class Client {
@@ -436,6 +444,9 @@ export class Client {
   limited: boolean | null = null;
   /** Settles once a daemon started on first use answers (at once when none is started). */
   private readonly ready: Promise<unknown>;
+  /** Whether the daemon ever answered this client, and since when it has not (null: it does). */
+  private answered = false;
+  private downSince: number | null = null;
 
   constructor(options: ClientOptions = {}) {
     this.socket = options.socket ?? defaultSocket();
@@ -482,6 +493,7 @@ export class Client {
     if (this.failMode !== "open" || !(stopping || unreachable(e))) {
       return false;
     }
+    this.downSince ??= Date.now();
     if (!this.warned) {
       this.warned = true;
       process.emitWarning(`llmctl: no daemon on ${this.socket}; calls go unlimited until it is back`);
@@ -513,27 +525,35 @@ export class Client {
       profile: options.profile ?? "",
       outputTokensDeclared: options.outputTokensDeclared,
     };
-    let resp: AcquireResponse;
+    const call = () => this.rpc.acquire(req, { timeoutMs: maxWait + this.callTimeoutMs, signal: options.signal });
+    let resp: AcquireResponse | null = null;
     try {
-      resp = await this.rpc.acquire(req, { timeoutMs: maxWait + this.callTimeoutMs, signal: options.signal });
+      resp = await call();
     } catch (e) {
       if (options.signal?.aborted) {
         throw options.signal.reason;
       }
-      if (this.failOpen(e)) {
+      if (!this.failOpen(e)) {
+        throw translate(e, this.socket);
+      }
+    }
+    if (resp !== null && stopping(resp) && this.failMode === "open") {
+      // A stopping daemon is an unreachable one.
+      this.failOpen(Object.assign(new Error("the daemon is stopping"), { code: "UNAVAILABLE_STOPPING" }), true);
+      resp = null;
+    }
+    if (resp === null) {
+      // Failing open, unless the daemon is only restarting: then the call waits for it.
+      resp = await this.afterRestart(call, options.signal);
+      if (resp === null) {
         this.limited = false;
         return new Lease(this, key ?? options.routeGroup ?? "", "", false, 0, null, attempt, firstMs);
       }
-      throw translate(e, this.socket);
     }
+    this.answered = true;
+    this.downSince = null;
     this.limited = true;
     const asked = resp.key || key || options.routeGroup || "";
-    if (!resp.granted && resp.reasonCode === RefusalReason.STOPPING && this.failMode === "open") {
-      // A stopping daemon is an unreachable one: failing open, the call proceeds.
-      this.failOpen(Object.assign(new Error("the daemon is stopping"), { code: "UNAVAILABLE_STOPPING" }), true);
-      this.limited = false;
-      return new Lease(this, key ?? options.routeGroup ?? "", "", false, 0, null, attempt, firstMs);
-    }
     if (!resp.granted) {
       const notBefore = fromUnixMs(resp.notBeforeUnixMs);
       const waited = Number(resp.waitedMs);
@@ -543,6 +563,34 @@ export class Client {
       throw new NotGranted(asked, resp.reason, reasonCode(resp.reasonCode), notBefore, waited);
     }
     return new Lease(this, asked, resp.leaseId, true, Number(resp.waitedMs), fromUnixMs(resp.expiresUnixMs), attempt, firstMs);
+  }
+
+  /** The answer of a daemon that answered this client before and went away less than
+   * `RESTART_WAIT_MS` ago (restarting, most likely), once it is back, so that a restart sends
+   * no call unlimited; null when it is not back in time. */
+  private async afterRestart(call: () => Promise<AcquireResponse>, signal?: AbortSignal): Promise<AcquireResponse | null> {
+    while (this.answered && this.downSince !== null && Date.now() - this.downSince < RESTART_WAIT_MS) {
+      if (signal?.aborted) {
+        throw signal.reason;
+      }
+      if (await answers(this.socket)) {
+        try {
+          const resp = await call();
+          if (!stopping(resp)) {
+            return resp;
+          }
+        } catch (e) {
+          if (signal?.aborted) {
+            throw signal.reason;
+          }
+          if (!unreachable(e)) {
+            throw translate(e, this.socket);
+          }
+        }
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return null;
   }
 
   /** @internal Sends a lease's report. */

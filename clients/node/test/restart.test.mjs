@@ -1,0 +1,49 @@
+// A daemon restarted under load: limitedFetch's calls wait for it and none goes unlimited, so
+// the provider refuses none and no error reaches the caller.
+
+import { test } from "node:test";
+import * as assert from "node:assert/strict";
+import OpenAI from "openai";
+import { Client, limitedFetch } from "../dist/index.js";
+import { Provider, sleep, startDaemon } from "./harness.mjs";
+
+test("a restart under load costs no 429 and no unlimited call", async () => {
+  const daemon = await startDaemon('[keys."openai/restart"]\nrequests_per_minute = 600\n');
+  const provider = await Provider.start("--rpm", "600", "--burst-requests", "10", "--completion-tokens", "4");
+  const client = new Client({ socket: daemon.socket });
+  try {
+    // A new daemon's buckets start empty: let it fill first.
+    await sleep(1100);
+    const oa = new OpenAI({ baseURL: `${provider.url}/v1`, apiKey: "test", fetch: limitedFetch({ client, key: "openai/{model}" }), maxRetries: 0 });
+    const calls = [];
+    const stop = Date.now() + 6000;
+    const worker = async () => {
+      while (Date.now() < stop) {
+        let err = "";
+        try {
+          await oa.chat.completions.create({ model: "restart", messages: [{ role: "user", content: "hi" }], max_tokens: 4 });
+        } catch (e) {
+          err = String(e);
+        }
+        calls.push({ at: Date.now(), limited: client.limited, err });
+      }
+    };
+    const workers = Array.from({ length: 8 }, worker);
+    await sleep(2000);
+    await daemon.stop();
+    await sleep(300);
+    await daemon.start();
+    const up = Date.now();
+    await Promise.all(workers);
+    const after = calls.filter((c) => c.at > up).map((c) => c.at - up);
+    assert.ok(after.length > 0, "calls went on after the restart");
+    console.log(`# first call done ${Math.min(...after)} ms after the restarted daemon answered; ${calls.length} calls`);
+    assert.deepEqual(calls.filter((c) => c.err), [], "an error reached the caller");
+    assert.deepEqual(calls.filter((c) => !c.limited), [], "a call went unlimited across the restart");
+    assert.equal((await provider.stats()).responses["429"] ?? 0, 0);
+  } finally {
+    client.close();
+    provider.close();
+    await daemon.close();
+  }
+});
