@@ -423,6 +423,8 @@ const ACTIONS: Record<number, Advice["action"]> = {
 /** A daemon that answered a client before and went away is most likely restarting: its calls
  * wait this long (the outage counted from its first failed call) before they fail open. */
 export const RESTART_WAIT_MS = 5_000;
+/** While failing open, a warning at most this often. */
+const WARN_EVERY_MS = 60_000;
 
 function stopping(resp: AcquireResponse): boolean {
   return !resp.granted && resp.reasonCode === RefusalReason.STOPPING;
@@ -437,7 +439,7 @@ export class Client {
   private readonly rpc: RpcClient<typeof Limiter>;
   private readonly session: SessionKeeper;
   private readonly callTimeoutMs: number;
-  private warned = false;
+  private warnedAt: number | null = null;
   private closed = false;
   /** Whether the last acquire was limited by the daemon (null before any): false while failing
    * open, so a wrong socket or a stopped daemon does not go unnoticed. */
@@ -494,9 +496,14 @@ export class Client {
       return false;
     }
     this.downSince ??= Date.now();
-    if (!this.warned) {
-      this.warned = true;
-      process.emitWarning(`llmctl: no daemon on ${this.socket}; calls go unlimited until it is back`);
+    const now = Date.now();
+    if (this.warnedAt === null || now - this.warnedAt >= WARN_EVERY_MS) {
+      this.warnedAt = now;
+      const why = e instanceof Error ? e.message : String(e);
+      const what = this.answered
+        ? `calls wait up to ${RESTART_WAIT_MS / 1000} s for it to come back, then go unlimited until it is back`
+        : "calls go unlimited until it is back";
+      process.emitWarning(`llmctl: no daemon answering on ${this.socket} (${why}); ${what} (failMode "open")`);
     }
     return true;
   }
