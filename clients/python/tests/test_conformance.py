@@ -96,3 +96,48 @@ def test_usage_and_outcome(case: Dict[str, Any]) -> None:
             case["error_message"],
             case["output"],
         ), f"chunks of {chunk}"
+
+
+def test_fail_static_phases() -> None:
+    from llmctl._fail_static import FAIL_STATIC_FOR, RESTART_WAIT, WINDOW, phase
+
+    t = table("fail_static.json")
+    assert (t["restart_wait_ms"], t["fail_static_for_ms"], t["window_ms"]) == (
+        RESTART_WAIT * 1000,
+        FAIL_STATIC_FOR * 1000,
+        WINDOW * 1000,
+    )
+    for c in t["phases"]:
+        assert phase(c["outage_ms"] / 1000, c["answered"]) == c["phase"], c["name"]
+
+
+@pytest.mark.parametrize("case", cases("fail_static.json"))
+def test_fail_static_limits(case: Dict[str, Any]) -> None:
+    from llmctl._fail_static import static_limits
+
+    got = static_limits([g / 1000 for g in case["grants_ms"]], case["in_flight_max"])
+    if case["rate_per_s"] is None:
+        assert got is None
+        return
+    assert got is not None
+    assert got[0] == pytest.approx(case["rate_per_s"]) and got[1:] == (case["burst"], case["concurrency"])
+
+
+def test_fail_static_paces_a_key_at_what_it_was_getting() -> None:
+    from llmctl._fail_static import FailStatic
+
+    s = FailStatic()
+    for i in range(20):  # 10 a second for 2 s before the outage at t=100
+        s.granted("k", 98.0 + i * 0.1)
+        s.released("k")
+    assert s.take("other", 100.0, 105.0) is None, "a key it knows nothing of is not limited"
+    assert s.take("k", 100.0, 105.0) == 0.0
+    assert s.take("k", 100.0, 105.0) == 0.05, "one in flight at most, as it had"
+    s.released("k")
+    went = [s.take("k", 100.0, 105.0)]
+    for _ in range(10):
+        s.released("k")
+        went.append(s.take("k", 100.0, 105.0))
+    # A second of it as a burst: 10 at once, then one each 0.1 s.
+    assert went[:9] == [0.0] * 9 and went[9] is not None and went[9] > 0, went
+    assert s.take("k", 100.0, 105.2) == 0.0

@@ -62,3 +62,52 @@ def test_a_restart_under_load_costs_no_429_and_no_unlimited_call(
     assert [c for c in calls if c[2]] == [], "an error reached the caller"
     assert [c for c in calls if not c[1]] == [], "a call went unlimited across the restart"
     assert provider.stats()["responses"].get("429", 0) == 0, provider.stats()
+
+
+def test_a_daemon_gone_for_good_is_waited_for_then_its_keys_are_paced_as_they_were(
+    start_daemon: Callable[..., Daemon], start_provider: Callable[..., Provider]
+) -> None:
+    """kill -9 and no restart: calls wait 5 s for the daemon, then each key is limited with the
+    rate and concurrency this client was getting on it (not sent unlimited), so the provider
+    refuses next to none."""
+    daemon = start_daemon('[keys."openai/gone"]\nrequests_per_minute = 600\n')
+    provider = start_provider("--rpm", "600", "--burst-requests", "10", "--completion-tokens", "4")
+    daemon.wait_full("openai/gone")
+    client = llmctl.Client(daemon.socket)
+    oa = openai.OpenAI(
+        base_url=provider.url + "/v1",
+        api_key="test",
+        http_client=httpx2.Client(transport=LimitedTransport(key="openai/{model}", client=client)),
+        max_retries=0,
+    )
+    ends: List[float] = []
+    errors: List[str] = []
+    lock = threading.Lock()
+    stop = time.monotonic() + 11.0
+
+    def worker() -> None:
+        while time.monotonic() < stop:
+            try:
+                oa.chat.completions.create(model="gone", messages=MESSAGES, max_tokens=4)
+            except openai.APIError as e:
+                with lock:
+                    errors.append(type(e).__name__)
+            with lock:
+                ends.append(time.monotonic())
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for t in threads:
+        t.start()
+    time.sleep(2.0)
+    daemon.kill9()
+    gone = time.monotonic()
+    for t in threads:
+        t.join()
+    client.close()
+    paced = [t for t in ends if t > gone + 5.5]
+    rate = len(paced) / (stop - gone - 5.5)
+    print(f"after the wait: {rate:.1f} calls/s paced (the limit: 10/s); {len(errors)} errors")
+    assert paced, "calls went on, paced, after the wait"
+    assert rate < 15, "paced near the rate the client was getting, not unlimited"
+    assert provider.stats()["responses"].get("429", 0) <= 5, provider.stats()
+    assert errors == [], errors

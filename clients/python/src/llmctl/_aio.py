@@ -32,7 +32,6 @@ from ._claims import (
 )
 from ._common import (
     CALL_TIMEOUT,
-    RESTART_WAIT,
     Advice,
     Health,
     Outcome,
@@ -55,6 +54,7 @@ from ._common import (
     socket_path,
 )
 from ._connection import AsyncConnection
+from ._fail_static import FAIL_STATIC_FOR, RESTART_WAIT, FailStatic
 from ._lease import LeaseBase
 from .v1 import limiter_pb2 as pb
 
@@ -201,8 +201,12 @@ class AsyncClient:
         socket: Union[str, os.PathLike[str], None] = None,
         client_id: Optional[str] = None,
         fail_mode: str = "open",
+        fail_static_for: float = FAIL_STATIC_FOR,
     ) -> None:
         self.fail_mode = check_fail_mode(fail_mode)
+        self.fail_static_for = seconds("fail_static_for", fail_static_for, FAIL_STATIC_FOR, 86_400.0)
+        # What this client knows of each key, to limit with while the daemon is away.
+        self._static = FailStatic()
         self.socket = socket_path(socket)
         self.client_id = check_client_id(client_id) if client_id is not None else new_client_id()
         self._own_id = client_id is None
@@ -219,7 +223,7 @@ class AsyncClient:
         if self._autostart:
             _autostart.ensure_daemon(self.socket)
         self._pid = os.getpid()
-        self._health = Health(self.socket, self.fail_mode)
+        self._health = Health(self.socket, self.fail_mode, self.fail_static_for)
         self._conn = AsyncConnection(self)
 
     def __repr__(self) -> str:
@@ -324,12 +328,15 @@ class AsyncClient:
             # Failing open, unless the daemon is only restarting: then the call waits for it.
             resp = await self._after_restart(req, wait)
             if resp is None:
-                return self._unlimited(req, attempt, first_ms)
+                # Then limited with what this client last knew of the key, or not at all.
+                return await self._static_lease(req, wait, attempt, first_ms)
             epoch = self._health.epoch
         self._health.ok()
         self.limited = True
         if not resp.granted:
             raise not_granted(resp, req)
+        key = resp.key or req.key
+        self._static.granted(key, time.monotonic())
         return AsyncLease(
             self,
             key=resp.key or req.key,
@@ -341,7 +348,36 @@ class AsyncClient:
             expires=from_unix_ms(resp.expires_unix_ms),
             epoch=epoch,
             first_attempt_ms=first_ms,
+            on_done=functools.partial(self._static.released, key),
         )
+
+    async def _static_lease(
+        self, req: pb.AcquireRequest, wait: float, attempt: int, first_ms: int
+    ) -> AsyncLease:
+        """While the daemon is away past its restart: a key this client was granted on lately is
+        paced at the rate and concurrency it was getting (conformance/fail_static.json), waiting
+        up to ``wait``; any other key, or past ``fail_static_for``, goes unlimited."""
+        give_up = time.monotonic() + wait
+        while self._health.phase() == "static":
+            now = time.monotonic()
+            delay = self._static.take(req.key, self._health.down_since, now)
+            if delay is None:
+                break
+            if delay == 0.0:
+                lease = self._unlimited(req, attempt, first_ms)
+                lease._on_done = functools.partial(self._static.released, req.key)
+                return lease
+            if now + delay > give_up:
+                raise errors.NotGranted(
+                    req.key,
+                    f"the llmctl daemon on {self.socket} is away, and what this client last knew of "
+                    "the key (its grant rate and concurrency) allows no call within max_wait",
+                    None,
+                    waited=now + wait - give_up,
+                    reason_code="fail_static",
+                )
+            await asyncio.sleep(min(delay, 0.1))  # sync: time.sleep(min(delay, 0.1))
+        return self._unlimited(req, attempt, first_ms)
 
     async def _after_restart(self, req: pb.AcquireRequest, wait: float) -> Optional[pb.AcquireResponse]:
         """The answer of a daemon that went away moments ago (restarting, most likely) once it is

@@ -17,6 +17,8 @@ from typing import Any, Dict, Mapping, Optional, Tuple, Union
 import grpc
 
 from . import _errors as errors
+from ._fail_static import FAIL_STATIC_FOR, RESTART_WAIT
+from ._fail_static import phase as outage_phase
 from .v1 import limiter_pb2 as pb
 
 logger = logging.getLogger("llmctl")
@@ -35,9 +37,6 @@ CALL_TIMEOUT = 10.0
 RETRY_MIN = 0.25
 RETRY_MAX = 2.0
 WARN_EVERY = 60.0
-# A daemon that answered before and went away is most likely restarting: calls wait this long for
-# it to answer again (the outage counted from its first failed call) before they fail open.
-RESTART_WAIT = 5.0
 CHANNEL_OPTIONS = [
     # gRPC would send the socket path as the HTTP/2 authority, which the daemon's server refuses.
     ("grpc.default_authority", "localhost"),
@@ -524,9 +523,10 @@ class Health:
     """Whether the daemon answers, for fail-open clients: after a failure, calls skip the daemon
     for a short, growing while, then try it again; one warning a minute at most."""
 
-    def __init__(self, socket: str, fail_mode: str) -> None:
+    def __init__(self, socket: str, fail_mode: str, fail_static_for: float = FAIL_STATIC_FOR) -> None:
         self.socket = socket
         self.fail_open = fail_mode == "open"
+        self.fail_static_for = fail_static_for
         self._lock = threading.Lock()
         self._down = False
         self._retry_at = 0.0
@@ -565,10 +565,12 @@ class Health:
         if warn and self._answered:
             logger.warning(
                 "the llmctl daemon on %s stopped answering (%s); calls wait up to %.0f s for it to "
-                "come back, then proceed without limits (fail_mode='open') until it is back",
+                "come back, then are limited with what this client last knew of each key for up to "
+                "%.0f s, then proceed without limits (fail_mode='open') until it is back",
                 self.socket,
                 detail,
                 RESTART_WAIT,
+                self.fail_static_for,
             )
         elif warn:
             logger.warning(
@@ -578,16 +580,24 @@ class Health:
                 detail,
             )
 
-    def restarting(self) -> bool:
-        """Whether calls should wait for the daemon rather than fail open: it answered this client
-        before, and went away less than `RESTART_WAIT` ago."""
+    def phase(self) -> str:
+        """ "up" while the daemon answers; in an outage, its phase (conformance/fail_static.json):
+        "wait" for a restarting daemon, "static" (limit with what was known), or "open"."""
         with self._lock:
-            return (
-                self.fail_open
-                and self._down
-                and self._answered
-                and time.monotonic() - self._down_since < RESTART_WAIT
-            )
+            if not self._down:
+                return "up"
+            if not self.fail_open:
+                return "open"
+            return outage_phase(time.monotonic() - self._down_since, self._answered, self.fail_static_for)
+
+    @property
+    def down_since(self) -> float:
+        """When the current outage began (monotonic seconds)."""
+        return self._down_since
+
+    def restarting(self) -> bool:
+        """Whether calls should wait for the daemon rather than be sent without it."""
+        return self.phase() == "wait"
 
     def ok(self) -> None:
         self._answered = True

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import threading
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
 from . import _errors as errors
 from ._common import Advice, Outcome, first_attempt_ms, from_unix_ms, report_request
@@ -33,6 +33,7 @@ class LeaseBase:
         limited: bool = True,
         epoch: int = 0,
         first_attempt_ms: int = 0,
+        on_done: Optional[Callable[[], None]] = None,
     ) -> None:
         self.key = key
         self.lease_id = lease_id
@@ -48,6 +49,8 @@ class LeaseBase:
         self._epoch = epoch
         self._reported = False
         self._lock = threading.Lock()
+        # Called once, at the first report: the client counts its leases in flight per key.
+        self._on_done = on_done
 
     @property
     def reported(self) -> bool:
@@ -85,6 +88,9 @@ class LeaseBase:
                     "acquire a new lease for another attempt"
                 )
             self._reported = True
+            done, self._on_done = self._on_done, None
+        if done is not None:
+            done()
 
     def _unclaim(self) -> None:
         with self._lock:
