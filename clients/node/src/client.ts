@@ -29,6 +29,7 @@ import {
 import { SessionKeeper } from "./session.js";
 import { defaultSocket } from "./socket.js";
 import { answers, autostartEnabled, ensureDaemon } from "./autostart.js";
+import { FAIL_STATIC_FOR_MS, FailStatic, RESTART_WAIT_MS, outagePhase } from "./failstatic.js";
 
 /** What to do while the daemon is unreachable: "open" grants unlimited leases (and warns once),
  * "closed" throws `Unavailable`. */
@@ -43,6 +44,9 @@ export interface ClientOptions {
   clientId?: string;
   /** Bound on calls other than a waiting acquire, in ms (default 10,000). */
   callTimeoutMs?: number;
+  /** While the daemon is away (after waiting 5 s for a restart), keys are limited with what this
+   * client last knew of them for this long, in ms, then calls fail open (default 60,000). */
+  failStaticFor?: number;
 }
 
 /** The daemon's bound on waiting, and the client's default: an hour. */
@@ -256,9 +260,14 @@ function unreachable(e: unknown): boolean {
     return false;
   }
   const cause = (e.cause as { code?: unknown } | undefined)?.code;
-  // A daemon that does not answer within the call's bound (stopped, or stuck) is as absent.
+  // A daemon that does not answer within the call's bound (stopped, or stuck) is as absent, and
+  // so is one whose connection closed under a call (its HTTP/2 stream cancelled: callers check
+  // their own abort signal before asking this).
   return (
-    e.code === Code.Unavailable || e.code === Code.DeadlineExceeded || (typeof cause === "string" && SOCKET_ERRORS.has(cause))
+    e.code === Code.Unavailable ||
+    e.code === Code.DeadlineExceeded ||
+    (e.code === Code.Canceled && /stream closed|CANCEL/.test(e.rawMessage)) ||
+    (typeof cause === "string" && SOCKET_ERRORS.has(cause))
   );
 }
 
@@ -300,6 +309,8 @@ export function localAdvice(o: ReportOptions, attempt: number): Advice {
 /** A granted reservation. Report it once with what happened. */
 export class Lease {
   private done = false;
+  /** @internal Called once, at the first report: the client counts its leases in flight per key. */
+  onDone: (() => void) | null = null;
   constructor(
     private readonly client: Client,
     /** The key granted (the member, when a route group was asked for). */
@@ -343,6 +354,9 @@ export class Lease {
       firstAttemptUnixMs: BigInt(this.firstAttemptMs),
     };
     this.done = true;
+    const onDone = this.onDone;
+    this.onDone = null;
+    onDone?.();
     if (!this.limited) {
       return localAdvice(o, attempt);
     }
@@ -420,9 +434,6 @@ const ACTIONS: Record<number, Advice["action"]> = {
   [PbAdvice.FALLBACK]: "fallback",
 };
 
-/** A daemon that answered a client before and went away is most likely restarting: its calls
- * wait this long (the outage counted from its first failed call) before they fail open. */
-export const RESTART_WAIT_MS = 5_000;
 /** While failing open, a warning at most this often. */
 const WARN_EVERY_MS = 60_000;
 
@@ -449,12 +460,19 @@ export class Client {
   /** Whether the daemon ever answered this client, and since when it has not (null: it does). */
   private answered = false;
   private downSince: number | null = null;
+  /** What this client knows of each key, to limit with while the daemon is away. */
+  private readonly static = new FailStatic();
+  readonly failStaticForMs: number;
 
   constructor(options: ClientOptions = {}) {
     this.socket = options.socket ?? defaultSocket();
     // No socket named: where no daemon answers on the default one, start one (autostart.ts).
     this.ready = options.socket === undefined && autostartEnabled() ? ensureDaemon(this.socket) : Promise.resolve();
     this.failMode = options.failMode ?? "open";
+    this.failStaticForMs = options.failStaticFor ?? FAIL_STATIC_FOR_MS;
+    if (!Number.isFinite(this.failStaticForMs) || this.failStaticForMs < 0) {
+      throw new InvalidArgument(`failStaticFor is in milliseconds, 0 or more; got ${String(options.failStaticFor)}`);
+    }
     if (this.failMode !== "open" && this.failMode !== "closed") {
       throw new InvalidArgument(`failMode must be "open" or "closed", not ${JSON.stringify(this.failMode)}`);
     }
@@ -501,7 +519,7 @@ export class Client {
       this.warnedAt = now;
       const why = e instanceof Error ? e.message : String(e);
       const what = this.answered
-        ? `calls wait up to ${RESTART_WAIT_MS / 1000} s for it to come back, then go unlimited until it is back`
+        ? `calls wait up to ${RESTART_WAIT_MS / 1000} s for it to come back, then are limited with what this client last knew of each key for up to ${this.failStaticForMs / 1000} s, then go unlimited until it is back`
         : "calls go unlimited until it is back";
       process.emitWarning(`llmctl: no daemon answering on ${this.socket} (${why}); ${what} (failMode "open")`);
     }
@@ -553,8 +571,13 @@ export class Client {
       // Failing open, unless the daemon is only restarting: then the call waits for it.
       resp = await this.afterRestart(call, options.signal);
       if (resp === null) {
+        // Then limited with what this client last knew of the key, or not at all.
         this.limited = false;
-        return new Lease(this, key ?? options.routeGroup ?? "", "", false, 0, null, attempt, firstMs);
+        const name = key ?? options.routeGroup ?? "";
+        const paced = await this.staticTurn(name, maxWait, options.signal);
+        const lease = new Lease(this, name, "", false, 0, null, attempt, firstMs);
+        if (paced) lease.onDone = () => this.static.released(name);
+        return lease;
       }
     }
     this.answered = true;
@@ -569,14 +592,49 @@ export class Client {
       }
       throw new NotGranted(asked, resp.reason, reasonCode(resp.reasonCode), notBefore, waited);
     }
-    return new Lease(this, asked, resp.leaseId, true, Number(resp.waitedMs), fromUnixMs(resp.expiresUnixMs), attempt, firstMs);
+    const lease = new Lease(this, asked, resp.leaseId, true, Number(resp.waitedMs), fromUnixMs(resp.expiresUnixMs), attempt, firstMs);
+    this.static.granted(asked, Date.now());
+    lease.onDone = () => this.static.released(asked);
+    return lease;
+  }
+
+  /** The phase of the daemon's absence (conformance/fail_static.json), "up" while it answers. */
+  private phase(): "up" | "wait" | "static" | "open" {
+    if (this.downSince === null) return "up";
+    return outagePhase(Date.now() - this.downSince, this.answered, this.failStaticForMs);
+  }
+
+  /** While the daemon is away past its restart: waits for `name`'s turn at the rate and
+   * concurrency this client was getting on it, up to `maxWaitMs`; true when the call was paced
+   * (and counted in flight), false when the key is not limited (nothing known, or past
+   * failStaticFor). */
+  private async staticTurn(name: string, maxWaitMs: number, signal?: AbortSignal): Promise<boolean> {
+    const giveUp = Date.now() + maxWaitMs;
+    while (this.phase() === "static" && this.downSince !== null) {
+      const now = Date.now();
+      const delay = this.static.take(name, this.downSince, now);
+      if (delay === null) return false;
+      if (delay === 0) return true;
+      if (now + delay > giveUp) {
+        throw new NotGranted(
+          name,
+          `the llmctl daemon on ${this.socket} is away, and what this client last knew of the key (its grant rate and concurrency) allows no call within maxWait`,
+          "fail_static",
+          null,
+          maxWaitMs - (giveUp - now),
+        );
+      }
+      if (signal?.aborted) throw signal.reason;
+      await new Promise((r) => setTimeout(r, Math.min(delay, 100)));
+    }
+    return false;
   }
 
   /** The answer of a daemon that answered this client before and went away less than
    * `RESTART_WAIT_MS` ago (restarting, most likely), once it is back, so that a restart sends
    * no call unlimited; null when it is not back in time. */
   private async afterRestart(call: () => Promise<AcquireResponse>, signal?: AbortSignal): Promise<AcquireResponse | null> {
-    while (this.answered && this.downSince !== null && Date.now() - this.downSince < RESTART_WAIT_MS) {
+    while (this.phase() === "wait") {
       if (signal?.aborted) {
         throw signal.reason;
       }

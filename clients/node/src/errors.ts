@@ -31,6 +31,8 @@ export type ReasonCode =
   | "stopping"
   | "too_large"
   | "daily_quota"
+  /** The daemon is away and what this client last knew of the key allows no call in time. */
+  | "fail_static"
   | `${number}`
   | "";
 

@@ -73,3 +73,25 @@ for (const c of table("usage.json").cases) {
     }
   });
 }
+
+test("fail-static: the table's constants and phases are the client's", async () => {
+  const { FAIL_STATIC_FOR_MS, RESTART_WAIT_MS, WINDOW_MS, outagePhase } = await import("../dist/index.js");
+  const t = table("fail_static.json");
+  assert.deepEqual([t.restart_wait_ms, t.fail_static_for_ms, t.window_ms], [RESTART_WAIT_MS, FAIL_STATIC_FOR_MS, WINDOW_MS]);
+  for (const c of t.phases) {
+    assert.equal(outagePhase(c.outage_ms, c.answered), c.phase, c.name);
+  }
+});
+
+for (const c of table("fail_static.json").cases) {
+  test(`fail-static limits: ${c.name}`, async () => {
+    const { staticLimits } = await import("../dist/index.js");
+    const got = staticLimits(c.grants_ms, c.in_flight_max);
+    if (c.rate_per_s === null) {
+      assert.equal(got, null);
+      return;
+    }
+    assert.ok(Math.abs(got.ratePerS - c.rate_per_s) < 1e-9, JSON.stringify(got));
+    assert.deepEqual([got.burst, got.concurrency], [c.burst, c.concurrency]);
+  });
+}

@@ -47,3 +47,45 @@ test("a restart under load costs no 429 and no unlimited call", async () => {
     await daemon.close();
   }
 });
+
+test("a daemon gone for good: calls wait for it, then each key is paced as it was, not sent unlimited", async () => {
+  const daemon = await startDaemon('[keys."openai/gone"]\nrequests_per_minute = 600\n');
+  const provider = await Provider.start("--rpm", "600", "--burst-requests", "10", "--completion-tokens", "4");
+  const client = new Client({ socket: daemon.socket });
+  try {
+    await sleep(1100);
+    const oa = new OpenAI({ baseURL: `${provider.url}/v1`, apiKey: "test", fetch: limitedFetch({ client, key: "openai/{model}" }), maxRetries: 0 });
+    const ends = [];
+    const errors = [];
+    const stop = Date.now() + 11_000;
+    const worker = async () => {
+      while (Date.now() < stop) {
+        try {
+          await oa.chat.completions.create({ model: "gone", messages: [{ role: "user", content: "hi" }], max_tokens: 4 });
+        } catch (e) {
+          errors.push(`${e} (${e.cause ?? ""})`);
+        }
+        ends.push(Date.now());
+      }
+    };
+    const workers = Array.from({ length: 8 }, worker);
+    await sleep(2000);
+    const exited = new Promise((r) => daemon.proc.once("exit", r));
+    daemon.proc.kill("SIGKILL");
+    await exited;
+    daemon.proc = null;
+    const gone = Date.now();
+    await Promise.all(workers);
+    const paced = ends.filter((t) => t > gone + 5500);
+    const rate = paced.length / ((stop - gone - 5500) / 1000);
+    console.log(`# after the wait: ${rate.toFixed(1)} calls/s paced (the limit: 10/s); ${errors.length} errors: ${errors[0] ?? ""}`);
+    assert.ok(paced.length > 0, "calls went on, paced, after the wait");
+    assert.ok(rate < 15, `paced near the rate the client was getting, not unlimited: ${rate}`);
+    assert.ok(((await provider.stats()).responses["429"] ?? 0) <= 5);
+    assert.deepEqual(errors, []);
+  } finally {
+    client.close();
+    provider.close();
+    await daemon.close();
+  }
+});
