@@ -88,6 +88,9 @@ pub struct ProxyConfig {
     /// The longest an upstream may keep the proxy waiting for its answer's headers, or between
     /// two pieces of its body.
     pub read_timeout: Duration,
+    /// While the daemon is away (after waiting for a restart), keys are limited with what the
+    /// proxy last knew of them for this long, then requests fail open.
+    pub fail_static_for: Duration,
     pub upstreams: BTreeMap<String, Upstream>,
 }
 
@@ -116,6 +119,7 @@ struct RawProxy {
     fail_mode: Option<String>,
     connect_timeout: Option<String>,
     read_timeout: Option<String>,
+    fail_static_for: Option<String>,
     #[serde(default)]
     upstreams: BTreeMap<String, RawUpstream>,
 }
@@ -247,6 +251,11 @@ impl ProxyConfig {
                 DEFAULT_CONNECT_TIMEOUT,
             )?,
             read_timeout: duration("read_timeout", &p.read_timeout, DEFAULT_READ_TIMEOUT)?,
+            fail_static_for: duration(
+                "fail_static_for",
+                &p.fail_static_for,
+                crate::rules::fail_static::FAIL_STATIC_FOR,
+            )?,
             upstreams,
         })
     }

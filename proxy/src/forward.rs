@@ -8,6 +8,7 @@ use crate::limiter::{Grant, Limiter};
 use crate::routes::{self, Call};
 use crate::rules::advice::{local_advice, LocalAdvice};
 use crate::rules::estimate::{estimate, Estimate};
+use crate::rules::fail_static::{Phase, Turn};
 use crate::rules::headers::limit_headers;
 use crate::rules::usage::{error_info, Usage};
 use crate::shape::{self, bytes_body};
@@ -257,6 +258,18 @@ fn report_request(
         attempt: attempt as i32,
         usage_known: usage.is_some(),
         first_attempt_unix_ms,
+    }
+}
+
+/// A request counted in flight on its key until dropped.
+struct InFlight {
+    proxy: Arc<Proxy>,
+    key: String,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.proxy.limiter.known.released(&self.key);
     }
 }
 
@@ -566,6 +579,24 @@ impl Attempt {
         }
     }
 
+    /// Counts a request the daemon granted on the key in flight until dropped (for the static
+    /// phase's limits).
+    fn in_flight(&self) -> InFlight {
+        self.proxy
+            .limiter
+            .known
+            .granted(&self.key, Instant::now(), true);
+        self.counted()
+    }
+
+    /// A request already counted in flight on the key, released when dropped.
+    fn counted(&self) -> InFlight {
+        InFlight {
+            proxy: self.proxy.clone(),
+            key: self.key.clone(),
+        }
+    }
+
     fn estimate(&self) -> (u64, u64) {
         (self.est.input_tokens, self.est.output_tokens)
     }
@@ -620,7 +651,7 @@ impl Attempt {
             // A lease, or none while the daemon cannot be asked and the proxy fails open.
             let asked = Instant::now();
             let remaining = deadline.saturating_duration_since(asked);
-            let guard = match self
+            let (guard, tracked) = match self
                 .proxy
                 .limiter
                 .acquire(self.acquire_request(remaining))
@@ -628,12 +659,13 @@ impl Attempt {
             {
                 Grant::Granted(r) => {
                     waited += asked.elapsed();
-                    Some(LeaseGuard {
+                    let lease = LeaseGuard {
                         proxy: self.proxy.clone(),
                         lease_id: r.lease_id,
                         client_id: self.client_id.clone(),
                         estimate: self.estimate(),
-                    })
+                    };
+                    (Some(lease), Some(self.in_flight()))
                 }
                 Grant::Refused(r) => {
                     waited += asked.elapsed();
@@ -664,12 +696,51 @@ impl Attempt {
                             waited,
                         );
                     }
-                    if self.proxy.limiter.should_warn().await {
-                        tracing::warn!(
-                            "llmctl proxy: the llmctl daemon on {socket} cannot be asked ({why}); forwarding unlimited (fail_mode \"open\") until it is back"
-                        );
+                    let fail_static_for = self.proxy.config.fail_static_for;
+                    let (phase, since) = self.proxy.limiter.outage(fail_static_for).await;
+                    let pause = Duration::from_millis(20);
+                    if phase == Phase::Wait && Instant::now() + pause < deadline {
+                        // A daemon that answered moments ago is restarting: ask it again.
+                        tokio::time::sleep(pause).await;
+                        waited += pause;
+                        continue;
                     }
-                    None
+                    let turn = match (phase, since) {
+                        (Phase::Wait | Phase::Static, Some(since)) => self
+                            .proxy
+                            .limiter
+                            .known
+                            .take(&self.key, since, Instant::now()),
+                        _ => Turn::Unknown,
+                    };
+                    match turn {
+                        // take() counted it in flight already.
+                        Turn::Go => (None, Some(self.counted())),
+                        Turn::Wait(d) if Instant::now() + d < deadline => {
+                            let d = d.min(Duration::from_millis(100));
+                            tokio::time::sleep(d).await;
+                            waited += d;
+                            continue;
+                        }
+                        Turn::Wait(_) => {
+                            let msg = format!(
+                                "llmctl: not granted on {} within {:?} (fail_static): the llmctl daemon on {socket} cannot be asked ({why}), and what the proxy last knew of the key (its grant rate and concurrency) allows no request in time",
+                                self.key, self.steer.max_wait
+                            );
+                            let mut r =
+                                self.proxy_error(StatusCode::TOO_MANY_REQUESTS, &msg, waited);
+                            put(r.headers_mut(), "x-llmctl-reason", "fail_static");
+                            return r;
+                        }
+                        Turn::Unknown => {
+                            if self.proxy.limiter.should_warn().await {
+                                tracing::warn!(
+                                    "llmctl proxy: the llmctl daemon on {socket} cannot be asked ({why}); forwarding unlimited (fail_mode \"open\") until it is back"
+                                );
+                            }
+                            (None, None)
+                        }
+                    }
                 }
             };
             let Some(req) = self.upstream_request() else {
@@ -684,7 +755,14 @@ impl Attempt {
             let sent = tokio::time::timeout(read_timeout, client.request(req)).await;
             let next = match sent {
                 Ok(Ok(resp)) if resp.status().is_success() => {
-                    return self.stream_back(resp, guard, attempt, first_attempt_ms, waited)
+                    return self.stream_back(
+                        resp,
+                        guard,
+                        tracked,
+                        attempt,
+                        first_attempt_ms,
+                        waited,
+                    )
                 }
                 Ok(Ok(resp)) => {
                     let (mut parts, body) = resp.into_parts();
@@ -845,6 +923,7 @@ impl Attempt {
         &self,
         resp: Response<Incoming>,
         guard: Option<LeaseGuard>,
+        tracked: Option<InFlight>,
         attempt: u32,
         first_attempt_ms: i64,
         waited: Duration,
@@ -860,6 +939,7 @@ impl Attempt {
         let estimate = self.estimate();
         let proxy = self.proxy.clone();
         let on_end = Box::new(move |seen: Seen| {
+            drop(tracked);
             let Some((lease, client)) = lease else {
                 return;
             };

@@ -2,6 +2,7 @@
 //! the daemon went away, and one session per client name, so the daemon shows the proxy's
 //! traffic as its own clients and releases their slots if the proxy dies.
 
+use crate::rules::fail_static::{phase, FailStatic, Phase};
 use llmctl_client::pb::{self, limiter_client::LimiterClient, RefusalReason};
 use llmctl_client::Session;
 use std::collections::HashMap;
@@ -15,8 +16,8 @@ use tonic::transport::Channel;
 pub const MAX_CLIENTS: usize = 256;
 /// After a failure to reach the daemon, requests skip it for this long, doubling up to
 /// [`RETRY_MAX`], then try again.
-const RETRY_MIN: Duration = Duration::from_millis(250);
-const RETRY_MAX: Duration = Duration::from_secs(2);
+const RETRY_MIN: Duration = Duration::from_millis(50);
+const RETRY_MAX: Duration = Duration::from_millis(250);
 /// How often the proxy warns while it forwards unlimited.
 const WARN_EVERY: Duration = Duration::from_secs(60);
 /// The longest a call other than a waiting Acquire may take before the daemon counts as away.
@@ -39,11 +40,16 @@ struct Conn {
     skip_until: Option<Instant>,
     backoff: Duration,
     warned: Option<Instant>,
+    /// Whether the daemon ever answered, and since when it has not (None: it does).
+    answered: bool,
+    down_since: Option<Instant>,
 }
 
 pub struct Limiter {
     socket: PathBuf,
     conn: Mutex<Conn>,
+    /// What the proxy knows of each key, to limit with while the daemon is away.
+    pub known: FailStatic,
 }
 
 impl Limiter {
@@ -51,6 +57,7 @@ impl Limiter {
         Limiter {
             socket,
             conn: Mutex::new(Conn::default()),
+            known: FailStatic::default(),
         }
     }
 
@@ -101,6 +108,7 @@ impl Limiter {
 
     /// Notes the daemon away: drops the channel and its sessions, skips it for a while.
     fn down(&self, c: &mut Conn, why: String) -> String {
+        c.down_since.get_or_insert_with(Instant::now);
         c.client = None;
         c.sessions.clear();
         c.backoff = (c.backoff * 2).clamp(RETRY_MIN, RETRY_MAX);
@@ -111,6 +119,21 @@ impl Limiter {
     async fn failed(&self, why: String) -> String {
         let mut c = self.conn.lock().await;
         self.down(&mut c, why)
+    }
+
+    /// The phase of the daemon's absence (`conformance/fail_static.json`), and when it began.
+    pub async fn outage(&self, fail_static_for: Duration) -> (Phase, Option<Instant>) {
+        let c = self.conn.lock().await;
+        match c.down_since {
+            None => (Phase::Up, None),
+            Some(t) => (phase(t.elapsed(), c.answered, fail_static_for), Some(t)),
+        }
+    }
+
+    async fn answered(&self) {
+        let mut c = self.conn.lock().await;
+        c.answered = true;
+        c.down_since = None;
     }
 
     /// True once a minute while the proxy forwards unlimited: the caller then warns.
@@ -133,6 +156,9 @@ impl Limiter {
         match tokio::time::timeout(limit, client.acquire(req)).await {
             Ok(Ok(r)) => {
                 let r = r.into_inner();
+                if r.reason_code != RefusalReason::Stopping as i32 {
+                    self.answered().await;
+                }
                 if r.granted {
                     Grant::Granted(r)
                 } else if r.reason_code == RefusalReason::Stopping as i32 {

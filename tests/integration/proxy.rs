@@ -821,3 +821,108 @@ fn config_check_checks_the_proxy_table_and_lists_its_upstreams() {
     let err = String::from_utf8_lossy(&bad.stderr);
     assert!(err.contains("[proxy] fail_mode: \"maybe\""), "{err}");
 }
+
+/// Eight callers in a loop on `url` until `stop`, with `fault` applied to the daemon 2 s in:
+/// when each answer ended and its status.
+async fn load_across(
+    url: String,
+    stop: tokio::time::Instant,
+    fault: impl FnOnce(),
+) -> Vec<(tokio::time::Instant, u16)> {
+    let ends = Arc::new(Mutex::new(Vec::new()));
+    let mut tasks = Vec::new();
+    for _ in 0..8 {
+        let (url, ends) = (url.clone(), ends.clone());
+        tasks.push(tokio::spawn(async move {
+            while tokio::time::Instant::now() < stop {
+                let a = post(&url, &[], chat("gone")).await;
+                ends.lock()
+                    .expect("ends")
+                    .push((tokio::time::Instant::now(), a.status));
+            }
+        }));
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    fault();
+    for t in tasks {
+        t.await.expect("caller");
+    }
+    let out = ends.lock().expect("ends").clone();
+    out
+}
+
+fn limited_provider() -> ProviderConfig {
+    ProviderConfig {
+        limits: llmctl_sim::provider::Limits {
+            per_minute: [Some(600.0), None, None, None],
+            burst: [Some(10.0), None, None, None],
+        },
+        ..quick()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_daemon_restart_under_load_sends_nothing_unlimited_through_the_proxy() {
+    let mut daemon = Daemon::start("[keys.\"openai/gone\"]\nrequests_per_minute = 600\n");
+    daemon.wait_full("openai/gone", "requests").await;
+    let p = provider(limited_provider()).await;
+    let proxy = proxy_for(&daemon, &p.url(), "").await;
+    let stop = tokio::time::Instant::now() + Duration::from_secs(6);
+    let url = format!("{}/openai/v1/chat/completions", proxy.url());
+    let ends = load_across(url, stop, || {
+        daemon.terminate();
+        std::thread::sleep(Duration::from_millis(300));
+        daemon.restart();
+    })
+    .await;
+    assert!(
+        ends.iter().all(|(_, s)| *s == 200),
+        "every caller got its answer"
+    );
+    assert_eq!(
+        p.provider.stats().count(429),
+        0,
+        "{:?}",
+        p.provider.stats().to_json()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_daemon_gone_for_good_is_waited_for_then_the_proxy_paces_its_keys_as_they_were() {
+    let mut daemon = Daemon::start("[keys.\"openai/gone\"]\nrequests_per_minute = 600\n");
+    daemon.wait_full("openai/gone", "requests").await;
+    let p = provider(limited_provider()).await;
+    let proxy = proxy_for(&daemon, &p.url(), "").await;
+    let stop = tokio::time::Instant::now() + Duration::from_secs(11);
+    let url = format!("{}/openai/v1/chat/completions", proxy.url());
+    let gone = Arc::new(Mutex::new(None));
+    let at = gone.clone();
+    let ends = load_across(url, stop, || {
+        daemon.kill9();
+        *at.lock().expect("at") = Some(tokio::time::Instant::now());
+    })
+    .await;
+    let gone = gone.lock().expect("gone").expect("killed");
+    let paced_from = gone + Duration::from_millis(5500);
+    let paced = ends.iter().filter(|(t, _)| *t > paced_from).count();
+    let rate = paced as f64 / (stop - paced_from).as_secs_f64();
+    let mut statuses = std::collections::BTreeMap::new();
+    for (_, s) in &ends {
+        *statuses.entry(*s).or_insert(0) += 1;
+    }
+    println!("after the wait: {rate:.1} requests/s paced (the limit: 10/s); answers {statuses:?}");
+    assert!(paced > 0, "requests went on, paced");
+    assert!(
+        rate < 15.0,
+        "paced near the rate the proxy was getting, not unlimited: {rate}"
+    );
+    assert!(
+        ends.iter().all(|(_, s)| *s == 200),
+        "every caller got its answer"
+    );
+    assert!(
+        p.provider.stats().count(429) <= 5,
+        "{:?}",
+        p.provider.stats().to_json()
+    );
+}

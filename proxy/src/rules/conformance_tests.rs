@@ -165,3 +165,49 @@ fn usage_and_outcome() {
         }
     }
 }
+
+#[test]
+fn fail_static_phases_and_limits() {
+    use super::fail_static::{phase, static_limits, FAIL_STATIC_FOR, RESTART_WAIT, WINDOW};
+    use std::time::Duration;
+    let t = table("fail_static.json");
+    assert_eq!(t["restart_wait_ms"], RESTART_WAIT.as_millis() as u64);
+    assert_eq!(t["fail_static_for_ms"], FAIL_STATIC_FOR.as_millis() as u64);
+    assert_eq!(t["window_ms"], WINDOW.as_millis() as u64);
+    for c in t["phases"].as_array().cloned().unwrap_or_default() {
+        let got = phase(
+            Duration::from_millis(c["outage_ms"].as_u64().unwrap_or(0)),
+            c["answered"].as_bool() == Some(true),
+            FAIL_STATIC_FOR,
+        );
+        assert_eq!(got.as_str(), str_of(&c, "phase"), "{}", str_of(&c, "name"));
+    }
+    for c in cases("fail_static.json") {
+        let grants: Vec<Duration> = c["grants_ms"]
+            .as_array()
+            .map(|g| {
+                g.iter()
+                    .filter_map(Value::as_u64)
+                    .map(Duration::from_millis)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let got = static_limits(&grants, c["in_flight_max"].as_u64().unwrap_or(0) as u32);
+        let name = str_of(&c, "name");
+        match (got, c["rate_per_s"].as_f64()) {
+            (None, None) => {}
+            (Some(l), Some(rate)) => {
+                assert!((l.rate_per_s - rate).abs() < 1e-9, "{name}: {l:?}");
+                assert_eq!(
+                    (u64::from(l.burst), u64::from(l.concurrency)),
+                    (
+                        c["burst"].as_u64().unwrap_or(0),
+                        c["concurrency"].as_u64().unwrap_or(0)
+                    ),
+                    "{name}"
+                );
+            }
+            (got, want) => panic!("{name}: {got:?}, want {want:?}"),
+        }
+    }
+}

@@ -3,6 +3,7 @@
 
 pub mod advice;
 pub mod estimate;
+pub mod fail_static;
 pub mod headers;
 pub mod sse;
 pub mod usage;
