@@ -111,3 +111,49 @@ def test_a_daemon_gone_for_good_is_waited_for_then_its_keys_are_paced_as_they_we
     assert rate < 15, "paced near the rate the client was getting, not unlimited"
     assert provider.stats()["responses"].get("429", 0) <= 5, provider.stats()
     assert errors == [], errors
+
+
+def test_a_daemon_killed_and_restarted_after_3_s_under_load_costs_at_most_5_429s(
+    start_daemon: Callable[..., Daemon], start_provider: Callable[..., Provider]
+) -> None:
+    """kill -9, then the daemon back 3 s later on its persisted state: calls wait for it (it is
+    restarting), so nothing goes unlimited and the provider refuses next to none."""
+    daemon = start_daemon('[keys."openai/killed"]\nrequests_per_minute = 600\n')
+    provider = start_provider("--rpm", "600", "--burst-requests", "10", "--completion-tokens", "4")
+    daemon.wait_full("openai/killed")
+    client = llmctl.Client(daemon.socket)
+    oa = openai.OpenAI(
+        base_url=provider.url + "/v1",
+        api_key="test",
+        http_client=httpx2.Client(transport=LimitedTransport(key="openai/{model}", client=client)),
+        max_retries=0,
+    )
+    errors: List[str] = []
+    done = [0]
+    lock = threading.Lock()
+    stop = time.monotonic() + 9.0
+
+    def worker() -> None:
+        while time.monotonic() < stop:
+            try:
+                oa.chat.completions.create(model="killed", messages=MESSAGES, max_tokens=4)
+            except openai.APIError as e:
+                with lock:
+                    errors.append(type(e).__name__)
+            with lock:
+                done[0] += 1
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for t in threads:
+        t.start()
+    time.sleep(2.0)
+    daemon.kill9()
+    time.sleep(3.0)
+    daemon.start()
+    for t in threads:
+        t.join()
+    client.close()
+    refused = provider.stats()["responses"].get("429", 0)
+    print(f"kill -9, back after 3 s: {done[0]} calls, {refused} provider 429s, {len(errors)} errors")
+    assert errors == [], errors
+    assert refused <= 5, provider.stats()
