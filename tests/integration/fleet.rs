@@ -406,6 +406,58 @@ async fn without_redis_each_host_admits_at_most_its_limit_over_n_then_reconciles
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redis_back_empty_is_a_new_epoch_in_which_no_host_takes_more_than_its_part() {
+    let mut redis = Redis::start();
+    let d = hosts(&redis, RPM600);
+    for h in &d {
+        eventually(Duration::from_secs(10), "three live hosts", || async {
+            fleet_of(h).await.hosts == 3
+        })
+        .await;
+    }
+    // Every host wants the whole key for the rest of the test.
+    let until = Instant::now() + Duration::from_secs(14);
+    let mut load = Vec::new();
+    for h in &d {
+        load.extend(spawn_workers(&h.socket, "k", 3, until, Arc::default()));
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    redis.stop();
+    for h in &d {
+        eventually(Duration::from_secs(5), "degraded", || async {
+            !fleet_of(h).await.connected
+        })
+        .await;
+    }
+    // Back, and empty: what each host holds is known only to the hosts.
+    redis.restart();
+    let mut worst = 0.0f64;
+    let watch_until = Instant::now() + Duration::from_secs(6);
+    while Instant::now() < watch_until {
+        let mut sum = 0.0;
+        for h in &d {
+            sum += share_of(h, "k").await;
+        }
+        worst = worst.max(sum);
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    for t in load {
+        t.await.expect("worker");
+    }
+    eprintln!(
+        "fleet: the most the three hosts held together after Redis came back empty: {worst:.3}"
+    );
+    assert!(
+        worst <= 1.02,
+        "the hosts held {worst:.3} of the key together"
+    );
+    for h in &d {
+        let f = fleet_of(h).await;
+        assert!(f.connected && f.hosts == 3, "{f:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn limits_learned_from_headers_on_one_host_hold_on_another() {
     let redis = Redis::start();
     let d = hosts(&redis, "");

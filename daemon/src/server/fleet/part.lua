@@ -5,11 +5,21 @@
 --                               (requests tokens input_tokens output_tokens), as shares of
 --                               each burst
 -- KEYS[2]  llmctl:{K}:cooldown  string: reason, expiring when the cooldown ends
+-- KEYS[3]  llmctl:{K}:epoch     string: the Redis time (ms) until which the parts are being
+--                               rebuilt; set when it is missing (a new Redis, or one that lost
+--                               its state), kept as long as the parts
 -- ARGV     host, want (share of the limits wanted, may exceed 1), want_slots, in_use (slots
 --          in flight here), max_slots (-1: no concurrency limit), ttl_ms (0: give it all back),
 --          then how full this host's part of each burst is (0 to 1, four dimensions), the
---          provider's last rate-limit headers seen here when they changed (JSON, or empty), and
---          the Redis time of the last headers this host took from the fleet (0: none)
+--          provider's last rate-limit headers seen here when they changed (JSON, or empty), the
+--          Redis time of the last headers this host took from the fleet (0: none), the share this
+--          host holds as it knows it (0: none), and the live hosts it last counted (0: none)
+--
+-- A Redis without the epoch key has lost what the hosts hold (or never knew it): until one
+-- lease has passed, so that every live host has renewed once, no host is given more than the
+-- share it says it holds, or an even part among the hosts it last counted. So the first host to
+-- renew after Redis restarted empty cannot take the whole key while the others still serve
+-- theirs.
 --
 -- The whole of each limit is split max-min fairly by what the live hosts want; what nobody
 -- wants is spread evenly over them (so an idle host holds a little of the burst). A host is
@@ -41,6 +51,15 @@ end
 
 local headers = ARGV[11] or ''
 local seen_ms = tonumber(ARGV[12]) or 0
+local held_here = math.max(tonumber(ARGV[13]) or 0, 0)
+local hosts_seen = math.max(tonumber(ARGV[14]) or 0, 0)
+
+local keep_ms = math.max(ttl, 60000) * 4
+local settle_until = tonumber(redis.call('GET', KEYS[3]) or '')
+if not settle_until then
+  settle_until = now + ttl
+end
+redis.call('SET', KEYS[3], settle_until, 'PX', keep_ms)
 
 local others = {}
 local bank = { 0, 0, 0, 0 }
@@ -133,6 +152,16 @@ if ttl > 0 then
     slots = math.max(0, math.min(slot_target, max_slots - others_slots))
   end
 end
+-- A new epoch: nobody takes more than it held (or an even part) until every host has renewed.
+if ttl > 0 and now < settle_until then
+  local cap = 1.0
+  if held_here > 0 then
+    cap = held_here
+  elseif hosts_seen > 1 then
+    cap = 1.0 / hosts_seen
+  end
+  share = math.min(share, cap)
+end
 -- Shares go out with six decimals: the bank works with what the host is told.
 share = tonumber(string.format('%.6f', share))
 
@@ -168,7 +197,7 @@ elseif stored_headers then
     headers_ms, headers_out = at, json
   end
 end
-redis.call('PEXPIRE', KEYS[1], math.max(ttl, 60000) * 4)
+redis.call('PEXPIRE', KEYS[1], keep_ms)
 
 -- Differences under 2 % of the whole wait for the next renewal.
 local ask, short = 0, false

@@ -26,6 +26,8 @@ pub(super) struct Held {
     sent_headers_seq: u64,
     /// The Redis time of the last headers taken from the fleet.
     seen_headers_ms: i64,
+    /// The live hosts the last renewal counted.
+    hosts: u64,
 }
 
 impl Fleet {
@@ -70,10 +72,9 @@ impl Fleet {
                 _ => None,
             };
             let give_back = idle_since.is_some_and(|i| t >= i + self.slice * IDLE_SLICES);
-            let (sent_seq, seen_ms) = self
-                .held
-                .get(&w.key)
-                .map_or((0, 0), |h| (h.sent_headers_seq, h.seen_headers_ms));
+            let (sent_seq, seen_ms, hosts_seen) = self.held.get(&w.key).map_or((0, 0, 0), |h| {
+                (h.sent_headers_seq, h.seen_headers_ms, h.hosts)
+            });
             // New headers from this host's provider ride along with the renewal.
             let extras = PartExtras {
                 fill: w.fill,
@@ -81,6 +82,8 @@ impl Fleet {
                     .then(|| serde_json::to_string(&*w.headers).ok())
                     .flatten(),
                 seen_headers_ms: seen_ms,
+                held: w.held.map_or(0.0, |p| p.share),
+                hosts_seen,
             };
             let answer = r
                 .part(
@@ -123,6 +126,7 @@ impl Fleet {
                     given_back: give_back || nothing_to_keep(w, &answer),
                     sent_headers_seq,
                     seen_headers_ms,
+                    hosts: answer.hosts,
                 },
             );
         }
@@ -346,6 +350,7 @@ mod tests {
             given_back: false,
             sent_headers_seq: 0,
             seen_headers_ms: 0,
+            hosts: 0,
         }
     }
 

@@ -56,6 +56,10 @@ pub struct PartExtras {
     pub headers: Option<String>,
     /// The Redis time of the last headers taken from the fleet.
     pub seen_headers_ms: i64,
+    /// The share this host holds as it knows it (0: none), and the live hosts it last counted
+    /// (0: none): what bounds it in a new epoch (a Redis that lost its state).
+    pub held: f64,
+    pub hosts_seen: u64,
 }
 
 /// A connection to the fleet's Redis and its scripts.
@@ -166,6 +170,7 @@ impl FleetRedis {
             .part
             .key(tagged(key, "parts"))
             .key(tagged(key, "cooldown"))
+            .key(tagged(key, "epoch"))
             .arg(host)
             .arg(format!("{:.6}", want.clamp(0.0, 1e6)))
             .arg(want_slots)
@@ -180,6 +185,8 @@ impl FleetRedis {
             )
             .arg(extras.headers.as_deref().unwrap_or(""))
             .arg(extras.seen_headers_ms)
+            .arg(format!("{:.6}", extras.held.clamp(0.0, 1.0)))
+            .arg(extras.hosts_seen)
             .invoke_async(&mut conn)
             .await?;
         let mut took = [0.0; 4];
