@@ -457,6 +457,111 @@ async fn a_redis_back_empty_is_a_new_epoch_in_which_no_host_takes_more_than_its_
     }
 }
 
+/// A Unix-socket way to Redis that can be cut (its connections dropped, new ones refused) while
+/// the daemon behind it keeps serving: a partition of one host.
+struct Cuttable {
+    path: std::path::PathBuf,
+    target: std::path::PathBuf,
+    tasks: Arc<std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>>,
+}
+
+impl Cuttable {
+    fn new(target: std::path::PathBuf, path: std::path::PathBuf) -> Cuttable {
+        let c = Cuttable {
+            path,
+            target,
+            tasks: Arc::default(),
+        };
+        c.heal();
+        c
+    }
+
+    fn url(&self) -> String {
+        format!("unix://{}", self.path.display())
+    }
+
+    fn heal(&self) {
+        let _ = std::fs::remove_file(&self.path);
+        let listener = tokio::net::UnixListener::bind(&self.path).expect("bind the way to Redis");
+        let (target, tasks) = (self.target.clone(), self.tasks.clone());
+        let accept = tokio::spawn(async move {
+            while let Ok((mut down, _)) = listener.accept().await {
+                let target = target.clone();
+                let conn = tokio::spawn(async move {
+                    if let Ok(mut up) = tokio::net::UnixStream::connect(&target).await {
+                        let _ = tokio::io::copy_bidirectional(&mut down, &mut up).await;
+                    }
+                });
+                tasks.lock().expect("tasks").push(conn);
+            }
+        });
+        self.tasks.lock().expect("tasks").push(accept);
+    }
+
+    fn cut(&self) {
+        for t in self.tasks.lock().expect("tasks").drain(..) {
+            t.abort();
+        }
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_cut_off_from_redis_keeps_its_part_and_the_others_do_not_take_it() {
+    let redis = Redis::start();
+    let dir = tempfile::tempdir().expect("dir");
+    let way = Cuttable::new(redis.0.socket(), dir.path().join("to-redis.sock"));
+    let mut d: Vec<Daemon> = ["a", "b"]
+        .iter()
+        .map(|h| Daemon::start(&fleet_config(&redis, h, RPM600)))
+        .collect();
+    d.push(Daemon::start(&format!(
+        "[fleet]\nredis = \"{}\"\nhost = \"c\"\nslice = \"500ms\"\n\n{RPM600}",
+        way.url()
+    )));
+    for h in &d {
+        eventually(Duration::from_secs(10), "three live hosts", || async {
+            fleet_of(h).await.hosts == 3
+        })
+        .await;
+    }
+    let until = Instant::now() + Duration::from_secs(13);
+    let mut load = Vec::new();
+    for h in &d {
+        load.extend(spawn_workers(&h.socket, "k", 3, until, Arc::default()));
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    way.cut();
+    // c keeps serving its part, then an even third; a and b must leave it that.
+    let mut worst = 0.0f64;
+    let watch_until = Instant::now() + Duration::from_secs(8);
+    while Instant::now() < watch_until {
+        let mut sum = 0.0;
+        for h in &d {
+            sum += share_of(h, "k").await;
+        }
+        worst = worst.max(sum);
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(!fleet_of(&d[2]).await.connected, "c was cut off");
+    way.heal();
+    for t in load {
+        t.await.expect("worker");
+    }
+    eprintln!(
+        "fleet: the most the three hosts held together with c cut off from Redis: {worst:.3}"
+    );
+    assert!(
+        worst <= 1.02,
+        "the hosts held {worst:.3} of the key together"
+    );
+    eventually(Duration::from_secs(15), "c back in the fleet", || async {
+        let f = fleet_of(&d[2]).await;
+        f.connected && f.hosts == 3
+    })
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn limits_learned_from_headers_on_one_host_hold_on_another() {
     let redis = Redis::start();

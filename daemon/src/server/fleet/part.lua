@@ -13,7 +13,16 @@
 --          then how full this host's part of each burst is (0 to 1, four dimensions), the
 --          provider's last rate-limit headers seen here when they changed (JSON, or empty), the
 --          Redis time of the last headers this host took from the fleet (0: none), the share this
---          host holds as it knows it (0: none), and the live hosts it last counted (0: none)
+--          host holds as it knows it (0: none), the live hosts it last counted (0: none), and
+--          how long a host whose lease lapsed is still counted as holding its part (ms)
+--
+-- A host whose lease lapsed has gone silent: crashed, or cut off from Redis while it still
+-- serves (a host without Redis keeps its part until its lease lapses, then serves an even part
+-- among the hosts it last counted). Until its grace has passed it is counted as holding the
+-- larger of its last share and an even part, so that the hosts still connected never take what
+-- it may still be using: the parts add up to no more than the whole at every moment. (One that
+-- held and wanted nothing at its last renewal was idle and is not counted: an idle host cut off
+-- later, and then given work, is the case this does not cover.)
 --
 -- A Redis without the epoch key has lost what the hosts hold (or never knew it): until one
 -- lease has passed, so that every live host has renewed once, no host is given more than the
@@ -53,6 +62,7 @@ local headers = ARGV[11] or ''
 local seen_ms = tonumber(ARGV[12]) or 0
 local held_here = math.max(tonumber(ARGV[13]) or 0, 0)
 local hosts_seen = math.max(tonumber(ARGV[14]) or 0, 0)
+local grace = math.max(tonumber(ARGV[15]) or 0, 0)
 
 local keep_ms = math.max(ttl, 60000) * 4
 local settle_until = tonumber(redis.call('GET', KEYS[3]) or '')
@@ -62,6 +72,7 @@ end
 redis.call('SET', KEYS[3], settle_until, 'PX', keep_ms)
 
 local others = {}
+local silent = {}
 local bank = { 0, 0, 0, 0 }
 local stored_headers = nil
 local raw = redis.call('HGETALL', KEYS[1])
@@ -80,8 +91,14 @@ for i = 1, #raw, 2 do
     local share, slots, exp, w, ws = string.match(v, '^(%S+) (%S+) (%S+) (%S+) (%S+)$')
     exp = tonumber(exp)
     if not (exp and exp > now) then
-      -- Lapsed (a crashed host's): its part is free, its burst unknown, so not banked.
-      redis.call('HDEL', KEYS[1], name)
+      -- (A host that held and wanted nothing had gone idle, not silent: it is not counted.)
+      local used = (tonumber(share) or 0) > 0 or (tonumber(w) or 0) > 0
+      if exp and name ~= host and used and exp + grace > now then
+        silent[#silent + 1] = { share = tonumber(share) or 0, until_ms = exp + grace }
+      else
+        -- Lapsed past its grace: its part is free, its burst unknown, so not banked.
+        redis.call('HDEL', KEYS[1], name)
+      end
     elseif name == host then
       before = tonumber(share) or 0
       before_slots = tonumber(slots) or 0
@@ -110,6 +127,13 @@ for _, o in ipairs(others) do
   others_slots = others_slots + o.slots
 end
 local n = #hosts
+-- What the silent hosts may still be using of the rates: taken off the whole before it is
+-- split. (Their concurrency slots come back when their lease lapses, as a crashed host's must.)
+local silent_share = 0
+for _, s in ipairs(silent) do
+  silent_share = silent_share + math.max(s.share, 1.0 / (n + #silent))
+end
+silent_share = math.min(silent_share, 1.0)
 
 -- Max-min fair split of `total` by `field`; `whole` rounds each part down to a whole number.
 local function split(total, field, whole)
@@ -130,9 +154,9 @@ end
 
 local share, target, slots, slot_target = 0, 0, -1, -1
 if ttl > 0 then
-  local parts, spare = split(1.0, 'want', false)
+  local parts, spare = split(1.0 - silent_share, 'want', false)
   target = parts[host] + spare / n
-  share = math.max(0, math.min(target, 1.0 - others_share))
+  share = math.max(0, math.min(target, 1.0 - silent_share - others_share))
   if max_slots >= 0 then
     local sparts, sleft = split(max_slots, 'want_slots', true)
     -- Slots nobody wants go one by one to the hosts that want the most, then to the rest.
@@ -174,7 +198,7 @@ for d = 1, 4 do
     taken[d] = math.min(bank[d], share - before)
     bank[d] = bank[d] - taken[d]
   end
-  bank[d] = math.min(math.max(bank[d], 0), math.max(0, 1.0 - others_share - share))
+  bank[d] = math.min(math.max(bank[d], 0), math.max(0, 1.0 - silent_share - others_share - share))
 end
 redis.call('HSET', KEYS[1], '~bank', string.format('%.6f %.6f %.6f %.6f', bank[1], bank[2], bank[3], bank[4]))
 
@@ -208,7 +232,10 @@ local lapse = 0
 if short then
   for _, o in ipairs(others) do
     local exp = tonumber(string.match(redis.call('HGET', KEYS[1], o.name) or '', '^%S+ %S+ (%S+)'))
-    if exp and (lapse == 0 or exp - now < lapse) then lapse = math.max(exp - now, 1) end
+    if exp and exp > now and (lapse == 0 or exp - now < lapse) then lapse = math.max(exp - now, 1) end
+  end
+  for _, s in ipairs(silent) do
+    if lapse == 0 or s.until_ms - now < lapse then lapse = math.max(s.until_ms - now, 1) end
   end
 end
 return { string.format('%.6f', share), slots, n, string.format('%.6f', target),

@@ -16,6 +16,11 @@ pub const HOSTS: &str = "llmctl:hosts";
 /// How long one Redis call may take before the fleet counts Redis as unreachable.
 pub const CALL_TIMEOUT: Duration = Duration::from_millis(500);
 
+/// How long after its lease lapsed a silent host (crashed, or cut off from Redis while it still
+/// serves an even part) is counted as holding its part: the connected hosts never take what it
+/// may still use within this window (the clients' fail-static window).
+pub const SILENT_HOST_GRACE: Duration = Duration::from_secs(60);
+
 fn tagged(key: &str, what: &str) -> String {
     format!("llmctl:{{{key}}}:{what}")
 }
@@ -187,6 +192,7 @@ impl FleetRedis {
             .arg(extras.seen_headers_ms)
             .arg(format!("{:.6}", extras.held.clamp(0.0, 1.0)))
             .arg(extras.hosts_seen)
+            .arg(SILENT_HOST_GRACE.as_millis() as u64)
             .invoke_async(&mut conn)
             .await?;
         let mut took = [0.0; 4];
