@@ -52,6 +52,8 @@ pub type OnEnd = Box<dyn FnOnce(Seen) + Send + Sync>;
 
 pub struct Watched<B> {
     inner: B,
+    /// The body's length when the upstream said it (content-length): all of it is the end.
+    exact: Option<u64>,
     watch: Watch,
     idle: Duration,
     sleep: Pin<Box<Sleep>>,
@@ -61,7 +63,11 @@ pub struct Watched<B> {
 
 impl<B> Watched<B> {
     /// Watches `inner` as its content type says: server-sent events, JSON, or neither.
-    pub fn new(inner: B, content_type: &str, idle: Duration, on_end: OnEnd) -> Watched<B> {
+    pub fn new(inner: B, content_type: &str, idle: Duration, on_end: OnEnd) -> Watched<B>
+    where
+        B: Body,
+    {
+        let exact = inner.size_hint().exact();
         let ct = content_type.to_ascii_lowercase();
         let watch = if ct.starts_with("text/event-stream") {
             Watch::Events(StreamWatcher::new())
@@ -75,6 +81,7 @@ impl<B> Watched<B> {
         };
         Watched {
             inner,
+            exact,
             watch,
             idle,
             sleep: Box::pin(tokio::time::sleep(idle)),
@@ -176,7 +183,7 @@ where
                 this.sleep.as_mut().reset(deadline);
                 // A body of known length is complete with its last byte: the server writing it
                 // may never ask for more.
-                if this.inner.is_end_stream() {
+                if this.inner.is_end_stream() || this.exact.is_some_and(|n| this.bytes >= n) {
                     this.end(Ending::Complete);
                 }
                 Poll::Ready(Some(Ok(frame)))
@@ -215,6 +222,12 @@ where
 
 impl<B> Drop for Watched<B> {
     fn drop(&mut self) {
-        self.end(Ending::CallerGone);
+        // All of a body of known length went by (an empty one included): it was complete.
+        let all = self.exact.is_some_and(|n| self.bytes >= n);
+        self.end(if all {
+            Ending::Complete
+        } else {
+            Ending::CallerGone
+        });
     }
 }

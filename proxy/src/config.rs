@@ -243,7 +243,15 @@ impl ProxyConfig {
         Ok(ProxyConfig {
             listen,
             allow_remote,
-            max_wait: duration("max_wait", &p.max_wait, DEFAULT_MAX_WAIT)?,
+            max_wait: match duration("max_wait", &p.max_wait, DEFAULT_MAX_WAIT)? {
+                d if d > crate::forward::MAX_WAIT => {
+                    return Err(invalid(format!(
+                        "[proxy] max_wait: {:?} is more than the daemon's bound of an hour; give at most \"1h\"",
+                        p.max_wait.unwrap_or_default()
+                    )))
+                }
+                d => d,
+            },
             fail_mode,
             connect_timeout: duration(
                 "connect_timeout",

@@ -23,6 +23,8 @@ use serde_json::Value;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// The longest a request may wait for a grant: the daemon's own bound.
+pub const MAX_WAIT: Duration = Duration::from_secs(3600);
 /// The most of an oversized request body read (and dropped) before its 413.
 const MAX_DRAINED: usize = 256 << 20;
 /// The most of an upstream's error answer read (to classify it) before it is returned.
@@ -80,13 +82,22 @@ impl Steer {
         };
         let max_wait = match header(h, "x-llmctl-max-wait") {
             None => default_wait,
-            Some(w) => match w.parse::<f64>() {
-                Ok(secs) if secs.is_finite() && (0.0..=86_400.0).contains(&secs) => {
-                    Duration::from_secs_f64(secs)
+            Some(w) => {
+                let d = match w.parse::<f64>() {
+                    Ok(secs) if secs.is_finite() && secs >= 0.0 => {
+                        Duration::from_secs_f64(secs.min(1e9))
+                    }
+                    _ => llmctl_daemon::duration::parse(w)
+                        .map_err(|e| format!("x-llmctl-max-wait: {e} (or seconds, like 30)"))?,
+                };
+                if d > MAX_WAIT {
+                    return Err(format!(
+                        "x-llmctl-max-wait: {w:?} is more than the daemon's bound of {} s; give at most 1h",
+                        MAX_WAIT.as_secs()
+                    ));
                 }
-                _ => llmctl_daemon::duration::parse(w)
-                    .map_err(|e| format!("x-llmctl-max-wait: {e} (or seconds, like 30)"))?,
-            },
+                d
+            }
         };
         let text = |name: &str, max: usize| -> Result<Option<String>, String> {
             match h.get(name) {
@@ -188,6 +199,8 @@ struct LeaseGuard {
     lease_id: String,
     client_id: String,
     estimate: (u64, u64),
+    attempt: u32,
+    first_attempt_unix_ms: i64,
 }
 
 impl LeaseGuard {
@@ -215,8 +228,8 @@ impl Drop for LeaseGuard {
                 "the caller went away before the upstream answered".into(),
             )),
             false,
-            1,
-            0,
+            self.attempt,
+            self.first_attempt_unix_ms,
         );
         let (proxy, client) = (self.proxy.clone(), std::mem::take(&mut self.client_id));
         if let Ok(rt) = tokio::runtime::Handle::try_current() {
@@ -380,7 +393,9 @@ impl Proxy {
             Ok(Ok(resp)) => {
                 let (mut parts, body) = resp.into_parts();
                 returned_headers(&mut parts.headers);
-                Response::from_parts(parts, body.map_err(|e| -> BoxError { e.into() }).boxed())
+                // Not read, not reported: only bounded, an upstream stalled mid-body ending it.
+                let body = Watched::new(body, "", self.config.read_timeout, Box::new(|_| {}));
+                Response::from_parts(parts, body.boxed())
             }
             Ok(Err(e)) => self.unreachable_upstream(up, &e),
             Err(_) => self.upstream_timed_out(up),
@@ -393,11 +408,19 @@ impl Proxy {
         e: &hyper_util::client::legacy::Error,
     ) -> Response<Body> {
         let why = error_chain(e);
+        let hint = if why.to_ascii_lowercase().contains("certificate") {
+            format!(
+                "; if it uses a private CA, give its PEM as ca = \"...\" in [proxy.upstreams.{}]",
+                up.name
+            )
+        } else {
+            String::new()
+        };
         shape::error(
             up.api,
             StatusCode::BAD_GATEWAY,
             &format!(
-                "llmctl proxy: upstream {} ({}) could not be reached: {why}",
+                "llmctl proxy: upstream {} ({}) could not be reached: {why}{hint}",
                 up.name, up.url
             ),
         )
@@ -460,7 +483,10 @@ impl Proxy {
             Err(_) => Err(shape::error(
                 api,
                 StatusCode::REQUEST_TIMEOUT,
-                "llmctl proxy: the request body did not arrive within read_timeout; nothing was forwarded",
+                &format!(
+                    "llmctl proxy: the request body did not arrive within {:?} (read_timeout in [proxy]); nothing was forwarded",
+                    self.config.read_timeout
+                ),
             )),
         }
     }
@@ -664,6 +690,8 @@ impl Attempt {
                         lease_id: r.lease_id,
                         client_id: self.client_id.clone(),
                         estimate: self.estimate(),
+                        attempt,
+                        first_attempt_unix_ms: first_attempt_ms,
                     };
                     (Some(lease), Some(self.in_flight()))
                 }
@@ -765,6 +793,8 @@ impl Attempt {
                     )
                 }
                 Ok(Ok(resp)) => {
+                    // Not in flight any more: the report and a retry's wait must not count it.
+                    drop(tracked);
                     let (mut parts, body) = resp.into_parts();
                     let read = tokio::time::timeout(
                         read_timeout,
@@ -801,6 +831,7 @@ impl Attempt {
                     next
                 }
                 Ok(Err(e)) => {
+                    drop(tracked);
                     let why = error_chain(&e);
                     let kind = if why.contains("timed out") {
                         "timeout"
@@ -828,6 +859,7 @@ impl Attempt {
                     next
                 }
                 Err(_) => {
+                    drop(tracked);
                     let why = format!("no answer within {read_timeout:?}");
                     let next = self
                         .advise(
@@ -873,6 +905,7 @@ impl Attempt {
         let advised = match guard {
             Some(g) => {
                 let (lease, client) = g.disarm();
+                let proxy = self.proxy.clone();
                 let req = report_request(
                     &lease,
                     status,
@@ -884,7 +917,10 @@ impl Attempt {
                     attempt,
                     first_attempt_ms,
                 );
-                self.proxy.limiter.report(&client, req).await.map(|r| {
+                // Spawned: a caller that leaves while it is sent does not leave the lease
+                // unreported (the request's future is dropped, the task is not).
+                let sent = tokio::spawn(async move { proxy.limiter.report(&client, req).await });
+                sent.await.ok().flatten().map(|r| {
                     if r.advice == pb::Advice::Retry as i32 {
                         Some(Duration::from_millis(r.retry_after_ms.max(0) as u64))
                     } else {

@@ -22,6 +22,8 @@ const RETRY_MAX: Duration = Duration::from_millis(250);
 const WARN_EVERY: Duration = Duration::from_secs(60);
 /// The longest a call other than a waiting Acquire may take before the daemon counts as away.
 const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+/// The longest connecting or opening a session may take (a daemon that accepts and hangs).
+const SESSION_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// What an Acquire came to.
 pub enum Grant {
@@ -48,6 +50,8 @@ struct Conn {
 pub struct Limiter {
     socket: PathBuf,
     conn: Mutex<Conn>,
+    /// Held while connecting or opening a session.
+    opening: Mutex<()>,
     /// What the proxy knows of each key, to limit with while the daemon is away.
     pub known: FailStatic,
 }
@@ -57,6 +61,7 @@ impl Limiter {
         Limiter {
             socket,
             conn: Mutex::new(Conn::default()),
+            opening: Mutex::new(()),
             known: FailStatic::default(),
         }
     }
@@ -66,51 +71,76 @@ impl Limiter {
     }
 
     /// A client connected to the daemon with a session open for `client_id`, or why not.
+    /// The state lock is never held across a call to the daemon: connecting and opening
+    /// sessions take `opening` instead (one at a time, so a client id gets one session), and
+    /// everything else (the phase, warnings) stays answerable while the daemon is slow.
     async fn client(&self, client_id: &str) -> Result<LimiterClient<Channel>, String> {
-        let mut c = self.conn.lock().await;
-        if c.skip_until.is_some_and(|t| Instant::now() < t) {
-            return Err("the daemon did not answer a moment ago".into());
-        }
-        if c.client.is_none() {
-            match tokio::time::timeout(CALL_TIMEOUT, llmctl_client::connect(&self.socket)).await {
-                Ok(Ok(client)) => c.client = Some(client),
-                Ok(Err(e)) => return Err(self.down(&mut c, e.to_string())),
-                Err(_) => return Err(self.down(&mut c, "connecting timed out".into())),
+        {
+            let c = self.conn.lock().await;
+            if c.skip_until.is_some_and(|t| Instant::now() < t) {
+                return Err("the daemon did not answer a moment ago".into());
+            }
+            if let Some(client) = &c.client {
+                if c.sessions.get(client_id).is_some_and(Session::is_open) || !room(&c, client_id) {
+                    return Ok(client.clone());
+                }
             }
         }
-        let Some(mut client) = c.client.clone() else {
-            return Err("no connection".into());
+        let _one = self.opening.lock().await;
+        let existing = self.conn.lock().await.client.clone();
+        let mut client = match existing {
+            Some(client) => client,
+            None => {
+                match tokio::time::timeout(SESSION_TIMEOUT, llmctl_client::connect(&self.socket))
+                    .await
+                {
+                    Ok(Ok(client)) => {
+                        self.conn.lock().await.client = Some(client.clone());
+                        client
+                    }
+                    Ok(Err(e)) => return Err(self.failed(e.to_string()).await),
+                    Err(_) => return Err(self.failed("connecting timed out".into()).await),
+                }
+            }
         };
-        let open = c.sessions.get(client_id).is_some_and(Session::is_open);
-        if !open && (c.sessions.len() < MAX_CLIENTS || c.sessions.contains_key(client_id)) {
+        let needs = {
+            let c = self.conn.lock().await;
+            !c.sessions.get(client_id).is_some_and(Session::is_open) && room(&c, client_id)
+        };
+        if needs {
             let session = tokio::time::timeout(
-                CALL_TIMEOUT,
+                SESSION_TIMEOUT,
                 Session::open(&mut client, &self.socket, client_id),
             )
             .await;
             match session {
                 Ok(Ok(s)) => {
-                    c.sessions.insert(client_id.to_string(), s);
+                    self.conn
+                        .lock()
+                        .await
+                        .sessions
+                        .insert(client_id.to_string(), s);
                 }
-                Ok(Err(e)) => return Err(self.down(&mut c, e.to_string())),
-                Err(_) => return Err(self.down(&mut c, "opening a session timed out".into())),
+                Ok(Err(e)) => return Err(self.failed(e.to_string()).await),
+                Err(_) => return Err(self.failed("opening a session timed out".into()).await),
             }
         }
-        c.backoff = Duration::ZERO;
+        self.conn.lock().await.backoff = Duration::ZERO;
         Ok(client)
     }
 
     /// Whether `client_id` may have its own session (else its requests use the upstream's).
     pub async fn has_room_for(&self, client_id: &str) -> bool {
-        let c = self.conn.lock().await;
-        c.sessions.len() < MAX_CLIENTS || c.sessions.contains_key(client_id)
+        room(&*self.conn.lock().await, client_id)
     }
 
-    /// Notes the daemon away: drops the channel and its sessions, skips it for a while.
+    /// Notes the daemon away: drops the channel (the next call connects again) and skips it
+    /// for a while. Sessions are kept: one whose stream really ended says so (`is_open`) and is
+    /// opened again, while a call that merely failed (a slow report) must not end them, which
+    /// would free the slots of every request still streaming.
     fn down(&self, c: &mut Conn, why: String) -> String {
         c.down_since.get_or_insert_with(Instant::now);
         c.client = None;
-        c.sessions.clear();
         c.backoff = (c.backoff * 2).clamp(RETRY_MIN, RETRY_MAX);
         c.skip_until = Some(Instant::now() + c.backoff);
         why
@@ -202,6 +232,14 @@ impl Limiter {
             }
         }
     }
+}
+
+/// Whether `client_id` may have a session of its own: every upstream's own client may; names
+/// callers choose (`x-llmctl-client`) while fewer than [`MAX_CLIENTS`] have one.
+fn room(c: &Conn, client_id: &str) -> bool {
+    client_id.starts_with("proxy:")
+        || c.sessions.len() < MAX_CLIENTS
+        || c.sessions.contains_key(client_id)
 }
 
 fn is_unreachable(s: &tonic::Status) -> bool {

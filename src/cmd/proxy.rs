@@ -140,6 +140,12 @@ pub async fn exec(args: ExecArgs, socket: PathBuf) -> ExitCode {
     let mut private: Option<Running> = None;
     let url = match &args.proxy {
         Some(u) => {
+            if !u.starts_with("http://") {
+                return exit::fail(
+                    exit::USAGE,
+                    format!("--proxy {u}: give the proxy's http:// URL, like http://127.0.0.1:8790 (it serves plain HTTP on loopback)"),
+                );
+            }
             if !answers(u).await {
                 return exit::fail(
                     exit::UNAVAILABLE,
@@ -174,8 +180,8 @@ pub async fn exec(args: ExecArgs, socket: PathBuf) -> ExitCode {
     code
 }
 
-/// Runs the command to its end with `env` added, passing on the signals that stop it; its exit
-/// status is ours (128 + N when signal N ended it).
+/// Runs the command to its end with `env` added, passing on TERM and HUP (a terminal's INT and
+/// QUIT reach it by themselves); its exit status is ours (128 + N when signal N ended it).
 async fn run_command(command: &[String], env: &[(&'static str, String)]) -> ExitCode {
     use tokio::signal::unix::{signal, SignalKind};
     let Some((program, rest)) = command.split_first() else {
@@ -206,15 +212,18 @@ async fn run_command(command: &[String], env: &[(&'static str, String)]) -> Exit
     );
     let status = loop {
         use rustix::process::Signal;
+        // A terminal's Ctrl-C and Ctrl-\ reach the command itself (it is in the same process
+        // group): they are only kept from stopping llmctl, never sent twice. TERM and HUP,
+        // which may be meant for llmctl alone, are passed on.
         let passed = tokio::select! {
             status = child.wait() => break status,
-            Some(()) = recv(&mut int) => Signal::INT,
-            Some(()) = recv(&mut term) => Signal::TERM,
-            Some(()) = recv(&mut hup) => Signal::HUP,
-            Some(()) = recv(&mut quit) => Signal::QUIT,
+            Some(()) = recv(&mut int) => None,
+            Some(()) = recv(&mut quit) => None,
+            Some(()) = recv(&mut term) => Some(Signal::TERM),
+            Some(()) = recv(&mut hup) => Some(Signal::HUP),
         };
-        if let Some(pid) = pid {
-            let _ = rustix::process::kill_process(pid, passed);
+        if let (Some(pid), Some(signal)) = (pid, passed) {
+            let _ = rustix::process::kill_process(pid, signal);
         }
     };
     match status {

@@ -658,6 +658,14 @@ async fn an_https_upstream_with_its_own_ca_is_reached_over_http2() {
     assert_eq!(a.status, 200, "{:?}", a.body);
     assert_eq!(a.header("x-llmctl-key"), "tls/claude-x");
     assert_eq!(fake.stats().count(200), 1);
+    // An answer over HTTP/2 is complete when all of it went by: settled at its usage.
+    let stats = fake.stats();
+    settled(
+        &daemon,
+        "tls/claude-x",
+        (stats.input_tokens + stats.output_tokens) as i64,
+    )
+    .await;
     // Without the CA the upstream is not trusted: a 502 that says why, nothing sent.
     let text = text.replace(&format!("ca = \"{}\"\n", ca.display()), "");
     let untrusting = Running::start(

@@ -155,8 +155,10 @@ impl FailStatic {
     pub fn granted(&self, key: &str, now: Instant, by_daemon: bool) {
         let mut keys = self.lock();
         if !keys.contains_key(key) && keys.len() >= MAX_KEYS {
+            // The key granted longest ago with nothing in flight (a guard will release it).
             let oldest = keys
                 .iter()
+                .filter(|(_, k)| k.in_flight == 0)
                 .min_by_key(|(_, k)| k.grants.back().copied())
                 .map(|(n, _)| n.clone());
             if let Some(o) = oldest {
