@@ -63,7 +63,10 @@ export class FailStatic {
     let k = this.keys.get(name);
     if (!k) {
       if (this.keys.size >= MAX_KEYS) {
-        const oldest = [...this.keys.entries()].sort((a, b) => (a[1].grants.at(-1) ?? 0) - (b[1].grants.at(-1) ?? 0))[0];
+        // The key granted longest ago with nothing in flight (its leases release it).
+        const oldest = [...this.keys.entries()]
+          .filter(([, v]) => v.inFlight === 0)
+          .sort((a, b) => (a[1].grants.at(-1) ?? 0) - (b[1].grants.at(-1) ?? 0))[0];
         if (oldest) this.keys.delete(oldest[0]);
       }
       k = { grants: [], peaks: [], inFlight: 0, bucket: null };
