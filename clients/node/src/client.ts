@@ -552,33 +552,39 @@ export class Client {
     };
     const call = () => this.rpc.acquire(req, { timeoutMs: maxWait + this.callTimeoutMs, signal: options.signal });
     let resp: AcquireResponse | null = null;
-    try {
-      resp = await call();
-    } catch (e) {
-      if (options.signal?.aborted) {
-        throw options.signal.reason;
+    for (;;) {
+      try {
+        resp = await call();
+      } catch (e) {
+        if (options.signal?.aborted) {
+          throw options.signal.reason;
+        }
+        if (!this.failOpen(e)) {
+          throw translate(e, this.socket);
+        }
       }
-      if (!this.failOpen(e)) {
-        throw translate(e, this.socket);
+      if (resp !== null && stopping(resp) && this.failMode === "open") {
+        // A stopping daemon is an unreachable one.
+        this.failOpen(Object.assign(new Error("the daemon is stopping"), { code: "UNAVAILABLE_STOPPING" }), true);
+        resp = null;
       }
-    }
-    if (resp !== null && stopping(resp) && this.failMode === "open") {
-      // A stopping daemon is an unreachable one.
-      this.failOpen(Object.assign(new Error("the daemon is stopping"), { code: "UNAVAILABLE_STOPPING" }), true);
-      resp = null;
-    }
-    if (resp === null) {
-      // Failing open, unless the daemon is only restarting: then the call waits for it.
-      resp = await this.afterRestart(call, options.signal);
       if (resp === null) {
-        // Then limited with what this client last knew of the key, or not at all.
-        this.limited = false;
-        const name = key ?? options.routeGroup ?? "";
-        const paced = await this.staticTurn(name, maxWait, options.signal);
-        const lease = new Lease(this, name, "", false, 0, null, attempt, firstMs);
-        if (paced) lease.onDone = () => this.static.released(name);
-        return lease;
+        // Failing open, unless the daemon is only restarting: then the call waits for it.
+        resp = await this.afterRestart(call, options.signal);
       }
+      if (resp === null && this.phase() !== "up") {
+        // Then limited with what this client last knew of the key, or not at all.
+        const name = key ?? options.routeGroup ?? "";
+        const turn = await this.staticTurn(name, maxWait, options.signal);
+        if (turn !== "back") {
+          this.limited = false;
+          const lease = new Lease(this, name, "", false, 0, null, attempt, firstMs);
+          if (turn === "paced") lease.onDone = () => this.static.released(name);
+          return lease;
+        }
+      }
+      if (resp !== null) break;
+      // Another call found the daemon back while this one waited: it asks it too.
     }
     this.answered = true;
     this.downSince = null;
@@ -605,16 +611,16 @@ export class Client {
   }
 
   /** While the daemon is away past its restart: waits for `name`'s turn at the rate and
-   * concurrency this client was getting on it, up to `maxWaitMs`; true when the call was paced
-   * (and counted in flight), false when the key is not limited (nothing known, or past
-   * failStaticFor). */
-  private async staticTurn(name: string, maxWaitMs: number, signal?: AbortSignal): Promise<boolean> {
+   * concurrency this client was getting on it, up to `maxWaitMs`: whether the call was paced
+   * and counted in flight ("paced"), not limited ("unlimited": nothing known of the key, or
+   * past failStaticFor), or the daemon is back ("back": ask it). */
+  private async staticTurn(name: string, maxWaitMs: number, signal?: AbortSignal): Promise<"paced" | "unlimited" | "back"> {
     const giveUp = Date.now() + maxWaitMs;
     while (this.phase() === "static" && this.downSince !== null) {
       const now = Date.now();
       const delay = this.static.take(name, this.downSince, now);
-      if (delay === null) return false;
-      if (delay === 0) return true;
+      if (delay === null) return "unlimited";
+      if (delay === 0) return "paced";
       if (now + delay > giveUp) {
         throw new NotGranted(
           name,
@@ -627,7 +633,7 @@ export class Client {
       if (signal?.aborted) throw signal.reason;
       await new Promise((r) => setTimeout(r, Math.min(delay, 100)));
     }
-    return false;
+    return this.phase() === "up" ? "back" : "unlimited";
   }
 
   /** The answer of a daemon that answered this client before and went away less than
@@ -662,6 +668,9 @@ export class Client {
   async sendReport(req: Parameters<RpcClient<typeof Limiter>["report"]>[0], o: ReportOptions, attempt: number): Promise<Advice> {
     try {
       const r = await this.rpc.report(req, { timeoutMs: this.callTimeoutMs });
+      // The daemon answers: an outage, if one began, is over.
+      this.answered = true;
+      this.downSince = null;
       return {
         action: ACTIONS[r.advice] ?? "done",
         retryAfterMs: Number(r.retryAfterMs),

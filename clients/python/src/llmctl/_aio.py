@@ -205,8 +205,6 @@ class AsyncClient:
     ) -> None:
         self.fail_mode = check_fail_mode(fail_mode)
         self.fail_static_for = seconds("fail_static_for", fail_static_for, FAIL_STATIC_FOR, 86_400.0)
-        # What this client knows of each key, to limit with while the daemon is away.
-        self._static = FailStatic()
         self.socket = socket_path(socket)
         self.client_id = check_client_id(client_id) if client_id is not None else new_client_id()
         self._own_id = client_id is None
@@ -224,6 +222,9 @@ class AsyncClient:
             _autostart.ensure_daemon(self.socket)
         self._pid = os.getpid()
         self._health = Health(self.socket, self.fail_mode, self.fail_static_for)
+        # What this client knows of each key, to limit with while the daemon is away (made
+        # again in a forked child: its leases are its own, the parent's in flight are not).
+        self._static = FailStatic()
         self._conn = AsyncConnection(self)
 
     def __repr__(self) -> str:
@@ -310,27 +311,32 @@ class AsyncClient:
 
     async def _acquire(self, req: pb.AcquireRequest, wait: float, attempt: int, first_ms: int) -> AsyncLease:
         self._ensure()
-        epoch = self._health.epoch
-        resp: Optional[pb.AcquireResponse] = None
-        if self._health.should_try():
-            try:
-                resp = await self._conn.acquire(req, wait + CALL_TIMEOUT)
-            except grpc.RpcError as e:
-                if not (is_unreachable(e) and self._health.fail_open):
-                    raise rpc_error(e, self.socket, "acquire") from None
-                self._health.failed(e.details() or e.code().name)
-            else:
-                if _stopping(resp) and self._health.fail_open:
-                    # A stopping daemon is an unreachable one.
-                    self._health.failed("the daemon is stopping")
-                    resp = None
-        if resp is None:
-            # Failing open, unless the daemon is only restarting: then the call waits for it.
-            resp = await self._after_restart(req, wait)
-            if resp is None:
-                # Then limited with what this client last knew of the key, or not at all.
-                return await self._static_lease(req, wait, attempt, first_ms)
+        while True:
             epoch = self._health.epoch
+            resp: Optional[pb.AcquireResponse] = None
+            if self._health.should_try():
+                try:
+                    resp = await self._conn.acquire(req, wait + CALL_TIMEOUT)
+                except grpc.RpcError as e:
+                    if not (is_unreachable(e) and self._health.fail_open):
+                        raise rpc_error(e, self.socket, "acquire") from None
+                    self._health.failed(e.details() or e.code().name)
+                else:
+                    if _stopping(resp) and self._health.fail_open:
+                        # A stopping daemon is an unreachable one.
+                        self._health.failed("the daemon is stopping")
+                        resp = None
+            if resp is None:
+                # Failing open, unless the daemon is only restarting: then the call waits for it.
+                resp = await self._after_restart(req, wait)
+            if resp is None and self._health.phase() != "up":
+                # Then limited with what this client last knew of the key, or not at all.
+                lease = await self._static_lease(req, wait, attempt, first_ms)
+                if lease is not None:
+                    return lease
+            if resp is not None:
+                break
+            # Another call found the daemon back while this one waited: it asks it too.
         self._health.ok()
         self.limited = True
         if not resp.granted:
@@ -353,12 +359,13 @@ class AsyncClient:
 
     async def _static_lease(
         self, req: pb.AcquireRequest, wait: float, attempt: int, first_ms: int
-    ) -> AsyncLease:
+    ) -> Optional[AsyncLease]:
         """While the daemon is away past its restart: a key this client was granted on lately is
         paced at the rate and concurrency it was getting (conformance/fail_static.json), waiting
         up to ``wait``; any other key, or past ``fail_static_for``, goes unlimited."""
         give_up = time.monotonic() + wait
-        while self._health.phase() == "static":
+        phase = self._health.phase()
+        while phase == "static":
             now = time.monotonic()
             delay = self._static.take(req.key, self._health.down_since, now)
             if delay is None:
@@ -377,6 +384,9 @@ class AsyncClient:
                     reason_code="fail_static",
                 )
             await asyncio.sleep(min(delay, 0.1))  # sync: time.sleep(min(delay, 0.1))
+            phase = self._health.phase()
+        if phase == "up":
+            return None  # the daemon is back: ask it
         return self._unlimited(req, attempt, first_ms)
 
     async def _after_restart(self, req: pb.AcquireRequest, wait: float) -> Optional[pb.AcquireResponse]:
@@ -386,10 +396,10 @@ class AsyncClient:
         # Bounded here too, whatever the health says.
         give_up = time.monotonic() + RESTART_WAIT
         while self._health.restarting() and time.monotonic() < give_up:
-            if _answers(self.socket):
+            # Sent once the channel has reconnected (within 250 ms), never waiting past the window.
+            if _answers(self.socket) and await self._conn.ready(max(0.01, give_up - time.monotonic())):
                 try:
-                    # Ready to send as soon as the channel has reconnected (within 250 ms).
-                    resp = await self._conn.acquire(req, wait + CALL_TIMEOUT, wait_for_ready=True)
+                    resp = await self._conn.acquire(req, wait + CALL_TIMEOUT)
                 except grpc.RpcError as e:
                     if not is_unreachable(e):
                         raise rpc_error(e, self.socket, "acquire") from None

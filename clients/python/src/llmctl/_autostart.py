@@ -13,6 +13,7 @@ import shutil
 import socket as _socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import List, Mapping, Optional
@@ -100,6 +101,8 @@ def ensure_daemon(path: str) -> bool:
     finally:
         log.close()
     _started.append(proc)
+    # Reaped whenever it exits (it lost the data folder to another daemon, or went idle).
+    threading.Thread(target=proc.wait, name="llmctl-daemon-reaper", daemon=True).start()
     deadline = time.monotonic() + START_WAIT
     while time.monotonic() < deadline:
         if answers(path):

@@ -44,6 +44,14 @@ class Connection:
     def wait_connected(self, timeout: Optional[float]) -> bool:
         return self._session.open.wait(timeout)
 
+    def ready(self, timeout: float) -> bool:
+        """Whether the channel is (or becomes, within ``timeout``) connected."""
+        try:
+            grpc.channel_ready_future(self._channel).result(timeout=timeout)
+            return True
+        except grpc.FutureTimeoutError:
+            return False
+
     def acquire(
         self, req: pb.AcquireRequest, timeout: float, wait_for_ready: bool = False
     ) -> pb.AcquireResponse:
@@ -175,6 +183,17 @@ class AsyncConnection:
         assert opened is not None, "stub() starts the session"
         try:
             await asyncio.wait_for(opened.wait(), timeout)
+            return True
+        except asyncio.TimeoutError:
+            return False
+
+    async def ready(self, timeout: float) -> bool:
+        """Whether the channel is (or becomes, within ``timeout``) connected."""
+        channel = self._channel
+        if channel is None:
+            return False
+        try:
+            await asyncio.wait_for(channel.channel_ready(), timeout)
             return True
         except asyncio.TimeoutError:
             return False
