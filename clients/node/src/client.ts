@@ -311,6 +311,8 @@ export class Lease {
   private done = false;
   /** @internal Called once, at the first report: the client counts its leases in flight per key. */
   onDone: (() => void) | null = null;
+  /** @internal The client's epoch when the lease was granted. */
+  epoch = 0;
   constructor(
     private readonly client: Client,
     /** The key granted (the member, when a route group was asked for). */
@@ -361,7 +363,7 @@ export class Lease {
       return localAdvice(o, attempt);
     }
     try {
-      return await this.client.sendReport(req, o, attempt);
+      return await this.client.sendReport(req, o, attempt, this.epoch);
     } catch (e) {
       // Not heard: the same report may be sent again (a settled lease answers NOT_FOUND).
       if (!(e instanceof LeaseNotFound)) {
@@ -460,6 +462,9 @@ export class Client {
   /** Whether the daemon ever answered this client, and since when it has not (null: it does). */
   private answered = false;
   private downSince: number | null = null;
+  /** @internal Bumped whenever the daemon may have lost its leases (it went away): a lease
+   * from an earlier epoch that the daemon no longer knows was lost, not misused. */
+  epoch = 0;
   /** What this client knows of each key, to limit with while the daemon is away. */
   private readonly static = new FailStatic();
   readonly failStaticForMs: number;
@@ -484,6 +489,9 @@ export class Client {
     });
     this.rpc = createClient(Limiter, transport);
     this.session = new SessionKeeper(this.socket, this.clientId);
+    this.session.onLost = () => {
+      this.epoch += 1;
+    };
   }
 
   /** Whether the Session with the daemon is open right now. */
@@ -513,7 +521,10 @@ export class Client {
     if (this.failMode !== "open" || !(stopping || unreachable(e))) {
       return false;
     }
-    this.downSince ??= Date.now();
+    if (this.downSince === null) {
+      this.downSince = Date.now();
+      this.epoch += 1;
+    }
     const now = Date.now();
     if (this.warnedAt === null || now - this.warnedAt >= WARN_EVERY_MS) {
       this.warnedAt = now;
@@ -552,7 +563,9 @@ export class Client {
     };
     const call = () => this.rpc.acquire(req, { timeoutMs: maxWait + this.callTimeoutMs, signal: options.signal });
     let resp: AcquireResponse | null = null;
+    let epoch = this.epoch;
     for (;;) {
+      epoch = this.epoch;
       try {
         resp = await call();
       } catch (e) {
@@ -599,6 +612,7 @@ export class Client {
       throw new NotGranted(asked, resp.reason, reasonCode(resp.reasonCode), notBefore, waited);
     }
     const lease = new Lease(this, asked, resp.leaseId, true, Number(resp.waitedMs), fromUnixMs(resp.expiresUnixMs), attempt, firstMs);
+    lease.epoch = epoch;
     this.static.granted(asked, Date.now());
     lease.onDone = () => this.static.released(asked);
     return lease;
@@ -665,7 +679,12 @@ export class Client {
   }
 
   /** @internal Sends a lease's report. */
-  async sendReport(req: Parameters<RpcClient<typeof Limiter>["report"]>[0], o: ReportOptions, attempt: number): Promise<Advice> {
+  async sendReport(
+    req: Parameters<RpcClient<typeof Limiter>["report"]>[0],
+    o: ReportOptions,
+    attempt: number,
+    epoch = this.epoch,
+  ): Promise<Advice> {
     try {
       const r = await this.rpc.report(req, { timeoutMs: this.callTimeoutMs });
       // The daemon answers: an outage, if one began, is over.
@@ -681,7 +700,12 @@ export class Client {
       if (this.failOpen(e)) {
         return localAdvice(o, attempt);
       }
-      throw translate(e, this.socket);
+      const err = translate(e, this.socket);
+      if (err instanceof LeaseNotFound && this.failMode === "open" && epoch !== this.epoch) {
+        // The daemon went away since this lease was granted and took it along.
+        return localAdvice(o, attempt);
+      }
+      throw err;
     }
   }
 

@@ -22,6 +22,8 @@ export class SessionKeeper {
   private waiters: Array<() => void> = [];
   /** Whether the daemon holds the session right now. */
   connected = false;
+  /** Called when a session the daemon held ends (it went away, and may have lost its leases). */
+  onLost: (() => void) | null = null;
 
   constructor(
     private readonly socket: string,
@@ -100,10 +102,14 @@ export class SessionKeeper {
       return;
     }
     this.session = undefined;
+    const wasConnected = this.connected;
     this.connected = false;
     session.destroy();
     if (this.closed) {
       return;
+    }
+    if (wasConnected) {
+      this.onLost?.();
     }
     this.timer = setTimeout(() => this.open(), this.retryMs);
     this.timer.unref();

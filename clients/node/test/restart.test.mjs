@@ -89,3 +89,24 @@ test("a daemon gone for good: calls wait for it, then each key is paced as it wa
     await daemon.close();
   }
 });
+
+test("a lease granted before a restart is reported as lost, not as a mistake", async () => {
+  const daemon = await startDaemon();
+  const client = new Client({ socket: daemon.socket });
+  try {
+    const lease = await client.acquire("restart/lost", { inputTokens: 10, outputTokens: 5 });
+    // Killed: the lease was granted and never snapshotted as settled; the new daemon does not know it.
+    const exited = new Promise((r) => daemon.proc.once("exit", r));
+    daemon.proc.kill("SIGKILL");
+    await exited;
+    daemon.proc = null;
+    await sleep(200);
+    await daemon.start();
+    await client.waitConnected(5000);
+    const advice = await lease.report({ status: 200, inputTokens: 10, outputTokens: 5 });
+    assert.equal(advice.action, "done", JSON.stringify(advice));
+  } finally {
+    client.close();
+    await daemon.close();
+  }
+});
