@@ -217,7 +217,11 @@ impl Limiter {
     ) -> Option<pb::ReportResponse> {
         let mut client = self.client(client_id).await.ok()?;
         match tokio::time::timeout(CALL_TIMEOUT, client.report(req)).await {
-            Ok(Ok(r)) => Some(r.into_inner()),
+            Ok(Ok(r)) => {
+                // The daemon answers: an outage, if one began, is over.
+                self.answered().await;
+                Some(r.into_inner())
+            }
             Ok(Err(s)) => {
                 if is_unreachable(&s) {
                     self.failed(s.message().to_string()).await;
