@@ -4,19 +4,23 @@
 //! back untouched and reported.
 //!
 //! - `config`: the `[proxy]` table; `routes`: which calls are limited;
-//! - `forward`: one request (estimate, lease, forward, advice, report);
+//! - `forward`: one request's route and body; `attempt`: its attempts (lease, forward, advice,
+//!   report); `lease`: a lease reported once; `steer`: the steering and forwarded headers;
 //! - `body`: an answer watched as it passes; `shape`: the proxy's own answers;
 //! - `limiter`: the daemon's side; `upstream`: connections to upstreams; `server`: the listener;
 //! - `rules`: the rules every client shares (`conformance/`).
 
+mod attempt;
 pub mod body;
 pub mod config;
 pub mod forward;
+mod lease;
 pub mod limiter;
 pub mod routes;
 pub mod rules;
 pub mod server;
 pub mod shape;
+mod steer;
 pub mod upstream;
 
 pub use config::{Api, FailMode, ProxyConfig, Upstream};

@@ -123,3 +123,14 @@ fn client(
         .pool_idle_timeout(std::time::Duration::from_secs(90))
         .build(https))
 }
+
+/// An error with its causes, outermost first.
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut why = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        why = format!("{why}: {s}");
+        source = s.source();
+    }
+    why
+}

@@ -1,0 +1,471 @@
+//! The attempts of one limited request: a lease (or, while the daemon is away, the phase's
+//! answer), the upstream's answer streamed back and reported, the daemon's advice followed
+//! before any byte reached the caller.
+
+use crate::body::{Seen, Watched};
+use crate::config::{FailMode, Upstream};
+use crate::forward::Proxy;
+use crate::lease::{report_request, InFlight, LeaseGuard};
+use crate::limiter::Grant;
+use crate::rules::advice::{local_advice, LocalAdvice};
+use crate::rules::estimate::Estimate;
+use crate::rules::fail_static::{Phase, Turn};
+use crate::rules::usage::error_info;
+use crate::shape::{self, bytes_body};
+use crate::steer::{header, put, returned_headers, Steer};
+use crate::upstream::{error_chain, Body};
+use bytes::Bytes;
+use http::{HeaderMap, Request, Response, StatusCode};
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming;
+use llmctl_client::pb;
+use llmctl_client::time::now_unix_ms;
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The most of an upstream's error answer read (to classify it) before it is returned.
+const MAX_ERROR_BODY: usize = 1 << 20;
+
+/// What the proxy does after an answer it could still hide from the caller.
+enum Next {
+    RetryAfter(Duration),
+    Return,
+}
+
+/// A limited request and everything its attempts need.
+pub(crate) struct Attempt {
+    pub(crate) proxy: Arc<Proxy>,
+    pub(crate) up: Upstream,
+    pub(crate) target: String,
+    pub(crate) method: http::Method,
+    pub(crate) headers: HeaderMap,
+    pub(crate) body: Bytes,
+    pub(crate) est: Estimate,
+    pub(crate) key: String,
+    pub(crate) client_id: String,
+    pub(crate) steer: Steer,
+}
+
+impl Attempt {
+    fn upstream_request(&self) -> Option<Request<Body>> {
+        let mut b = Request::builder()
+            .method(self.method.clone())
+            .uri(&self.target);
+        *b.headers_mut()? = self.headers.clone();
+        b.body(bytes_body(self.body.clone())).ok()
+    }
+
+    fn acquire_request(&self, wait: Duration) -> pb::AcquireRequest {
+        pb::AcquireRequest {
+            key: self.key.clone(),
+            requests: 1,
+            input_tokens: self.est.input_tokens as i64,
+            output_tokens: self.est.output_tokens as i64,
+            priority: self.steer.priority,
+            max_wait_ms: wait.as_millis() as i64,
+            client_id: self.client_id.clone(),
+            run_id: self.steer.run_id.clone(),
+            output_tokens_declared: Some(self.est.output_declared),
+            ..Default::default()
+        }
+    }
+
+    /// Counts a request the daemon granted on the key in flight until dropped (for the static
+    /// phase's limits).
+    fn in_flight(&self) -> InFlight {
+        self.proxy
+            .limiter
+            .known
+            .granted(&self.key, Instant::now(), true);
+        self.counted()
+    }
+
+    /// A request already counted in flight on the key, released when dropped.
+    fn counted(&self) -> InFlight {
+        InFlight {
+            proxy: self.proxy.clone(),
+            key: self.key.clone(),
+        }
+    }
+
+    fn estimate(&self) -> (u64, u64) {
+        (self.est.input_tokens, self.est.output_tokens)
+    }
+
+    fn mark(&self, r: &mut Response<Body>, waited: Duration) {
+        let h = r.headers_mut();
+        put(h, "x-llmctl-key", &self.key);
+        put(h, "x-llmctl-waited-ms", waited.as_millis());
+    }
+
+    fn proxy_error(&self, status: StatusCode, msg: &str, waited: Duration) -> Response<Body> {
+        let mut r = shape::error(self.up.api, status, msg);
+        self.mark(&mut r, waited);
+        r
+    }
+
+    /// A refusal as the caller's SDK understands it: a 429 in the upstream's shape, with
+    /// `retry-after` and `retry-after-ms` from when it may be granted, and the reason.
+    fn not_granted(&self, r: &pb::AcquireResponse, waited: Duration) -> Response<Body> {
+        let reason = pb::RefusalReason::try_from(r.reason_code)
+            .map(|c| {
+                c.as_str_name()
+                    .trim_start_matches("REFUSAL_REASON_")
+                    .to_ascii_lowercase()
+            })
+            .unwrap_or_else(|_| r.reason_code.to_string());
+        let msg = format!(
+            "llmctl: not granted on {} within {:?} ({reason}): {}",
+            r.key, self.steer.max_wait, r.reason
+        );
+        let mut resp = self.proxy_error(StatusCode::TOO_MANY_REQUESTS, &msg, waited);
+        let until_ms = (r.not_before_unix_ms - now_unix_ms()).max(0);
+        if r.not_before_unix_ms > 0 {
+            put(
+                resp.headers_mut(),
+                "retry-after",
+                (until_ms as u64).div_ceil(1000).max(1),
+            );
+            put(resp.headers_mut(), "retry-after-ms", until_ms.max(1));
+        }
+        put(resp.headers_mut(), "x-llmctl-reason", reason);
+        resp
+    }
+
+    pub(crate) async fn run(self) -> Response<Body> {
+        let started = Instant::now();
+        let deadline = started + self.steer.max_wait;
+        let first_attempt_ms = now_unix_ms();
+        let mut waited = Duration::ZERO;
+        let mut attempt: u32 = 1;
+        loop {
+            // A lease, or none while the daemon cannot be asked and the proxy fails open.
+            let asked = Instant::now();
+            let remaining = deadline.saturating_duration_since(asked);
+            let (guard, tracked) = match self
+                .proxy
+                .limiter
+                .acquire(self.acquire_request(remaining))
+                .await
+            {
+                Grant::Granted(r) => {
+                    waited += asked.elapsed();
+                    let lease = LeaseGuard {
+                        proxy: self.proxy.clone(),
+                        lease_id: r.lease_id,
+                        client_id: self.client_id.clone(),
+                        estimate: self.estimate(),
+                        attempt,
+                        first_attempt_unix_ms: first_attempt_ms,
+                    };
+                    (Some(lease), Some(self.in_flight()))
+                }
+                Grant::Refused(r) => {
+                    waited += asked.elapsed();
+                    return self.not_granted(&r, waited);
+                }
+                Grant::Error(s) => {
+                    waited += asked.elapsed();
+                    let status = match s.code() {
+                        tonic::Code::InvalidArgument | tonic::Code::FailedPrecondition => {
+                            StatusCode::BAD_REQUEST
+                        }
+                        tonic::Code::ResourceExhausted => StatusCode::TOO_MANY_REQUESTS,
+                        _ => StatusCode::SERVICE_UNAVAILABLE,
+                    };
+                    return self.proxy_error(
+                        status,
+                        &format!("llmctl daemon: {}", s.message()),
+                        waited,
+                    );
+                }
+                Grant::Unreachable(why) => {
+                    waited += asked.elapsed();
+                    let socket = self.proxy.limiter.socket().display().to_string();
+                    if self.proxy.config.fail_mode == FailMode::Closed {
+                        return self.proxy_error(
+                            StatusCode::SERVICE_UNAVAILABLE,
+                            &format!("llmctl proxy: the llmctl daemon on {socket} cannot be asked ({why}) and fail_mode is \"closed\"; start it with `llmctl daemon`"),
+                            waited,
+                        );
+                    }
+                    let fail_static_for = self.proxy.config.fail_static_for;
+                    let (phase, since) = self.proxy.limiter.outage(fail_static_for).await;
+                    let pause = Duration::from_millis(20);
+                    if phase == Phase::Wait && Instant::now() + pause < deadline {
+                        // A daemon that answered moments ago is restarting: ask it again.
+                        tokio::time::sleep(pause).await;
+                        waited += pause;
+                        continue;
+                    }
+                    let turn = match (phase, since) {
+                        (Phase::Wait | Phase::Static, Some(since)) => self
+                            .proxy
+                            .limiter
+                            .known
+                            .take(&self.key, since, Instant::now()),
+                        _ => Turn::Unknown,
+                    };
+                    match turn {
+                        // take() counted it in flight already.
+                        Turn::Go => (None, Some(self.counted())),
+                        Turn::Wait(d) if Instant::now() + d < deadline => {
+                            let d = d.min(Duration::from_millis(100));
+                            tokio::time::sleep(d).await;
+                            waited += d;
+                            continue;
+                        }
+                        Turn::Wait(_) => {
+                            let msg = format!(
+                                "llmctl: not granted on {} within {:?} (fail_static): the llmctl daemon on {socket} cannot be asked ({why}), and what the proxy last knew of the key (its grant rate and concurrency) allows no request in time",
+                                self.key, self.steer.max_wait
+                            );
+                            let mut r =
+                                self.proxy_error(StatusCode::TOO_MANY_REQUESTS, &msg, waited);
+                            put(r.headers_mut(), "x-llmctl-reason", "fail_static");
+                            return r;
+                        }
+                        Turn::Unknown => {
+                            if self.proxy.limiter.should_warn().await {
+                                tracing::warn!(
+                                    "llmctl proxy: the llmctl daemon on {socket} cannot be asked ({why}); forwarding unlimited (fail_mode \"open\") until it is back"
+                                );
+                            }
+                            (None, None)
+                        }
+                    }
+                }
+            };
+            let Some(req) = self.upstream_request() else {
+                return self.proxy_error(
+                    StatusCode::BAD_REQUEST,
+                    "llmctl proxy: the request could not be forwarded as given",
+                    waited,
+                );
+            };
+            let client = self.proxy.clients.for_upstream(&self.up);
+            let read_timeout = self.proxy.config.read_timeout;
+            let sent = tokio::time::timeout(read_timeout, client.request(req)).await;
+            let next = match sent {
+                Ok(Ok(resp)) if resp.status().is_success() => {
+                    return self.stream_back(
+                        resp,
+                        guard,
+                        tracked,
+                        attempt,
+                        first_attempt_ms,
+                        waited,
+                    )
+                }
+                Ok(Ok(resp)) => {
+                    // Not in flight any more: the report and a retry's wait must not count it.
+                    drop(tracked);
+                    let (mut parts, body) = resp.into_parts();
+                    let read = tokio::time::timeout(
+                        read_timeout,
+                        Limited::new(body, MAX_ERROR_BODY).collect(),
+                    )
+                    .await;
+                    let bytes = match read {
+                        Ok(Ok(b)) => b.to_bytes(),
+                        _ => Bytes::new(),
+                    };
+                    let status = parts.status.as_u16();
+                    let error = serde_json::from_slice::<Value>(&bytes)
+                        .ok()
+                        .and_then(|v| error_info(&v));
+                    let next = self
+                        .advise(
+                            guard,
+                            status,
+                            &parts.headers,
+                            error,
+                            attempt,
+                            first_attempt_ms,
+                            deadline,
+                        )
+                        .await;
+                    if let Next::Return = next {
+                        returned_headers(&mut parts.headers);
+                        parts.headers.remove("content-length");
+                        let mut r = Response::from_parts(parts, bytes_body(bytes));
+                        put(r.headers_mut(), "x-should-retry", "false");
+                        self.mark(&mut r, waited);
+                        return r;
+                    }
+                    next
+                }
+                Ok(Err(e)) => {
+                    drop(tracked);
+                    let why = error_chain(&e);
+                    let kind = if why.contains("timed out") {
+                        "timeout"
+                    } else {
+                        "connection"
+                    };
+                    let next = self
+                        .advise(
+                            guard,
+                            0,
+                            &HeaderMap::new(),
+                            Some((kind.into(), why.clone())),
+                            attempt,
+                            first_attempt_ms,
+                            deadline,
+                        )
+                        .await;
+                    // An upstream whose certificate is not trusted will not be on a retry.
+                    let untrusted = why.to_ascii_lowercase().contains("certificate");
+                    if untrusted || matches!(next, Next::Return) {
+                        let mut r = self.proxy.unreachable_upstream(&self.up, &e);
+                        self.mark(&mut r, waited);
+                        return r;
+                    }
+                    next
+                }
+                Err(_) => {
+                    drop(tracked);
+                    let why = format!("no answer within {read_timeout:?}");
+                    let next = self
+                        .advise(
+                            guard,
+                            0,
+                            &HeaderMap::new(),
+                            Some(("timeout".into(), why)),
+                            attempt,
+                            first_attempt_ms,
+                            deadline,
+                        )
+                        .await;
+                    if let Next::Return = next {
+                        let mut r = self.proxy.upstream_timed_out(&self.up);
+                        self.mark(&mut r, waited);
+                        return r;
+                    }
+                    next
+                }
+            };
+            if let Next::RetryAfter(d) = next {
+                tokio::time::sleep(d).await;
+                waited += d;
+                attempt += 1;
+            }
+        }
+    }
+
+    /// Reports an answer the caller has not seen yet and decides whether to retry it: the
+    /// daemon's advice, or the fail-open rules without it; never past the request's max wait.
+    #[allow(clippy::too_many_arguments)]
+    async fn advise(
+        &self,
+        guard: Option<LeaseGuard>,
+        status: u16,
+        headers: &HeaderMap,
+        error: Option<(String, String)>,
+        attempt: u32,
+        first_attempt_ms: i64,
+        deadline: Instant,
+    ) -> Next {
+        let etype = error.as_ref().map(|e| e.0.clone()).unwrap_or_default();
+        let advised = match guard {
+            Some(g) => {
+                let (lease, client) = g.disarm();
+                let proxy = self.proxy.clone();
+                let req = report_request(
+                    &lease,
+                    status,
+                    headers.clone(),
+                    None,
+                    self.estimate(),
+                    error,
+                    false,
+                    attempt,
+                    first_attempt_ms,
+                );
+                // Spawned: a caller that leaves while it is sent does not leave the lease
+                // unreported (the request's future is dropped, the task is not).
+                let sent = tokio::spawn(async move { proxy.limiter.report(&client, req).await });
+                sent.await.ok().flatten().map(|r| {
+                    if r.advice == pb::Advice::Retry as i32 {
+                        Some(Duration::from_millis(r.retry_after_ms.max(0) as u64))
+                    } else {
+                        None
+                    }
+                })
+            }
+            None => None,
+        };
+        let retry = match advised {
+            Some(r) => r,
+            None => {
+                let pairs: Vec<(String, String)> = headers
+                    .iter()
+                    .map(|(k, v)| {
+                        (
+                            k.as_str().to_string(),
+                            String::from_utf8_lossy(v.as_bytes()).to_string(),
+                        )
+                    })
+                    .collect();
+                match local_advice(status, &etype, false, attempt, &pairs) {
+                    LocalAdvice::Retry(d) => Some(d),
+                    _ => None,
+                }
+            }
+        };
+        match retry {
+            Some(d) if Instant::now() + d < deadline => Next::RetryAfter(d),
+            _ => Next::Return,
+        }
+    }
+
+    /// A success goes back as it arrives; it is reported when it has ended (or broke off).
+    fn stream_back(
+        &self,
+        resp: Response<Incoming>,
+        guard: Option<LeaseGuard>,
+        tracked: Option<InFlight>,
+        attempt: u32,
+        first_attempt_ms: i64,
+        waited: Duration,
+    ) -> Response<Body> {
+        let (mut parts, body) = resp.into_parts();
+        returned_headers(&mut parts.headers);
+        let status = parts.status.as_u16();
+        let headers = parts.headers.clone();
+        let content_type = header(&parts.headers, "content-type")
+            .unwrap_or("")
+            .to_string();
+        let lease = guard.map(LeaseGuard::disarm);
+        let estimate = self.estimate();
+        let proxy = self.proxy.clone();
+        let on_end = Box::new(move |seen: Seen| {
+            drop(tracked);
+            let Some((lease, client)) = lease else {
+                return;
+            };
+            let req = report_request(
+                &lease,
+                status,
+                headers,
+                seen.usage,
+                estimate,
+                seen.error,
+                seen.stream_started,
+                attempt,
+                first_attempt_ms,
+            );
+            if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                rt.spawn(async move {
+                    proxy.limiter.report(&client, req).await;
+                });
+            }
+        });
+        let body =
+            Watched::new(body, &content_type, self.proxy.config.read_timeout, on_end).boxed();
+        let mut r = Response::from_parts(parts, body);
+        self.mark(&mut r, waited);
+        r
+    }
+}
