@@ -125,7 +125,8 @@ pub async fn stop_signal() {
     }
 }
 
-pub async fn run(args: DaemonArgs, socket: PathBuf) -> ExitCode {
+/// Logs to stderr, at the level RUST_LOG says (info by default); colours on a terminal only.
+pub fn init_logging() {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -134,6 +135,10 @@ pub async fn run(args: DaemonArgs, socket: PathBuf) -> ExitCode {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
+}
+
+pub async fn run(args: DaemonArgs, socket: PathBuf) -> ExitCode {
+    init_logging();
     let env = |k: &str| std::env::var(k).ok();
     let path = match &args.config {
         Some(path) => Some(path.clone()),

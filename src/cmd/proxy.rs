@@ -47,19 +47,8 @@ fn load(config: Option<PathBuf>) -> Result<ProxyConfig, ExitCode> {
     }
 }
 
-fn init_logging() {
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .try_init();
-}
-
 pub async fn proxy(args: ProxyArgs, socket: PathBuf) -> ExitCode {
-    init_logging();
+    super::daemon::init_logging();
     let mut config = match load(args.config) {
         Ok(c) => c,
         Err(code) => return code,

@@ -7,7 +7,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -20,6 +19,7 @@ import grpc
 import pytest
 
 import llmctl
+from llmctl._autostart import answers
 from llmctl.v1 import limiter_pb2 as pb
 from llmctl.v1.limiter_pb2_grpc import LimiterStub
 
@@ -50,17 +50,6 @@ def wait_until(pred: Callable[[], Any], timeout: float, what: str, every: float 
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout} s waiting for {what}")
         time.sleep(every)
-
-
-def _answers(path: str) -> bool:
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        s.connect(path)
-        return True
-    except OSError:
-        return False
-    finally:
-        s.close()
 
 
 class Daemon:
@@ -100,7 +89,7 @@ class Daemon:
         def up() -> bool:
             if proc.poll() is not None:
                 raise AssertionError(f"the daemon exited with {proc.returncode}: {self.log()}")
-            return _answers(self.socket)
+            return answers(self.socket)
 
         wait_until(up, 15, "the daemon to answer")
 
