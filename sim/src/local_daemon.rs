@@ -1,12 +1,16 @@
 //! A daemon of its own in a temporary folder, for the simulator, the demo and the bench: this
-//! executable's `llmctl daemon`, stopped and its folder removed when dropped.
+//! executable's `llmctl daemon`, stopped and its folder removed when dropped. The fault
+//! scenarios also kill it (as a crash would), start it again on the same socket and state, and
+//! freeze and thaw it.
 
+use rustix::process::{kill_process, Pid, Signal};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 pub struct LocalDaemon {
-    child: tokio::process::Child,
+    child: Option<tokio::process::Child>,
+    exe: PathBuf,
     pub dir: PathBuf,
     pub socket: PathBuf,
 }
@@ -20,39 +24,78 @@ impl LocalDaemon {
         let cfg = dir.join("config.toml");
         std::fs::write(&cfg, config).map_err(|e| format!("cannot write {}: {e}", cfg.display()))?;
         let socket = dir.join("llmctl.sock");
-        let child = tokio::process::Command::new(exe)
+        let mut daemon = LocalDaemon {
+            child: None,
+            exe: exe.to_path_buf(),
+            dir,
+            socket,
+        };
+        daemon.restart().await?;
+        Ok(daemon)
+    }
+
+    /// Starts it (again) on its socket, state and config, and waits until it answers.
+    pub async fn restart(&mut self) -> Result<(), String> {
+        let child = tokio::process::Command::new(&self.exe)
             .arg("daemon")
             .arg("--socket")
-            .arg(&socket)
+            .arg(&self.socket)
             .arg("--data-dir")
-            .arg(dir.join("state"))
+            .arg(self.dir.join("state"))
             .arg("--config")
-            .arg(&cfg)
+            .arg(self.dir.join("config.toml"))
             .env("RUST_LOG", "warn")
             .stdin(Stdio::null())
             .stderr(Stdio::null())
             .kill_on_drop(true)
             .spawn()
             .map_err(|e| format!("cannot start a daemon: {e}"))?;
-        let daemon = LocalDaemon { child, dir, socket };
+        self.child = Some(child);
         let deadline = Instant::now() + Duration::from_secs(10);
-        while llmctl_client::connect(&daemon.socket).await.is_err() {
+        while llmctl_client::connect(&self.socket).await.is_err() {
             if Instant::now() > deadline {
                 return Err("the daemon did not start within 10 s".into());
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        Ok(daemon)
+        Ok(())
     }
 
     pub fn pid(&self) -> Option<u32> {
-        self.child.id()
+        self.child.as_ref().and_then(tokio::process::Child::id)
+    }
+
+    fn signal(&self, signal: Signal) {
+        if let Some(pid) = self.pid().and_then(|p| Pid::from_raw(p as i32)) {
+            let _ = kill_process(pid, signal);
+        }
+    }
+
+    /// SIGKILL, as a crash: nothing flushed, the socket file left behind.
+    pub async fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.start_kill();
+            let _ = c.wait().await;
+        }
+    }
+
+    /// SIGSTOP: it keeps its socket and answers nothing until thawed.
+    pub fn freeze(&self) {
+        self.signal(Signal::STOP);
+    }
+
+    pub fn thaw(&self) {
+        self.signal(Signal::CONT);
     }
 }
 
 impl Drop for LocalDaemon {
     fn drop(&mut self) {
-        let _ = self.child.start_kill();
+        // A frozen daemon must be able to die.
+        self.thaw();
+        if let Some(c) = self.child.as_mut() {
+            let _ = c.start_kill();
+        }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

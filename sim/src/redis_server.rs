@@ -78,8 +78,28 @@ impl RedisServer {
         Ok(())
     }
 
+    fn signal(&self, signal: rustix::process::Signal) {
+        let pid = self
+            .child
+            .as_ref()
+            .and_then(|c| rustix::process::Pid::from_raw(c.id() as i32));
+        if let Some(pid) = pid {
+            let _ = rustix::process::kill_process(pid, signal);
+        }
+    }
+
+    /// SIGSTOP: connections stay open and nothing is answered until thawed.
+    pub fn freeze(&self) {
+        self.signal(rustix::process::Signal::STOP);
+    }
+
+    pub fn thaw(&self) {
+        self.signal(rustix::process::Signal::CONT);
+    }
+
     /// Stops it (SIGKILL: as if its host went away).
     pub fn stop(&mut self) {
+        self.thaw();
         if let Some(mut c) = self.child.take() {
             let _ = c.kill();
             let _ = c.wait();

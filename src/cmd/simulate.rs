@@ -2,7 +2,9 @@
 
 use crate::exit;
 use clap::Args;
-use llmctl_sim::simulate::{self, RunResult, Scenario, ScenarioName, Strategy, WorkerSpec};
+use llmctl_sim::simulate::{
+    self, FleetFault, RunResult, Scenario, ScenarioName, Strategy, WorkerSpec,
+};
 use serde_json::json;
 use std::io::Read;
 use std::process::ExitCode;
@@ -22,8 +24,8 @@ pub struct SimulateArgs {
     /// Jobs not done by then count as failed
     #[arg(long, default_value = "90s", value_parser = super::duration, value_name = "DUR")]
     max_run_time: Duration,
-    /// Only the calibrate or shapes rows with these names, like headerless/none or
-    /// max-in-flight (repeatable) [default: all]
+    /// Only the calibrate, shapes or fleet-faults rows with these names, like headerless/none,
+    /// max-in-flight or daemon-killed (repeatable) [default: all]
     #[arg(long = "row", value_name = "NAME")]
     rows: Vec<String>,
     /// Print the results as JSON
@@ -81,11 +83,28 @@ pub async fn run(args: SimulateArgs) -> ExitCode {
             } else {
                 args.strategies.clone()
             };
-            let runs = if name == ScenarioName::Fleet {
-                Scenario::fleet_matrix(args.jobs)
-            } else {
-                vec![Scenario::build(name, args.jobs)]
+            let mut runs = match name {
+                ScenarioName::Fleet => Scenario::fleet_matrix(args.jobs),
+                ScenarioName::FleetFaults => Scenario::fleet_faults_matrix(args.jobs),
+                _ => vec![Scenario::build(name, args.jobs)],
             };
+            if name == ScenarioName::FleetFaults && !args.rows.is_empty() {
+                runs.retain(|s| {
+                    s.fault
+                        .is_some_and(|f| args.rows.iter().any(|r| r == f.name()))
+                });
+                if runs.is_empty() {
+                    let names: Vec<&str> = FleetFault::ALL.iter().map(|f| f.name()).collect();
+                    return exit::fail(
+                        exit::USAGE,
+                        format!(
+                            "no fleet-faults row is named {}; choose from {}",
+                            args.rows.join(", "),
+                            names.join(", ")
+                        ),
+                    );
+                }
+            }
             (runs, strategies)
         };
         for scenario in runs {

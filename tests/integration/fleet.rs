@@ -3,6 +3,7 @@
 
 use crate::harness::*;
 use llmctl_client::pb;
+use llmctl_sim::cuttable::Cuttable;
 use llmctl_sim::redis_server::RedisServer;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -457,60 +458,12 @@ async fn a_redis_back_empty_is_a_new_epoch_in_which_no_host_takes_more_than_its_
     }
 }
 
-/// A Unix-socket way to Redis that can be cut (its connections dropped, new ones refused) while
-/// the daemon behind it keeps serving: a partition of one host.
-struct Cuttable {
-    path: std::path::PathBuf,
-    target: std::path::PathBuf,
-    tasks: Arc<std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>>,
-}
-
-impl Cuttable {
-    fn new(target: std::path::PathBuf, path: std::path::PathBuf) -> Cuttable {
-        let c = Cuttable {
-            path,
-            target,
-            tasks: Arc::default(),
-        };
-        c.heal();
-        c
-    }
-
-    fn url(&self) -> String {
-        format!("unix://{}", self.path.display())
-    }
-
-    fn heal(&self) {
-        let _ = std::fs::remove_file(&self.path);
-        let listener = tokio::net::UnixListener::bind(&self.path).expect("bind the way to Redis");
-        let (target, tasks) = (self.target.clone(), self.tasks.clone());
-        let accept = tokio::spawn(async move {
-            while let Ok((mut down, _)) = listener.accept().await {
-                let target = target.clone();
-                let conn = tokio::spawn(async move {
-                    if let Ok(mut up) = tokio::net::UnixStream::connect(&target).await {
-                        let _ = tokio::io::copy_bidirectional(&mut down, &mut up).await;
-                    }
-                });
-                tasks.lock().expect("tasks").push(conn);
-            }
-        });
-        self.tasks.lock().expect("tasks").push(accept);
-    }
-
-    fn cut(&self) {
-        for t in self.tasks.lock().expect("tasks").drain(..) {
-            t.abort();
-        }
-        let _ = std::fs::remove_file(&self.path);
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_host_cut_off_from_redis_keeps_its_part_and_the_others_do_not_take_it() {
     let redis = Redis::start();
     let dir = tempfile::tempdir().expect("dir");
-    let way = Cuttable::new(redis.0.socket(), dir.path().join("to-redis.sock"));
+    let way =
+        Cuttable::new(redis.0.socket(), dir.path().join("to-redis.sock")).expect("a way to Redis");
     let mut d: Vec<Daemon> = ["a", "b"]
         .iter()
         .map(|h| Daemon::start(&fleet_config(&redis, h, RPM600)))
@@ -544,7 +497,7 @@ async fn a_host_cut_off_from_redis_keeps_its_part_and_the_others_do_not_take_it(
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert!(!fleet_of(&d[2]).await.connected, "c was cut off");
-    way.heal();
+    way.heal().expect("the way to Redis opens again");
     for t in load {
         t.await.expect("worker");
     }
@@ -622,6 +575,95 @@ async fn a_claim_made_on_one_host_is_pending_on_another_and_done_everywhere() {
     let done = c.claim(claim(60_000)).await.expect("claim").into_inner();
     assert_eq!(done.state, pb::claim_response::State::Done as i32);
     assert_eq!(done.result, b"42");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claims_outlive_a_redis_that_restarts_empty() {
+    use pb::claim_response::State;
+    let mut redis = Redis::start();
+    let d = hosts(&redis, "");
+    let claim = |key: &str, accept_lost_history| pb::ClaimRequest {
+        key: key.into(),
+        ttl_ms: 60_000,
+        accept_lost_history,
+    };
+    let mut a = d[0].client().await;
+    let mut b = d[1].client().await;
+    let done = a
+        .claim(claim("done", false))
+        .await
+        .expect("claim")
+        .into_inner();
+    assert_eq!(done.state, State::Claimed as i32);
+    a.complete(pb::CompleteRequest {
+        key: "done".into(),
+        result: b"42".to_vec(),
+    })
+    .await
+    .expect("complete");
+    let held = a
+        .claim(claim("held", false))
+        .await
+        .expect("claim")
+        .into_inner();
+    assert_eq!(held.state, State::Claimed as i32);
+    redis.stop();
+    redis.restart();
+    // Redis forgot both. Never CLAIMED again: DONE once a's copy is back, DATA_LOSS before.
+    eventually(
+        Duration::from_secs(10),
+        "the done job done again on b",
+        || {
+            let mut b = b.clone();
+            async move {
+                match b.claim(claim("done", false)).await {
+                    Ok(r) => {
+                        let r = r.into_inner();
+                        assert_ne!(
+                            r.state,
+                            State::Claimed as i32,
+                            "a done job handed out again"
+                        );
+                        r.state == State::Done as i32 && r.result == b"42"
+                    }
+                    Err(s) => {
+                        assert!(
+                            matches!(s.code(), tonic::Code::DataLoss | tonic::Code::Unavailable),
+                            "{s:?}"
+                        );
+                        false
+                    }
+                }
+            }
+        },
+    )
+    .await;
+    let pending = b
+        .claim(claim("held", true))
+        .await
+        .expect("claim")
+        .into_inner();
+    assert_eq!(pending.state, State::Pending as i32, "a's claim is back");
+    // A job Redis never knew may have been done before the loss: said so, unless accepted.
+    let unknown = b
+        .claim(claim("new", false))
+        .await
+        .expect_err("a loss in force");
+    assert_eq!(unknown.code(), tonic::Code::DataLoss, "{unknown:?}");
+    let accepted = b
+        .claim(claim("new", true))
+        .await
+        .expect("claim")
+        .into_inner();
+    assert_eq!(accepted.state, State::Claimed as i32);
+    let st = b
+        .status(pb::StatusRequest::default())
+        .await
+        .expect("status");
+    assert!(
+        st.into_inner().claims_lost_at_unix_ms > 0,
+        "status shows the loss"
+    );
 }
 
 #[test]

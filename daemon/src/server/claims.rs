@@ -1,10 +1,14 @@
 //! Claim and Complete: idempotency records in the store, decided one at a time, durable before
 //! the answer, and bounded in time (a stalled disk answers UNAVAILABLE at once).
 
+use super::fleet::{self, FleetView};
 use super::storage::{StorageError, CLAIM_BOUND};
 use super::{now, Shared};
-use crate::claims::{self, ClaimAnswer, ClaimContext};
+use crate::claims::{self, ClaimAnswer, ClaimContext, ClaimRecord};
 use llmctl_proto::v1 as pb;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use tokio::sync::watch;
 use tonic::Status;
 
 fn context(shared: &Shared, accept_lost_history: bool, uid: Option<u32>) -> ClaimContext {
@@ -32,19 +36,144 @@ pub(crate) async fn claim(
     claims::validate(&r.key, r.ttl_ms).map_err(Status::invalid_argument)?;
     let cx = context(shared, r.accept_lost_history, uid);
     let answer = if let Some(view) = &shared.fleet {
-        let redis = fleet_redis(view)?;
-        super::fleet::claims::claim(&redis, &r.key, r.ttl_ms, &fleet_context(cx))
-            .await
-            .map_err(|e| fleet_claim_status(e, "the claim"))?
+        fleet_claim(shared, view, &r, fleet_context(cx)).await?
     } else {
         local_claim(shared, &r, cx).await?
     };
     respond(shared, &r.key, cx, answer)
 }
 
+/// A claim decided in the fleet's Redis, between two reads of its history mark; the record
+/// written is copied into this host's store, to be written back should Redis lose it.
+async fn fleet_claim(
+    shared: &Shared,
+    view: &FleetView,
+    r: &pb::ClaimRequest,
+    cx: ClaimContext,
+) -> Result<ClaimAnswer, Status> {
+    let redis = fleet_redis(view)?;
+    let status = |e| fleet_claim_status(e, "the claim");
+    let mark = history_mark(shared, view, &redis, cx).await?;
+    let cx = ClaimContext {
+        lost_at_unix_ms: mark.lost_at_unix_ms,
+        ..cx
+    };
+    let (answer, written) = fleet::claims::claim(&redis, &r.key, r.ttl_ms, &cx)
+        .await
+        .map_err(status)?;
+    if let Some(record) = written {
+        if !view
+            .claims_history
+            .still(&redis, &mark.id)
+            .await
+            .map_err(status)?
+        {
+            // Redis lost its state while deciding: the record may have gone with it, or be all
+            // a new Redis knows of a job done before.
+            let _ = fleet::claims::take_back(&redis, &r.key, &record).await;
+            return Err(Status::unavailable(format!(
+                "the fleet's Redis lost its state while job {:?} was being claimed; nothing \
+                 was recorded, try again",
+                claims::printable_prefix(&r.key)
+            )));
+        }
+        keep_copy(shared, view, &r.key, record).await;
+    }
+    Ok(answer)
+}
+
+/// The claims' history mark; when it is not the one this host last saw, Redis lost records
+/// and this host's copies are written back first.
+async fn history_mark(
+    shared: &Shared,
+    view: &FleetView,
+    redis: &fleet::redis::FleetRedis,
+    cx: ClaimContext,
+) -> Result<fleet::claims::Mark, Status> {
+    let holds = view.holds_claim_copies.load(Ordering::Relaxed)
+        || shared
+            .storage
+            .run("claim copies", CLAIM_BOUND, |store| Ok(store.has_claims()))
+            .await
+            .unwrap_or(false);
+    if holds {
+        view.holds_claim_copies.store(true, Ordering::Relaxed);
+    }
+    let mark = view
+        .claims_history
+        .read(redis, &view.host, holds, cx.now_unix_ms)
+        .await
+        .map_err(|e| fleet_claim_status(e, "the claim"))?;
+    if let Some(at) = mark.lost_at_unix_ms {
+        // Shown by status as a store's loss is.
+        shared.claims_lost_at.fetch_max(at, Ordering::Relaxed);
+    }
+    if mark.changed && holds {
+        let copies = shared
+            .storage
+            .run("claim copies", CLAIM_BOUND, |store| store.all_claims())
+            .await
+            .map_err(|e| unavailable(e, "the claim"))?;
+        let restored = fleet::claims::restore(redis, &copies, &cx)
+            .await
+            .map_err(|e| fleet_claim_status(e, "the claim"))?;
+        if mark.lost_at_unix_ms.is_some() {
+            tracing::warn!(
+                "the fleet's Redis lost claim records (history mark {}); wrote back {restored} of the {} this host keeps",
+                mark.id,
+                copies.len()
+            );
+        }
+    }
+    Ok(mark)
+}
+
+/// Keeps a copy of a record written to the fleet's Redis in this host's store (a failure is
+/// logged: Redis holds the record).
+async fn keep_copy(shared: &Shared, view: &FleetView, job: &str, record: ClaimRecord) {
+    let key = job.to_string();
+    let kept = shared
+        .storage
+        .run("claim copy", CLAIM_BOUND, move |store| {
+            store.put_claim(&key, &record)
+        })
+        .await;
+    match kept {
+        Ok(()) => view.holds_claim_copies.store(true, Ordering::Relaxed),
+        Err(e) => tracing::warn!(
+            "could not keep a copy of the claim record of job {:?} in this host's store: {e}",
+            claims::printable_prefix(job)
+        ),
+    }
+}
+
+/// While in a fleet: reads the claims' history mark every second, so that this host knows the
+/// mark before its first claim (a Redis that lost its state is then told apart from a new one)
+/// and writes its copies back soon after Redis lost them, whether or not claims come here.
+pub(crate) async fn watch_history(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
+    let Some(view) = shared.fleet.clone() else {
+        return;
+    };
+    loop {
+        if let Some(redis) = view.redis() {
+            let cx = fleet_context(context(&shared, false, None));
+            if let Err(e) = history_mark(&shared, &view, &redis, cx).await {
+                tracing::debug!("the claims' history mark: {}", e.message());
+            }
+        }
+        tokio::select! {
+            _ = stop.changed() => return,
+            _ = tokio::time::sleep(HISTORY_EVERY) => {}
+        }
+    }
+}
+
+/// How often [`watch_history`] reads the mark.
+const HISTORY_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// A claim the fleet could not decide: try again, unless the record cannot be read here.
-fn fleet_claim_status(e: super::fleet::claims::FleetClaimError, what: &str) -> Status {
-    use super::fleet::claims::FleetClaimError;
+fn fleet_claim_status(e: fleet::claims::FleetClaimError, what: &str) -> Status {
+    use fleet::claims::FleetClaimError;
     match e {
         FleetClaimError::Unreadable(job) => Status::failed_precondition(format!(
             "the claim record of job {job:?} in the fleet's Redis cannot be read by this llmctl \
@@ -63,7 +192,7 @@ fn fleet_context(cx: ClaimContext) -> ClaimContext {
     }
 }
 
-fn fleet_redis(view: &super::fleet::FleetView) -> Result<super::fleet::redis::FleetRedis, Status> {
+fn fleet_redis(view: &FleetView) -> Result<fleet::redis::FleetRedis, Status> {
     view.redis().ok_or_else(|| {
         Status::unavailable(format!(
             "the fleet's Redis at {} does not answer ({}); claims are decided there so a job \
@@ -164,9 +293,22 @@ pub(crate) async fn complete(
     let cx = context(shared, false, uid);
     let refused = if let Some(view) = &shared.fleet {
         let redis = fleet_redis(view)?;
-        super::fleet::claims::complete(&redis, &r.key, r.result, &fleet_context(cx))
+        let cx = fleet_context(cx);
+        // A Redis that lost its claim first gets this host's copy of it back.
+        history_mark(shared, view, &redis, cx).await?;
+        let job = r.key.clone();
+        match fleet::claims::complete(&redis, &r.key, r.result, &cx)
             .await
             .map_err(|e| fleet_claim_status(e, "the result"))?
+        {
+            Ok(written) => {
+                if let Some(record) = written {
+                    keep_copy(shared, view, &job, record).await;
+                }
+                None
+            }
+            Err(refused) => Some(refused),
+        }
     } else {
         local_complete(shared, r, cx).await?
     };

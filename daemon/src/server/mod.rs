@@ -310,7 +310,13 @@ pub async fn run(
         fleet_wake: Notify::new(),
     });
     let driver = tokio::spawn(drive_queue(shared.clone(), stop_rx.clone()));
-    let fleet_task = fleet.map(|f| tokio::spawn(fleet::run(shared.clone(), f, stop_rx.clone())));
+    let fleet_task = fleet.map(|f| {
+        let history = tokio::spawn(claims::watch_history(shared.clone(), stop_rx.clone()));
+        (
+            tokio::spawn(fleet::run(shared.clone(), f, stop_rx.clone())),
+            history,
+        )
+    });
     let metrics_task = match opts.metrics_addr {
         Some(addr) => Some(serve_metrics(shared.clone(), addr, stop_rx.clone()).await?),
         None => None,
@@ -421,8 +427,9 @@ pub async fn run(
     };
     let _ = drained_tx.send(true);
     let _ = driver.await;
-    if let Some(t) = fleet_task {
+    if let Some((t, history)) = fleet_task {
         let _ = t.await;
+        let _ = history.await;
     }
     let _ = hangups.await;
     if let Some(t) = health_task {

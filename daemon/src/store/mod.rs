@@ -463,6 +463,23 @@ impl Store {
         self.flush()
     }
 
+    /// Whether any idempotency record is kept.
+    pub fn has_claims(&self) -> bool {
+        !self.claims.is_empty()
+    }
+
+    /// Every readable idempotency record, with its key.
+    pub fn all_claims(&self) -> Result<Vec<(String, ClaimRecord)>, StoreError> {
+        let mut out = Vec::new();
+        for item in self.claims.iter() {
+            let (k, v) = item?;
+            if let (Ok(key), Some(record)) = (std::str::from_utf8(&k), decode_claim(&v)) {
+                out.push((key.to_string(), record));
+            }
+        }
+        Ok(out)
+    }
+
     /// Removes the records `expired` says are past keeping, and unreadable ones; returns how
     /// many went.
     pub fn expire_claims(

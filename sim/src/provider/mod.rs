@@ -148,8 +148,8 @@ impl Provider {
 
     /// Admission: faults first, then every configured bucket, all or nothing.
     fn decide(&self, needs: [f64; 4], s: &mut State_, now: Instant) -> Decision {
-        s.stats.requests += 1;
         let elapsed = now.duration_since(s.started);
+        s.stats.received(elapsed);
         let draw = Self::draw(s);
         let mut slow = None;
         let mut stream_error = None;

@@ -23,6 +23,9 @@ pub struct Stats {
     pub first_daily_refusal_unix_ms: Option<i64>,
     /// Streamed answers whose client went away before their last event.
     pub streams_cut: u64,
+    /// Requests received in each whole second since the start (or the last reset), for the
+    /// first hour.
+    pub per_second: Vec<u64>,
 }
 
 impl Stats {
@@ -47,7 +50,33 @@ impl Stats {
             "max_in_flight_seen": self.max_in_flight_seen,
             "first_daily_refusal_unix_ms": self.first_daily_refusal_unix_ms,
             "streams_cut": self.streams_cut,
+            "per_second": self.per_second,
         })
+    }
+
+    /// Counts one request received `elapsed` after the start.
+    pub fn received(&mut self, elapsed: std::time::Duration) {
+        self.requests += 1;
+        let second = elapsed.as_secs() as usize;
+        if second < 3600 {
+            if self.per_second.len() <= second {
+                self.per_second.resize(second + 1, 0);
+            }
+            self.per_second[second] += 1;
+        }
+    }
+
+    /// The most requests received in any `window` consecutive seconds.
+    pub fn most_in(&self, window: usize) -> u64 {
+        let w = window.max(1);
+        if self.per_second.len() <= w {
+            return self.per_second.iter().sum();
+        }
+        self.per_second
+            .windows(w)
+            .map(|s| s.iter().sum())
+            .max()
+            .unwrap_or(0)
     }
 
     pub fn count(&self, status: u16) -> u64 {

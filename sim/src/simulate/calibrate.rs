@@ -133,11 +133,15 @@ impl Scenario {
             hosts: 1,
             fleet: None,
             shape: None,
+            fault: None,
         }
     }
 
     /// The scenario's name in results: calibrate rows name their provider and daemon limits.
     pub fn label(&self) -> String {
+        if let Some(fault) = self.fault {
+            return format!("fleet-faults/{}", fault.name());
+        }
         if let Some(load) = self.fleet {
             return format!("fleet/{}", load.name());
         }

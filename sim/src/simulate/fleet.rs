@@ -65,6 +65,7 @@ impl Scenario {
             hosts: HOSTS,
             fleet: Some(load),
             shape: None,
+            fault: None,
         }
     }
 

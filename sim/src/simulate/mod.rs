@@ -3,6 +3,7 @@
 //! wall time against the ideal the provider's limits allow.
 
 mod calibrate;
+mod faults;
 mod fleet;
 mod report;
 mod scenario;
@@ -10,6 +11,7 @@ mod shapes;
 pub mod worker;
 
 pub use calibrate::{Calibration, DaemonLimits, ProviderStyle};
+pub use faults::{ClaimCounts, FleetFault, FAULT_AT};
 pub use fleet::FleetLoad;
 pub use report::table;
 pub use scenario::Scenario;
@@ -23,6 +25,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use thiserror::Error;
 use tokio::io::AsyncWriteExt;
@@ -76,6 +80,9 @@ impl Strategy {
     /// What a run of `scenario` without `--strategy` compares: the fleet strategies in the
     /// fleet scenario, the others elsewhere.
     pub fn defaults(scenario: ScenarioName) -> Vec<Strategy> {
+        if scenario == ScenarioName::FleetFaults {
+            return vec![Strategy::LlmctlFleet];
+        }
         let fleet = scenario == ScenarioName::Fleet;
         Self::all()
             .into_iter()
@@ -135,6 +142,10 @@ pub enum ScenarioName {
     /// in flight, daily quotas (OpenAI's and Gemini's), fixed windows, a cold herd, limits
     /// halved and doubled mid-run.
     Shapes,
+    /// The fleet (3 hosts x 3 processes x 8 workers, 600 jobs) with one fault 10 s in, a row
+    /// each: none, Redis killed, Redis restarted empty, Redis frozen, a daemon frozen, a
+    /// daemon killed and restarted, a daemon cut off from Redis; claims asked throughout.
+    FleetFaults,
 }
 
 impl ScenarioName {
@@ -156,6 +167,7 @@ impl ScenarioName {
             ScenarioName::Calibrate => "calibrate",
             ScenarioName::Fleet => "fleet",
             ScenarioName::Shapes => "shapes",
+            ScenarioName::FleetFaults => "fleet-faults",
         }
     }
 }
@@ -251,6 +263,15 @@ pub struct RunResult {
     /// Tokens reserved against tokens used by requests that declared no output (the daemon's
     /// status), when there were any.
     pub undeclared_reserved_over_used: Option<f64>,
+    /// The fleet-faults scenario: the fault, the most requests the provider received in any
+    /// second and in any 10 s (all hosts together) against the limit plus one burst over the
+    /// same time, and the claims asked through the fault.
+    pub fault: Option<FleetFault>,
+    pub admitted_most_1s: u64,
+    pub admitted_most_10s: u64,
+    pub admitted_bound_1s: u64,
+    pub admitted_bound_10s: u64,
+    pub claims: Option<ClaimCounts>,
 }
 
 impl RunResult {
@@ -334,11 +355,11 @@ pub async fn run_one(
         scenario.label().replace(['/', '+', '%'], "-"),
         strategy.name()
     );
-    let redis = match strategy {
-        Strategy::LlmctlFleet => Some(
-            crate::redis_server::RedisServer::start()
-                .map_err(|e| SimError::Daemon(format!("the fleet's Redis: {e}")))?,
-        ),
+    // The fleet's Redis (and, in a partition, the faulted host's way to it).
+    let mut rig = match strategy {
+        Strategy::LlmctlFleet => Some(faults::Rig::start(
+            scenario.fault.unwrap_or(FleetFault::None),
+        )?),
         _ => None,
     };
     let mut daemons = Vec::new();
@@ -349,7 +370,7 @@ pub async fn run_one(
             1
         };
         for h in 0..hosts {
-            let config = scenario.host_config(strategy, h, redis.as_ref().map(|r| r.url()));
+            let config = scenario.host_config(strategy, h, rig.as_ref().map(|r| r.url_for(h)));
             daemons.push(start_daemon(exe, &config, &format!("{tag}-h{h}")).await?);
         }
     }
@@ -414,22 +435,52 @@ pub async fn run_one(
         }
         children.push(child);
     }
-    let mut results = Vec::new();
-    for child in children {
-        let out = child
-            .wait_with_output()
-            .await
-            .map_err(|e| SimError::Worker(e.to_string()))?;
-        let r: WorkerResult = serde_json::from_slice(&out.stdout).map_err(|e| {
-            SimError::Worker(format!(
-                "unreadable result ({e}): {}",
-                String::from_utf8_lossy(&out.stdout)
-            ))
-        })?;
-        results.push(r);
-    }
+    // The claims asked of every host through the fault, until the jobs are done and the
+    // fault healed.
+    let stop_claims = Arc::new(AtomicBool::new(false));
+    let claims = scenario.fault.map(|_| {
+        let sockets = daemons.iter().map(|d| d.socket.clone()).collect();
+        tokio::spawn(faults::probe_claims(sockets, stop_claims.clone()))
+    });
+    let waiting = async {
+        let mut results = Vec::new();
+        for child in children {
+            let out = child
+                .wait_with_output()
+                .await
+                .map_err(|e| SimError::Worker(e.to_string()))?;
+            let r: WorkerResult = serde_json::from_slice(&out.stdout).map_err(|e| {
+                SimError::Worker(format!(
+                    "unreadable result ({e}): {}",
+                    String::from_utf8_lossy(&out.stdout)
+                ))
+            })?;
+            results.push(r);
+        }
+        Ok::<_, SimError>(results)
+    };
+    let fault_at = Instant::now()
+        + Duration::from_millis((start_at - llmctl_client::time::now_unix_ms()).max(0) as u64)
+        + FAULT_AT;
+    let faulting = async {
+        match (scenario.fault, rig.as_mut()) {
+            (Some(f), Some(r)) => faults::inject(f, fault_at, r, &mut daemons).await,
+            _ => Ok(()),
+        }
+    };
+    let (results, faulted) = tokio::join!(waiting, faulting);
+    let results = results?;
+    faulted?;
+    stop_claims.store(true, std::sync::atomic::Ordering::Relaxed);
+    let claims = match claims {
+        Some(c) => Some(
+            c.await
+                .map_err(|e| SimError::Worker(format!("the claims: {e}")))?,
+        ),
+        None => None,
+    };
     let undeclared_reserved_over_used = undeclared_ratio(&daemons).await;
-    let redis_commands = match (redis.is_some(), commands_before) {
+    let redis_commands = match (rig.is_some(), commands_before) {
         (true, Some(before)) => redis_commands(&daemons)
             .await
             .map(|n| n.saturating_sub(before)),
@@ -439,7 +490,7 @@ pub async fn run_one(
         p.stop().await;
     }
     drop(daemons);
-    drop(redis);
+    drop(rig);
     let stats = provider.provider.stats();
     let end = results
         .iter()
@@ -448,6 +499,9 @@ pub async fn run_one(
         .unwrap_or(start_at);
     let wall = Duration::from_millis((end - start_at).max(1) as u64);
     let ideal = scenario.ideal();
+    let limits = &scenario.provider.limits;
+    let rps = limits.per_minute[0].unwrap_or(0.0) / 60.0;
+    let burst = limits.capacity_of(0).unwrap_or(0.0);
     let mut interactive: Vec<u64> = results
         .iter()
         .flat_map(|r| &r.waits)
@@ -499,6 +553,12 @@ pub async fn run_one(
         in_flight_refused: stats.in_flight_refused,
         max_in_flight_seen: stats.max_in_flight_seen,
         undeclared_reserved_over_used,
+        fault: scenario.fault,
+        admitted_most_1s: stats.most_in(1),
+        admitted_most_10s: stats.most_in(10),
+        admitted_bound_1s: (rps + burst).floor() as u64,
+        admitted_bound_10s: (10.0 * rps + burst).floor() as u64,
+        claims,
     })
 }
 

@@ -78,6 +78,37 @@ pub fn table(rows: &[RunResult]) -> String {
             );
         }
     }
+    let faulted: Vec<&RunResult> = rows.iter().filter(|r| r.fault.is_some()).collect();
+    if !faulted.is_empty() {
+        out += &format!(
+            "\nunder faults ({} s in; admitted: the most requests the provider received in 1 s and in 10 s, all hosts, against the limit plus one burst)\n",
+            super::FAULT_AT.as_secs()
+        );
+        out += &format!(
+            "{:<w$}   429s  efficiency (target)  admitted 1 s / bound  10 s / bound   claims asked  granted  duplicated  done  lost  unanswered\n",
+            "scenario"
+        );
+        for r in faulted {
+            let c = r.claims.clone().unwrap_or_default();
+            out += &format!(
+                "{:<w$} {:>6} {:>11.2} ({:>4.2}) {:>11} / {:<5} {:>6} / {:<5} {:>12} {:>8} {:>11} {:>5} {:>5} {:>11}\n",
+                r.scenario,
+                r.provider_429s,
+                r.efficiency,
+                r.fault.map_or(0.0, |f| f.efficiency_target()),
+                r.admitted_most_1s,
+                r.admitted_bound_1s,
+                r.admitted_most_10s,
+                r.admitted_bound_10s,
+                c.asked,
+                c.granted,
+                c.duplicated,
+                c.done,
+                c.lost,
+                c.unanswered
+            );
+        }
+    }
     let waits: Vec<&RunResult> = rows
         .iter()
         .filter(|r| r.interactive_wait_p50_ms.is_some())

@@ -20,6 +20,8 @@ pub struct Scenario {
     pub fleet: Option<FleetLoad>,
     /// Set for the rows of the shapes scenario.
     pub shape: Option<Shape>,
+    /// Set for the rows of the fleet-faults scenario.
+    pub fault: Option<FleetFault>,
 }
 
 pub(super) fn provider(
@@ -115,6 +117,7 @@ impl Scenario {
                 hosts: 1,
                 fleet: None,
                 shape: None,
+                fault: None,
             },
             ScenarioName::Incident => Scenario {
                 name,
@@ -125,6 +128,7 @@ impl Scenario {
                 hosts: 1,
                 fleet: None,
                 shape: None,
+                fault: None,
             },
             ScenarioName::Skew => Scenario {
                 name,
@@ -135,6 +139,7 @@ impl Scenario {
                 hosts: 1,
                 fleet: None,
                 shape: None,
+                fault: None,
             },
             ScenarioName::Priority => {
                 let n = jobs.unwrap_or(240);
@@ -160,10 +165,12 @@ impl Scenario {
                     hosts: 1,
                     fleet: None,
                     shape: None,
+                    fault: None,
                 }
             }
             ScenarioName::Fleet => Self::fleet(FleetLoad::Even, jobs),
             ScenarioName::Shapes => Self::shape(Shape::NoMaxTokens, jobs),
+            ScenarioName::FleetFaults => Self::fleet_fault(FleetFault::None, jobs),
             ScenarioName::Calibrate => Self::calibrate(
                 Calibration {
                     style: ProviderStyle::Openai,

@@ -178,6 +178,7 @@ impl Scenario {
             hosts: 1,
             fleet: None,
             shape: Some(shape),
+            fault: None,
         }
     }
 

@@ -5,15 +5,16 @@ use super::{Job, ProviderStyle, Strategy, WorkerResult, WorkerSpec};
 use crate::estimate::PER_MESSAGE;
 use crate::http::{HttpClient, HttpResponse};
 use llmctl_client::pb;
-use llmctl_client::pb::limiter_client::LimiterClient;
 use llmctl_daemon::engine::{
     self, Acquired, Dimension, Engine, EngineConfig, KeyLimits, Now, OutputCounting, Period, Rate,
 };
+use llmctl_proxy::limiter::{Grant, Limiter};
+use llmctl_proxy::rules::advice::{local_advice, LocalAdvice};
+use llmctl_proxy::rules::fail_static::{Phase, Turn, FAIL_STATIC_FOR};
 use serde_json::{json, Value};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tonic::transport::Channel;
 
 const HTTP_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -278,15 +279,14 @@ impl Ctx {
         out
     }
 
-    /// Through the daemon: acquire, send, report, follow the advice.
-    async fn run_llmctl(
-        &self,
-        job: &Job,
-        client: &mut LimiterClient<Channel>,
-        arrival: Instant,
-    ) -> JobOutcome {
+    /// Through the daemon: acquire, send, report, follow the advice. While the daemon cannot
+    /// be asked the worker does what every llmctl client does (`conformance/fail_static.json`):
+    /// waits for a daemon that was answering moments ago, then limits itself with what it last
+    /// knew of the key, then fails open with the local advice.
+    async fn run_llmctl(&self, job: &Job, limiter: &Limiter, arrival: Instant) -> JobOutcome {
         let mut out = JobOutcome::default();
         let deadline = self.deadline();
+        let key = self.spec.key.as_str();
         let mut attempt = 1;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -295,7 +295,7 @@ impl Ctx {
                 return out;
             }
             let req = pb::AcquireRequest {
-                key: self.spec.key.clone(),
+                key: key.to_string(),
                 requests: 1,
                 input_tokens: job.input_tokens as i64,
                 output_tokens: job.max_tokens as i64,
@@ -305,99 +305,151 @@ impl Ctx {
                 output_tokens_declared: job.undeclared.then_some(false),
                 ..Default::default()
             };
-            let granted = match client.acquire(req).await {
-                Ok(r) => r.into_inner(),
-                Err(s) => {
+            // The lease, and whether the request counts in flight on the key.
+            let (lease, counted) = match limiter.acquire(req).await {
+                Grant::Granted(g) => {
+                    limiter.known.granted(key, Instant::now(), true);
+                    (Some(g.lease_id), true)
+                }
+                Grant::Refused(r) => {
+                    // Asking again will not help: the job ends here, as a caller's would.
+                    let final_codes = [
+                        pb::RefusalReason::DailyQuota,
+                        pb::RefusalReason::RunBudget,
+                        pb::RefusalReason::TooLarge,
+                    ];
+                    if final_codes.iter().any(|c| *c as i32 == r.reason_code) {
+                        out.error = Some(r.reason);
+                        return out;
+                    }
+                    let wait = (r.not_before_unix_ms - llmctl_client::time::now_unix_ms())
+                        .clamp(10, 1000) as u64;
+                    tokio::time::sleep(Duration::from_millis(wait)).await;
+                    continue;
+                }
+                Grant::Error(s) => {
                     out.error = Some(format!("acquire: {}", s.message()));
                     return out;
                 }
-            };
-            if !granted.granted {
-                // Asking again will not help: the job ends here, as a caller's would.
-                let final_codes = [
-                    pb::RefusalReason::DailyQuota,
-                    pb::RefusalReason::RunBudget,
-                    pb::RefusalReason::TooLarge,
-                ];
-                if final_codes.iter().any(|c| *c as i32 == granted.reason_code) {
-                    out.error = Some(granted.reason);
-                    return out;
+                Grant::Unreachable(_) => {
+                    let (phase, since) = limiter.outage(FAIL_STATIC_FOR).await;
+                    match (phase, since) {
+                        (Phase::Wait, _) => {
+                            tokio::time::sleep(Duration::from_millis(20)).await;
+                            continue;
+                        }
+                        (Phase::Static, Some(since)) => {
+                            match limiter.known.take(key, since, Instant::now()) {
+                                Turn::Go => (None, true),
+                                Turn::Wait(d) => {
+                                    tokio::time::sleep(d.min(Duration::from_millis(100))).await;
+                                    continue;
+                                }
+                                Turn::Unknown => (None, false),
+                            }
+                        }
+                        _ => (None, false),
+                    }
                 }
-                let wait = (granted.not_before_unix_ms - llmctl_client::time::now_unix_ms())
-                    .clamp(10, 1000) as u64;
-                tokio::time::sleep(Duration::from_millis(wait)).await;
-                continue;
-            }
+            };
             let sent = Instant::now();
             out.attempts += 1;
             let resp = self.send(job).await;
-            let report = match &resp {
-                Ok(r) => {
-                    let v = r.json();
-                    let usage = &v["usage"];
-                    let count = |openai: &str, anthropic: &str| {
-                        usage[openai]
-                            .as_i64()
-                            .or(usage[anthropic].as_i64())
-                            .unwrap_or(0)
-                    };
-                    pb::ReportRequest {
-                        lease_id: granted.lease_id,
-                        status_code: i32::from(r.status),
-                        headers: r.headers.iter().cloned().collect(),
-                        input_tokens: count("prompt_tokens", "input_tokens"),
-                        cached_input_tokens: usage["prompt_tokens_details"]["cached_tokens"]
-                            .as_i64()
-                            .or(usage["cache_read_input_tokens"].as_i64())
-                            .unwrap_or(0),
-                        output_tokens: count("completion_tokens", "output_tokens"),
-                        usage_known: r.status == 200,
-                        error_type: error_type(&v),
-                        error_message: error_message(&v),
-                        attempt,
-                        ..Default::default()
-                    }
-                }
-                Err(e) => pb::ReportRequest {
-                    lease_id: granted.lease_id,
-                    status_code: 0,
-                    error_type: if e.contains("timed out") {
-                        "timeout"
-                    } else {
-                        "connection"
-                    }
-                    .into(),
-                    attempt,
-                    ..Default::default()
-                },
-            };
+            if counted {
+                limiter.known.released(key);
+            }
             if matches!(&resp, Ok(r) if r.status == 429) {
                 out.rate_limited += 1;
             }
-            let advice = match client.report(report).await {
-                Ok(a) => a.into_inner(),
-                Err(s) => {
-                    out.error = Some(format!("report: {}", s.message()));
-                    return out;
-                }
+            let advice = match lease {
+                Some(lease_id) => limiter
+                    .report(&self.client_id, report_request(lease_id, &resp, attempt))
+                    .await
+                    .map(|a| follow(&a)),
+                None => None,
             };
-            match pb::Advice::try_from(advice.advice).unwrap_or(pb::Advice::Unspecified) {
-                pb::Advice::Done => {
+            let advice = advice.unwrap_or_else(|| {
+                let (status, error_type, headers) = match &resp {
+                    Ok(r) => (r.status, error_type(&r.json()), r.headers.clone()),
+                    Err(_) => (0, "connection".to_string(), Vec::new()),
+                };
+                local_advice(status, &error_type, false, attempt, &headers)
+            });
+            match advice {
+                LocalAdvice::Done => {
                     out.ok = true;
                     out.wait_ms = Some(sent.duration_since(arrival).as_millis() as u64);
                     return out;
                 }
-                pb::Advice::Retry => {
+                LocalAdvice::Retry(d) => {
                     attempt += 1;
-                    tokio::time::sleep(Duration::from_millis(advice.retry_after_ms.max(0) as u64))
-                        .await;
+                    tokio::time::sleep(d).await;
                 }
-                _ => {
-                    out.error = Some(advice.reason);
+                LocalAdvice::GiveUp(why) => {
+                    out.error = Some(why);
                     return out;
                 }
             }
         }
+    }
+}
+
+/// The report of one attempt's answer.
+fn report_request(
+    lease_id: String,
+    resp: &Result<HttpResponse, String>,
+    attempt: u32,
+) -> pb::ReportRequest {
+    match resp {
+        Ok(r) => {
+            let v = r.json();
+            let usage = &v["usage"];
+            let count = |openai: &str, anthropic: &str| {
+                usage[openai]
+                    .as_i64()
+                    .or(usage[anthropic].as_i64())
+                    .unwrap_or(0)
+            };
+            pb::ReportRequest {
+                lease_id,
+                status_code: i32::from(r.status),
+                headers: r.headers.iter().cloned().collect(),
+                input_tokens: count("prompt_tokens", "input_tokens"),
+                cached_input_tokens: usage["prompt_tokens_details"]["cached_tokens"]
+                    .as_i64()
+                    .or(usage["cache_read_input_tokens"].as_i64())
+                    .unwrap_or(0),
+                output_tokens: count("completion_tokens", "output_tokens"),
+                usage_known: r.status == 200,
+                error_type: error_type(&v),
+                error_message: error_message(&v),
+                attempt: attempt as i32,
+                ..Default::default()
+            }
+        }
+        Err(e) => pb::ReportRequest {
+            lease_id,
+            status_code: 0,
+            error_type: if e.contains("timed out") {
+                "timeout"
+            } else {
+                "connection"
+            }
+            .into(),
+            attempt: attempt as i32,
+            ..Default::default()
+        },
+    }
+}
+
+/// The daemon's advice, as the local advice says it.
+fn follow(a: &pb::ReportResponse) -> LocalAdvice {
+    match pb::Advice::try_from(a.advice).unwrap_or(pb::Advice::Unspecified) {
+        pb::Advice::Done => LocalAdvice::Done,
+        pb::Advice::Retry => {
+            LocalAdvice::Retry(Duration::from_millis(a.retry_after_ms.max(0) as u64))
+        }
+        _ => LocalAdvice::GiveUp(a.reason.clone()),
     }
 }
 
@@ -433,14 +485,9 @@ fn error_message(v: &Value) -> String {
     m
 }
 
-async fn run_job(
-    ctx: &Ctx,
-    job: &Job,
-    client: Option<&mut LimiterClient<Channel>>,
-    arrival: Instant,
-) -> JobOutcome {
-    match (ctx.spec.strategy, client) {
-        (s, Some(c)) if s.uses_daemon() => ctx.run_llmctl(job, c, arrival).await,
+async fn run_job(ctx: &Ctx, job: &Job, limiter: Option<&Limiter>, arrival: Instant) -> JobOutcome {
+    match (ctx.spec.strategy, limiter) {
+        (s, Some(l)) if s.uses_daemon() => ctx.run_llmctl(job, l, arrival).await,
         (s, None) if s.uses_daemon() => JobOutcome {
             error: Some("no daemon connection".into()),
             ..JobOutcome::default()
@@ -472,18 +519,12 @@ fn record(result: &Mutex<WorkerResult>, job: &Job, o: JobOutcome) {
 /// Runs one process's share of a scenario.
 pub async fn run(spec: WorkerSpec) -> WorkerResult {
     let start_in = (spec.start_at_unix_ms - llmctl_client::time::now_unix_ms()).max(0) as u64;
-    let mut connection = None;
-    let mut session = None;
+    let mut limiter = None;
     let client_id = llmctl_client::process_client_id();
     if spec.strategy.uses_daemon() {
         if let Some(socket) = &spec.socket {
             match llmctl_client::connect(socket).await {
-                Ok(mut c) => {
-                    session = llmctl_client::Session::open(&mut c, socket, &client_id)
-                        .await
-                        .ok();
-                    connection = Some(c);
-                }
+                Ok(_) => limiter = Some(Arc::new(Limiter::new(socket.clone()))),
                 Err(e) => {
                     return WorkerResult {
                         failed: spec.jobs.len() as u64,
@@ -514,34 +555,30 @@ pub async fn run(spec: WorkerSpec) -> WorkerResult {
     let queue = Arc::new(Mutex::new(VecDeque::from(batch)));
     let mut tasks = Vec::new();
     for _ in 0..ctx.spec.workers {
-        let (ctx, queue, result, mut conn) = (
-            ctx.clone(),
-            queue.clone(),
-            result.clone(),
-            connection.clone(),
-        );
+        let (ctx, queue, result, limiter) =
+            (ctx.clone(), queue.clone(), result.clone(), limiter.clone());
         tasks.push(tokio::spawn(async move {
             loop {
                 let job = queue.lock().unwrap_or_else(|p| p.into_inner()).pop_front();
                 let Some(job) = job else { return };
-                let o = run_job(&ctx, &job, conn.as_mut(), start).await;
+                let o = run_job(&ctx, &job, limiter.as_deref(), start).await;
                 record(&result, &job, o);
             }
         }));
     }
     // Jobs that arrive later (interactive ones) start on their own at their arrival time.
     for job in timed {
-        let (ctx, result, mut conn) = (ctx.clone(), result.clone(), connection.clone());
+        let (ctx, result, limiter) = (ctx.clone(), result.clone(), limiter.clone());
         tasks.push(tokio::spawn(async move {
             tokio::time::sleep_until((start + Duration::from_millis(job.arrive_ms)).into()).await;
-            let o = run_job(&ctx, &job, conn.as_mut(), Instant::now()).await;
+            let o = run_job(&ctx, &job, limiter.as_deref(), Instant::now()).await;
             record(&result, &job, o);
         }));
     }
     for t in tasks {
         let _ = t.await;
     }
-    drop(session);
+    drop(limiter);
     let mut r = std::mem::take(&mut *result.lock().unwrap_or_else(|p| p.into_inner()));
     r.end_unix_ms = llmctl_client::time::now_unix_ms();
     r

@@ -2,6 +2,16 @@
 //! Redis and changed only if no other host changed it first, so a job is done once across
 //! hosts. While Redis does not answer, claims fail with UNAVAILABLE: deciding alone could hand
 //! the same job to two hosts.
+//!
+//! **A Redis that lost its state** (restarted empty, failed over, flushed) must not hand out
+//! again the jobs it knew. Redis holds a history mark, [`HISTORY`]: when it began and who began
+//! it, and whether records were lost before it. Each host keeps a copy of every record it
+//! wrote in its own store, and remembers the mark it last saw. A host that finds the mark gone
+//! or changed knows Redis lost records: the mark says so (`lost`), the host writes its copies
+//! back (where Redis has nothing newer), and until the claim retention has passed a job Redis
+//! does not know answers DATA_LOSS, as a store that lost records does on one host. A claim is
+//! decided between two reads of the mark: if it changed meanwhile, the claim is taken back and
+//! the caller asked to try again.
 
 use super::redis::{claim_key, describe, FleetRedis};
 use crate::claims::{self, ClaimAnswer, ClaimContext, ClaimRecord, CompleteRefused};
@@ -10,6 +20,115 @@ use std::time::Duration;
 
 /// How often a change another host made first is read again before giving up.
 const TRIES: usize = 16;
+
+/// The Redis key of the claims' history mark: `MS HOST fresh|lost`.
+pub const HISTORY: &str = "llmctl:claims:history";
+
+/// What this host last saw of the history mark (`MS HOST`).
+#[derive(Debug, Default)]
+pub(crate) struct History {
+    seen: std::sync::Mutex<Option<String>>,
+}
+
+/// The history mark as read.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Mark {
+    /// `MS HOST`: a Redis that lost its state has another.
+    pub id: String,
+    /// When records were lost (the mark's time), if they were.
+    pub lost_at_unix_ms: Option<i64>,
+    /// The mark is not the one this host last saw: its copies belong in Redis again.
+    pub changed: bool,
+}
+
+fn parse_mark(v: &[u8]) -> Option<(String, i64, bool)> {
+    let s = std::str::from_utf8(v).ok()?;
+    let mut it = s.split(' ');
+    let (ms, host, flag) = (it.next()?, it.next()?, it.next()?);
+    Some((format!("{ms} {host}"), ms.parse().ok()?, flag == "lost"))
+}
+
+impl History {
+    fn seen(&self) -> Option<String> {
+        self.seen.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Reads the mark, making it when Redis has none: `lost` when this host knew another mark
+    /// or holds copies of records (Redis had records it no longer has), else `fresh`.
+    pub(crate) async fn read(
+        &self,
+        r: &FleetRedis,
+        host: &str,
+        holds_copies: bool,
+        now_unix_ms: i64,
+    ) -> Result<Mark, FleetClaimError> {
+        let seen = self.seen();
+        let mut raw = r.get(HISTORY).await?;
+        if raw.is_none() {
+            let flag = if seen.is_some() || holds_copies {
+                "lost"
+            } else {
+                "fresh"
+            };
+            r.set(HISTORY, &format!("{now_unix_ms} {host} {flag}"), true)
+                .await?;
+            raw = r.get(HISTORY).await?;
+        }
+        let (id, at, mut lost) = raw
+            .as_deref()
+            .and_then(parse_mark)
+            .ok_or_else(|| FleetClaimError::Unreadable(HISTORY.into()))?;
+        let changed = seen.as_ref() != Some(&id);
+        if changed && seen.is_some() && !lost {
+            // Made by a host that did not know the mark before it: records were lost all the
+            // same.
+            r.set(HISTORY, &format!("{id} lost"), false).await?;
+            lost = true;
+        }
+        *self.seen.lock().unwrap_or_else(|p| p.into_inner()) = Some(id.clone());
+        Ok(Mark {
+            id,
+            lost_at_unix_ms: lost.then_some(at),
+            changed,
+        })
+    }
+
+    /// Whether the mark is still `id`.
+    pub(crate) async fn still(&self, r: &FleetRedis, id: &str) -> Result<bool, FleetClaimError> {
+        let raw = r.get(HISTORY).await?;
+        Ok(raw
+            .as_deref()
+            .and_then(parse_mark)
+            .is_some_and(|(now, ..)| now == id))
+    }
+}
+
+/// Writes records back (after Redis lost its state) where Redis has none, or has a claim
+/// still pending of a job this host knows done; returns how many.
+pub(crate) async fn restore(
+    r: &FleetRedis,
+    copies: &[(String, ClaimRecord)],
+    cx: &ClaimContext,
+) -> Result<usize, FleetClaimError> {
+    let mut n = 0;
+    for (job, record) in copies.iter().filter(|(_, rec)| !cx.expired(rec)) {
+        for _ in 0..TRIES {
+            let (seen, existing) = read(r, job).await?;
+            let better = matches!(
+                (&existing, record),
+                (None, _) | (Some(ClaimRecord::Pending { .. }), ClaimRecord::Done { .. })
+            );
+            if !better {
+                break;
+            }
+            if write(r, job, seen.as_deref(), record, cx).await? {
+                n += 1;
+                break;
+            }
+        }
+    }
+    Ok(n)
+}
 
 /// Why a claim could not be decided.
 #[derive(Debug, thiserror::Error)]
@@ -62,20 +181,21 @@ async fn write(
         .await?)
 }
 
+/// Decides a claim; with the record written, when one was.
 pub(crate) async fn claim(
     r: &FleetRedis,
     job: &str,
     ttl_ms: i64,
     cx: &ClaimContext,
-) -> Result<ClaimAnswer, FleetClaimError> {
+) -> Result<(ClaimAnswer, Option<ClaimRecord>), FleetClaimError> {
     for _ in 0..TRIES {
         let (seen, existing) = read(r, job).await?;
         let (answer, record) = claims::claim(existing.as_ref(), ttl_ms, cx);
         match record {
-            None => return Ok(answer),
+            None => return Ok((answer, None)),
             Some(record) => {
                 if write(r, job, seen.as_deref(), &record, cx).await? {
-                    return Ok(answer);
+                    return Ok((answer, Some(record)));
                 }
             }
         }
@@ -83,20 +203,38 @@ pub(crate) async fn claim(
     Err(FleetClaimError::Contended(job.into()))
 }
 
+/// Takes back a record this host wrote (if it is still the one written).
+pub(crate) async fn take_back(
+    r: &FleetRedis,
+    job: &str,
+    written: &ClaimRecord,
+) -> Result<(), FleetClaimError> {
+    let bytes = encode_claim(written).map_err(|e| FleetClaimError::Redis(e.to_string()))?;
+    r.swap(
+        &claim_key(job),
+        Some(&bytes),
+        &bytes,
+        Duration::from_millis(1),
+    )
+    .await?;
+    Ok(())
+}
+
+/// Stores a result; Ok(Err) when refused, with the record written when one was.
 pub(crate) async fn complete(
     r: &FleetRedis,
     job: &str,
     result: Vec<u8>,
     cx: &ClaimContext,
-) -> Result<Option<CompleteRefused>, FleetClaimError> {
+) -> Result<Result<Option<ClaimRecord>, CompleteRefused>, FleetClaimError> {
     for _ in 0..TRIES {
         let (seen, existing) = read(r, job).await?;
         match claims::complete(job, existing.as_ref(), result.clone(), cx) {
-            Ok(None) => return Ok(None),
-            Err(refused) => return Ok(Some(refused)),
+            Ok(None) => return Ok(Ok(None)),
+            Err(refused) => return Ok(Err(refused)),
             Ok(Some(record)) => {
                 if write(r, job, seen.as_deref(), &record, cx).await? {
-                    return Ok(None);
+                    return Ok(Ok(Some(record)));
                 }
             }
         }

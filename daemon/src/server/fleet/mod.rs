@@ -67,6 +67,10 @@ pub(crate) struct FleetView {
     hosts_file: PathBuf,
     /// The connection, for claims (None until Redis first answered).
     conn: Mutex<Option<FleetRedis>>,
+    /// The claims' history mark this host last saw, and whether its store holds copies of
+    /// claim records (`claims.rs`).
+    pub claims_history: claims::History,
+    pub holds_claim_copies: AtomicBool,
 }
 
 impl FleetView {
@@ -138,6 +142,8 @@ impl Fleet {
             last_error: Mutex::new(String::new()),
             hosts_file,
             conn: Mutex::new(None),
+            claims_history: claims::History::default(),
+            holds_claim_copies: AtomicBool::new(false),
         });
         // Checked with the config: a URL that does not parse never gets here.
         let client = match ::redis::Client::open(settings.redis.as_str()) {

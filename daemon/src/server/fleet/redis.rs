@@ -263,6 +263,24 @@ impl FleetRedis {
             .await
     }
 
+    /// Sets `key` to `value` (no expiry); only if it is absent when `only_new`. True when set.
+    pub async fn set(
+        &self,
+        key: &str,
+        value: &str,
+        only_new: bool,
+    ) -> Result<bool, redis::RedisError> {
+        self.count();
+        let mut conn = self.conn.clone();
+        let mut cmd = redis::cmd("SET");
+        cmd.arg(key).arg(value);
+        if only_new {
+            cmd.arg("NX");
+        }
+        let set: Option<String> = cmd.query_async(&mut conn).await?;
+        Ok(set.is_some())
+    }
+
     /// The stored bytes of a Redis key, if any.
     pub async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, redis::RedisError> {
         self.count();
