@@ -157,6 +157,7 @@ async fn start(exe: &Path) -> Result<(DemoRun, PathBuf), String> {
         start_at_unix_ms: now,
         deadline_unix_ms: now + 24 * 3_600_000,
         max_attempts: 8,
+        fail_open_at_once: false,
     };
     // 30 workers on gpt (three processes, one of them interactive) and 8 on claude.
     for (key, url, workers, priority) in [

@@ -638,12 +638,25 @@ async fn claims_outlive_a_redis_that_restarts_empty() {
         },
     )
     .await;
-    let pending = b
-        .claim(claim("held", true))
-        .await
-        .expect("claim")
-        .into_inner();
-    assert_eq!(pending.state, State::Pending as i32, "a's claim is back");
+    // a's claim is back too (never granted to another meanwhile).
+    eventually(Duration::from_secs(10), "the held job pending on b", || {
+        let mut b = b.clone();
+        async move {
+            match b.claim(claim("held", false)).await {
+                Ok(r) => {
+                    let r = r.into_inner();
+                    assert_ne!(
+                        r.state,
+                        State::Claimed as i32,
+                        "a held job handed out again"
+                    );
+                    r.state == State::Pending as i32
+                }
+                Err(_) => false,
+            }
+        }
+    })
+    .await;
     // A job Redis never knew may have been done before the loss: said so, unless accepted.
     let unknown = b
         .claim(claim("new", false))

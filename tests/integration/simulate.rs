@@ -154,6 +154,62 @@ fn three_hosts_sharing_one_key_through_redis_fail_no_job_and_see_no_429_storm() 
     }
 }
 
+/// `llmctl simulate --scenario fleet-faults` with the six faults (BENCHMARKS.md "Faults" has
+/// the baseline and the fail-open row too): three daemons on a fresh Redis each time, the
+/// incident load, one fault 10 s in. Runs alone (`.config/nextest.toml`): it measures the
+/// fleet's efficiency, which the rest of the suite beside it would not leave alone.
+#[test]
+fn six_faults_in_a_fleet_cost_no_job_no_storm_no_over_admission_and_no_claim_done_twice() {
+    let faults = [
+        "redis-killed",
+        "redis-restarted-empty",
+        "redis-frozen",
+        "daemon-frozen",
+        "daemon-killed",
+        "partition",
+    ];
+    let mut args = vec!["--scenario", "fleet-faults", "--max-run-time", "120s"];
+    for f in faults {
+        args.extend(["--row", f]);
+    }
+    let runs = simulate(&args);
+    assert_eq!(runs.len(), faults.len());
+    for r in &runs {
+        println!("{r}");
+        let fault = r["fault"].as_str().expect("fault");
+        assert_eq!(r["failed"], 0, "{fault}: {r}");
+        assert_eq!(r["ok"], r["jobs"], "{fault}: {r}");
+        assert!(
+            r["provider_429s"].as_u64().expect("429s") <= 5,
+            "{fault}: more than 5 provider 429s: {r}"
+        );
+        let target = match fault {
+            "redis-killed" => 0.75,
+            "daemon-killed" => 0.9,
+            _ => 0.85,
+        };
+        assert!(
+            r["efficiency"].as_f64().expect("efficiency") >= target,
+            "{fault}: efficiency under {target}: {r}"
+        );
+        for w in ["1s", "10s"] {
+            let most = r[format!("admitted_most_{w}")].as_u64().expect("admitted");
+            let bound = r[format!("admitted_bound_{w}")].as_u64().expect("bound");
+            assert!(
+                most <= bound,
+                "{fault}: the hosts together admitted more than the limit and one burst in {w}: {r}"
+            );
+        }
+        let claims = &r["claims"];
+        assert!(
+            claims["granted"].as_u64().expect("granted") > 0,
+            "{fault}: no claim granted: {r}"
+        );
+        assert_eq!(claims["duplicated"], 0, "{fault}: a job granted twice: {r}");
+        assert_eq!(claims["lost"], 0, "{fault}: a result lost or changed: {r}");
+    }
+}
+
 #[test]
 fn real_traffic_shapes_finish_as_their_providers_allow() {
     // The short version of `llmctl simulate --scenario shapes`: no config, a provider never

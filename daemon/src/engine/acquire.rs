@@ -74,6 +74,7 @@ impl Engine {
         self.check_share(&ctx)?;
         let need = self.output_need(id, need);
         self.first_contact(id, now.mono);
+        self.end_faults(id, now.mono);
         if self.queue.is_empty() {
             if let Gate::Open(probes) = self.gate(id, now.mono) {
                 if !self.shortfall(id, need, now.mono, &[], &mut Vec::new()) {

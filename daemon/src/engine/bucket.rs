@@ -115,6 +115,9 @@ pub struct Bucket {
     pub window: Option<super::window::FixedWindow>,
     /// The last readings of remaining and reset, by which a window is recognised.
     pub(super) readings: Option<super::window::Readings>,
+    /// What the provider's last `remaining` left of the whole burst (0 to 1), and when it
+    /// was read: in a fleet cut off from Redis, whether the other hosts use their parts.
+    pub(super) room: Option<(f64, Instant)>,
 }
 
 impl Bucket {
@@ -136,6 +139,7 @@ impl Bucket {
             mirror_pending: false,
             window: None,
             readings: None,
+            room: None,
         }
     }
 
@@ -163,6 +167,7 @@ impl Bucket {
             mirror_pending: false,
             window: None,
             readings: None,
+            room: None,
         }
     }
 
@@ -409,6 +414,15 @@ impl Bucket {
                 self.updated = now;
             }
         }
+        // Of the provider's own burst when the readings told it, else of the one enforced.
+        let whole = self
+            .headers
+            .as_ref()
+            .and_then(|h| h.capacity)
+            .unwrap_or(self.rate.capacity);
+        if let Some(rem) = hl.remaining.filter(|_| whole > 0.0) {
+            self.room = Some(((rem / whole).clamp(0.0, 1.0), now));
+        }
         // In a fleet the provider's remaining already counts what the other hosts took from
         // their own parts: following it down would count their grants twice. The parts keep
         // the fleet within the limit; a 429 still empties the bucket.
@@ -451,6 +465,9 @@ impl Bucket {
                 last_step: now,
                 demand: false,
                 first_contact: never_refused,
+                fault_until: None,
+                last_refusal: None,
+                before_cut: f64::INFINITY,
             });
         }
         self.recompute();

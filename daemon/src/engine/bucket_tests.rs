@@ -56,6 +56,7 @@ fn aimd_cuts_then_approaches_then_creeps() {
         cooling_until: t,
         granted: 1200.0,
         accepted: Some(1200.0),
+        fault_until: None,
     };
     assert_eq!(b.refused(refusal(t), t), Some(f64::INFINITY));
     assert_eq!(b.source, LimitSource::Aimd);
@@ -104,4 +105,46 @@ fn a_bucket_short_by_a_hair_is_not_ready_now() {
     assert_eq!(b.ready_at(1.0), now);
     b.level = 0.0;
     assert_eq!(b.ready_at(1.0), now + Duration::from_millis(1));
+}
+
+#[test]
+fn a_fault_cuts_once_and_what_it_left_is_refused_without_a_cut_until_a_clean_interval() {
+    let t = Instant::now();
+    let ms = |n: u64| t + Duration::from_millis(n);
+    let mut b = Bucket::configured(
+        Rate {
+            dimension: Dimension::Requests,
+            period: Period::Minute,
+            limit: 1200.0,
+            capacity: 20.0,
+        },
+        t,
+    );
+    let refusal = |at: Instant, fault_until: Option<Instant>| Refusal {
+        granted_at: at,
+        cooling_until: at,
+        granted: 1200.0,
+        accepted: None,
+        fault_until,
+    };
+    assert!(b.refused(refusal(ms(0), Some(ms(5000))), ms(0)).is_some());
+    assert!((b.rate.limit - 1020.0).abs() < 1e-9);
+    // In the fault, past the hold: no second cut.
+    assert!(b
+        .refused(refusal(ms(1000), Some(ms(5000))), ms(1000))
+        .is_none());
+    // Just after it: what it left, still no cut...
+    assert!(b.refused(refusal(ms(5500), None), ms(5500)).is_none());
+    assert!((b.rate.limit - 1020.0).abs() < 1e-9);
+    // ...and not back before a clean interval...
+    assert!(!b.fault_over(ms(6000)));
+    assert_eq!(b.source, LimitSource::Aimd);
+    // ...then back at the configured limit.
+    let clean = 5500 + aimd::FAULT_CLEAN.as_millis() as u64;
+    assert!(b.fault_over(ms(clean)));
+    assert_eq!((b.rate.limit, b.source), (1200.0, LimitSource::Config));
+    // A refusal after that is the provider's news: it cuts.
+    assert!(b
+        .refused(refusal(ms(clean + 100), None), ms(clean + 100))
+        .is_some());
 }

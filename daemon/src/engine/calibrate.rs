@@ -214,6 +214,7 @@ impl Engine {
     ) {
         let dim = refused_dimension(outcome);
         let base = self.base;
+        let fault_until = self.fault_in_force(id, now.mono);
         let key = &mut self.keys[id];
         // Per minute, over the last few seconds: what was granted (the rate the provider just
         // refused, for a bucket that had no limit), and what the provider accepted (long enough
@@ -252,6 +253,7 @@ impl Engine {
                 cooling_until: until,
                 granted,
                 accepted,
+                fault_until,
             },
             now.mono,
         );

@@ -106,6 +106,35 @@ fn asked_lately(k: &mut KeyState, own_waiting: u64, base: Instant, now: Instant)
     Some(Asked { granted, unserved })
 }
 
+impl Engine {
+    /// For each key with a reading since `since`: what the provider's last answers on it (or
+    /// the keys it limits) left of its whole burst, the least over their buckets (0 to 1),
+    /// near 1 while hosts that cannot agree through Redis leave their parts unused; 0 while
+    /// it cools down after a refusal. One pass over the keys.
+    pub fn provider_rooms(&self, since: Instant) -> HashMap<String, f64> {
+        let mut rooms: HashMap<usize, f64> = HashMap::new();
+        for (id, k) in self.keys.iter().enumerate() {
+            let cooling = self.cooldowns_on(&k.name).any(|(_, c)| since < c.until);
+            let read = k
+                .buckets
+                .iter()
+                .filter_map(|b| b.room.filter(|(_, at)| *at >= since).map(|(r, _)| r))
+                .reduce(f64::min);
+            let Some(room) = (if cooling { Some(0.0) } else { read }) else {
+                continue;
+            };
+            for &s in std::iter::once(&id).chain(k.scope.iter()) {
+                let e = rooms.entry(s).or_insert(room);
+                *e = e.min(room);
+            }
+        }
+        rooms
+            .into_iter()
+            .map(|(id, r)| (self.keys[id].name.clone(), r))
+            .collect()
+    }
+}
+
 /// Two limits the same quota would have (headers may round).
 fn same_limit(a: f64, b: f64) -> bool {
     (a - b).abs() <= b * 1e-3

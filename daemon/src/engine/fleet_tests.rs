@@ -502,3 +502,42 @@ fn a_key_that_only_mirrors_its_parents_quota_needs_no_part_of_its_own() {
         "{model} vs {parent}"
     );
 }
+
+#[test]
+fn the_providers_room_is_what_its_last_remaining_left_of_the_whole_burst() {
+    use super::calibrate_tests::{report, requests_headers};
+    let mut fx = Fx::new(vec![(
+        "k",
+        limits(vec![rate(Dimension::Requests, 1200.0, 20.0)]),
+    )])
+    .filled();
+    fx.e.set_fleet_part("k", part(1.0 / 3.0, 1.0 / 3.0, None), fx.now(0));
+    let since = fx.now(0).mono;
+    let room_of = |fx: &Fx, since| fx.e.provider_rooms(since).get("k").copied();
+    assert_eq!(room_of(&fx, since), None, "nothing read yet");
+    // Read on a key the configured one limits: its room is the configured key's.
+    report(
+        &mut fx,
+        "k/model",
+        200,
+        &requests_headers("1200", "15", "250ms"),
+        100,
+    );
+    let room = room_of(&fx, since).expect("a reading");
+    assert!((room - 0.75).abs() < 0.01, "{room}");
+    // Old readings say nothing.
+    assert_eq!(room_of(&fx, fx.now(200).mono), None);
+    // A refusal: no room while it cools down.
+    report(
+        &mut fx,
+        "k/model",
+        200,
+        &requests_headers("1200", "19", "50ms"),
+        300,
+    );
+    let mut o = with_headers(429, &[("retry-after-ms", "500")], T0_UNIX + 300);
+    o.error_type = "rate_limit_exceeded".into();
+    let l = lease(&fx.acquire("k/model", 0, 0, 0, 300));
+    fx.e.report(&l, &o, fx.now(300)).expect("report");
+    assert_eq!(room_of(&fx, fx.now(250).mono), Some(0.0));
+}

@@ -97,6 +97,7 @@ impl Engine {
             headers_seq: 0,
             concurrency: None,
             output: Default::default(),
+            fault_until: None,
         };
         let id = if self.keys.len() < self.config.max_keys || !bounded {
             self.keys.push(fresh);

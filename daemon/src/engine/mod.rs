@@ -14,6 +14,7 @@ mod cooldowns;
 mod daily;
 mod delays;
 mod error;
+mod faults;
 pub mod fleet;
 #[cfg(test)]
 mod fleet_tests;
@@ -200,6 +201,8 @@ struct KeyState {
     headers_seq: u64,
     /// What answers on it produced lately: the reservation of requests that declare no output.
     output: output::OutputEstimate,
+    /// Until when a fault may send requests on it this limiter does not see (`faults.rs`).
+    fault_until: Option<Instant>,
 }
 
 impl KeyState {
@@ -376,6 +379,8 @@ pub struct Engine {
     fleet_default: Option<fleet::FleetPart>,
     /// In a fleet: cooldowns installed here, for the other hosts.
     shared_cooldowns: Option<Vec<fleet::SharedCooldown>>,
+    /// Until when a fault may send requests on every key that this limiter does not see.
+    fault_until: Option<Instant>,
 }
 
 impl Engine {
@@ -414,6 +419,7 @@ impl Engine {
             default_profile: 0,
             fleet_default: None,
             shared_cooldowns: None,
+            fault_until: None,
         };
         engine.check_policy(&keys)?;
         engine.default_profile = engine.profile_index(&engine.config.default_profile)?;

@@ -40,6 +40,14 @@ pub mod aimd {
     pub const UNLIMITED_PER_MINUTE: f64 = 1e8;
     /// Never probed below this (units a minute): one request every 10 s still finds out.
     pub const FLOOR_PER_MINUTE: f64 = 6.0;
+    /// Refusals while a fault sends requests this limiter never saw (clients failing open
+    /// while the daemon restarted, a fleet host gone silent, Redis rebuilding its parts) say
+    /// nothing of the provider's limit: they cut the rate once at most, and once the fault is
+    /// over and this long has passed without a refusal the rate is back at the configured or
+    /// header limit.
+    pub const FAULT_CLEAN: Duration = Duration::from_secs(2);
+    /// A cut this recent when a fault becomes known is taken as the fault's.
+    pub const FAULT_LOOKBACK: Duration = Duration::from_secs(5);
 }
 
 /// The probe of a bucket whose limit is found by its 429s.
@@ -56,6 +64,14 @@ pub struct Aimd {
     pub(super) demand: bool,
     /// Made for a key nothing was known of; ends when the headers name a limit.
     pub first_contact: bool,
+    /// Its cut came while a fault lasting until then sent requests this limiter did not see:
+    /// no other cut for it, and back where it was before the cut after it
+    /// (`aimd::FAULT_CLEAN`).
+    pub fault_until: Option<Instant>,
+    /// When the last refusal came.
+    pub last_refusal: Option<Instant>,
+    /// The rate before the last cut (infinite: there was no probe; the ceiling held).
+    pub before_cut: f64,
 }
 
 /// What a refusal tells a bucket.
@@ -69,6 +85,8 @@ pub struct Refusal {
     /// Units per period the provider accepted lately; None until there is enough history to
     /// tell (answers take a while to come back, refusals often less).
     pub accepted: Option<f64>,
+    /// Set while a fault sends requests this limiter did not see: until when.
+    pub fault_until: Option<Instant>,
 }
 
 impl Bucket {
@@ -113,6 +131,9 @@ impl Bucket {
             last_step: now,
             demand: false,
             first_contact: true,
+            fault_until: None,
+            last_refusal: None,
+            before_cut: f64::INFINITY,
         });
         self.recompute();
         // The first few may go at once.
@@ -149,6 +170,18 @@ impl Bucket {
             // A refusal is no moment to rise, cut or not.
             a.demand = false;
             a.last_step = now;
+            a.last_refusal = Some(now);
+            if let Some(cut_for) = a.fault_until {
+                // The fault already had its cut (and what it left may still be refused a
+                // moment after it).
+                if let Some(until) = r.fault_until {
+                    a.fault_until = Some(cut_for.max(until));
+                    return false;
+                }
+                if now < cut_for + aimd::FAULT_CLEAN {
+                    return false;
+                }
+            }
             if a.last_cut.is_some_and(|c| {
                 r.granted_at <= c || now.saturating_duration_since(c) < aimd::CUT_HOLD
             }) {
@@ -187,6 +220,7 @@ impl Bucket {
             None => (current * cut, current),
         };
         let floor = aimd::FLOOR_PER_MINUTE * self.rate.period.millis() / 60_000.0;
+        let before_cut = self.aimd.as_ref().map_or(f64::INFINITY, |a| a.rate);
         let a = self.aimd.get_or_insert(Aimd {
             rate: current,
             slow_start: false,
@@ -195,7 +229,13 @@ impl Bucket {
             last_step: now,
             demand: false,
             first_contact: false,
+            fault_until: None,
+            last_refusal: None,
+            before_cut: f64::INFINITY,
         });
+        a.fault_until = r.fault_until;
+        a.last_refusal = Some(now);
+        a.before_cut = before_cut;
         a.last_refused_rate = refused_rate;
         a.rate = rate.max(floor);
         a.slow_start = false;
@@ -207,9 +247,61 @@ impl Bucket {
         true
     }
 
+    /// A fault lasting until `until` sends requests this limiter does not see: a cut made
+    /// lately was its doing.
+    pub fn note_fault(&mut self, until: Instant, now: Instant) {
+        if let Some(a) = &mut self.aimd {
+            let recent = a
+                .last_cut
+                .is_some_and(|c| now.saturating_duration_since(c) <= aimd::FAULT_LOOKBACK);
+            if recent || a.fault_until.is_some() {
+                a.fault_until = Some(a.fault_until.map_or(until, |u| u.max(until)));
+            }
+        }
+    }
+
+    /// A probe whose cut was a fault's goes back where it was before the cut once the fault is
+    /// over and a clean interval has passed: what the fault cut comes back whole (a probe the
+    /// cut began ends, the config or headers saying the limit again). True when the effective
+    /// limit changed.
+    pub fn fault_over(&mut self, now: Instant) -> bool {
+        let ceiling = self.ceiling();
+        let Some(a) = &mut self.aimd else {
+            return false;
+        };
+        let Some(until) = a.fault_until else {
+            return false;
+        };
+        let clean = a
+            .last_refusal
+            .is_none_or(|t| now.saturating_duration_since(t) >= aimd::FAULT_CLEAN);
+        if now < until || !clean {
+            return false;
+        }
+        a.fault_until = None;
+        if a.first_contact || a.rate >= a.before_cut {
+            return false;
+        }
+        if a.before_cut >= ceiling {
+            if !ceiling.is_finite() {
+                // Nothing to go back to: the probe goes on finding the limit.
+                return false;
+            }
+            self.aimd = None;
+        } else {
+            a.rate = a.before_cut;
+            a.last_refused_rate = a.last_refused_rate.max(a.before_cut);
+        }
+        self.recompute();
+        true
+    }
+
     /// Raises the probe if a step has passed with demand waiting and no 429. True when the
     /// effective limit changed.
     pub fn step(&mut self, now: Instant) -> bool {
+        if self.fault_over(now) {
+            return true;
+        }
         let ceiling = self.ceiling();
         let Some(a) = &mut self.aimd else {
             return false;

@@ -392,3 +392,112 @@ fn learned_limits_survive_a_restart() {
         (AccountingSource::Headers, LimitSource::Headers)
     );
 }
+
+/// A refusal on `k` at each of `at` ms (or when the cooldown before it ended), on a lease
+/// granted then; returns when the last came.
+fn refuse_at(fx: &mut Fx, at: &[u64]) -> u64 {
+    let mut last = 0;
+    for &ms in at {
+        let mut ms = ms.max(last);
+        // The bucket is empty after a refusal: a lease comes from a fresh fill.
+        fx.e.fill(fx.now(ms));
+        let l = match fx.acquire("k", 0, 0, 0, ms) {
+            Acquired::NotGranted(r) => {
+                ms = (r.not_before_unix_ms - T0_UNIX) as u64;
+                fx.e.fill(fx.now(ms));
+                lease(&fx.acquire("k", 0, 0, 0, ms))
+            }
+            granted => lease(&granted),
+        };
+        let mut o = with_headers(429, &[("retry-after-ms", "100")], T0_UNIX + ms as i64);
+        o.error_type = "rate_limit_exceeded".into();
+        fx.e.report(&l, &o, fx.now(ms)).expect("report");
+        last = ms;
+    }
+    last
+}
+
+/// Asks for `k` at `ms`, or when the cooldown then ends; returns when it was granted.
+fn asked_at(fx: &mut Fx, ms: u64) -> u64 {
+    let mut at = ms;
+    loop {
+        match fx.acquire("k", 0, 0, 0, at) {
+            Acquired::NotGranted(r) => at = at.max((r.not_before_unix_ms - T0_UNIX) as u64 + 1),
+            granted => {
+                lease(&granted);
+                return at;
+            }
+        }
+    }
+}
+
+fn requests_limit(fx: &mut Fx, ms: u64) -> (f64, LimitSource) {
+    let st = fx.key_status("k", ms);
+    let b = &bucket_of(&st, Dimension::Requests).bucket;
+    (b.limit, b.source)
+}
+
+#[test]
+fn refusals_during_a_fault_cut_once_and_the_limit_is_back_soon_after_it() {
+    let mut fx = Fx::new(vec![(
+        "k",
+        limits(vec![rate(Dimension::Requests, 1200.0, 20.0)]),
+    )])
+    .filled();
+    // Clients failed open while the daemon was away: 10 s in which the provider's refusals
+    // are of requests this limiter never saw.
+    let now = fx.now(0);
+    fx.e.note_fault(None, now.mono + Duration::from_secs(20), now);
+    let last = refuse_at(&mut fx, &[1000, 2000, 3000, 4000, 5000]);
+    assert!(last < 20_000, "{last}");
+    let (limit, source) = requests_limit(&mut fx, last);
+    assert_eq!(source, LimitSource::Aimd);
+    assert!((limit - 1020.0).abs() < 1e-6, "one cut of 15 %: {limit}");
+    // Past the fault and a clean interval, the next request finds the configured limit.
+    let clean = 20_000 + bucket::aimd::FAULT_CLEAN.as_millis() as u64;
+    let at = asked_at(&mut fx, clean);
+    assert_eq!(requests_limit(&mut fx, at), (1200.0, LimitSource::Config));
+}
+
+#[test]
+fn the_same_refusals_without_a_fault_cut_each_time_and_creep_back() {
+    let mut fx = Fx::new(vec![(
+        "k",
+        limits(vec![rate(Dimension::Requests, 1200.0, 20.0)]),
+    )])
+    .filled();
+    let last = refuse_at(&mut fx, &[1000, 2000, 3000, 4000, 5000]);
+    let (limit, _) = requests_limit(&mut fx, last);
+    assert!(limit < 1020.0 * 0.85, "cut again and again: {limit}");
+    let clean = 20_000 + bucket::aimd::FAULT_CLEAN.as_millis() as u64;
+    let at = asked_at(&mut fx, clean);
+    let (after, source) = requests_limit(&mut fx, at);
+    assert_eq!(source, LimitSource::Aimd, "still probing: {after}");
+}
+
+#[test]
+fn a_cut_just_before_a_fault_became_known_is_the_faults() {
+    let mut fx = Fx::new(vec![(
+        "k",
+        limits(vec![rate(Dimension::Requests, 1200.0, 20.0)]),
+    )])
+    .filled();
+    // A fleet host learns a moment after the refusals that another went silent.
+    refuse_at(&mut fx, &[1000]);
+    let now = fx.now(2000);
+    fx.e.note_fault(Some("k"), now.mono + Duration::from_secs(8), now);
+    let last = refuse_at(&mut fx, &[2500, 3500]);
+    assert!(last < 10_000, "{last}");
+    let (limit, _) = requests_limit(&mut fx, last);
+    assert!((limit - 1020.0).abs() < 1e-6, "no second cut: {limit}");
+    // Asked while the fault lasts, and while it cools down: the answer does not matter, the
+    // asking does.
+    let _ = fx.acquire("k", 0, 0, 0, 9_900);
+    assert_eq!(requests_limit(&mut fx, 9_900).1, LimitSource::Aimd);
+    let clean = 10_000.max(last + bucket::aimd::FAULT_CLEAN.as_millis() as u64);
+    let _ = fx.acquire("k", 0, 0, 0, clean);
+    assert_eq!(
+        requests_limit(&mut fx, clean),
+        (1200.0, LimitSource::Config)
+    );
+}

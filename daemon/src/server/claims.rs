@@ -2,7 +2,7 @@
 //! the answer, and bounded in time (a stalled disk answers UNAVAILABLE at once).
 
 use super::fleet::{self, FleetView};
-use super::storage::{StorageError, CLAIM_BOUND};
+use super::storage::{StorageError, CLAIM_BOUND, WRITE_BOUND};
 use super::{now, Shared};
 use crate::claims::{self, ClaimAnswer, ClaimContext, ClaimRecord};
 use llmctl_proto::v1 as pb;
@@ -64,7 +64,7 @@ async fn fleet_claim(
     if let Some(record) = written {
         if !view
             .claims_history
-            .still(&redis, &mark.id)
+            .still(&redis, &mark)
             .await
             .map_err(status)?
         {
@@ -83,13 +83,15 @@ async fn fleet_claim(
 }
 
 /// The claims' history mark; when it is not the one this host last saw, Redis lost records
-/// and this host's copies are written back first.
+/// and this host's copies are written back first (one at a time; the mark is this host's
+/// only once they are back, so a write back cut short is done again at the next read).
 async fn history_mark(
     shared: &Shared,
     view: &FleetView,
     redis: &fleet::redis::FleetRedis,
     cx: ClaimContext,
 ) -> Result<fleet::claims::Mark, Status> {
+    let _one = view.claims_history.one_at_a_time.lock().await;
     let holds = view.holds_claim_copies.load(Ordering::Relaxed)
         || shared
             .storage
@@ -99,9 +101,11 @@ async fn history_mark(
     if holds {
         view.holds_claim_copies.store(true, Ordering::Relaxed);
     }
+    // Other hosts known before (remembered across restarts): a Redis without the mark lost it.
+    let knew_records = holds || view.hosts() > 1;
     let mark = view
         .claims_history
-        .read(redis, &view.host, holds, cx.now_unix_ms)
+        .read(redis, &view.host, knew_records, cx.now_unix_ms)
         .await
         .map_err(|e| fleet_claim_status(e, "the claim"))?;
     if let Some(at) = mark.lost_at_unix_ms {
@@ -111,7 +115,7 @@ async fn history_mark(
     if mark.changed && holds {
         let copies = shared
             .storage
-            .run("claim copies", CLAIM_BOUND, |store| store.all_claims())
+            .run("claim copies", WRITE_BOUND, |store| store.all_claims())
             .await
             .map_err(|e| unavailable(e, "the claim"))?;
         let restored = fleet::claims::restore(redis, &copies, &cx)
@@ -124,6 +128,9 @@ async fn history_mark(
                 copies.len()
             );
         }
+    }
+    if mark.changed {
+        view.claims_history.accept(&mark.id);
     }
     Ok(mark)
 }
@@ -295,7 +302,7 @@ pub(crate) async fn complete(
         let redis = fleet_redis(view)?;
         let cx = fleet_context(cx);
         // A Redis that lost its claim first gets this host's copy of it back.
-        history_mark(shared, view, &redis, cx).await?;
+        let mark = history_mark(shared, view, &redis, cx).await?;
         let job = r.key.clone();
         match fleet::claims::complete(&redis, &r.key, r.result, &cx)
             .await
@@ -304,6 +311,11 @@ pub(crate) async fn complete(
             Ok(written) => {
                 if let Some(record) = written {
                     keep_copy(shared, view, &job, record).await;
+                    // Redis lost its state meanwhile: the result goes back with the copies.
+                    let still = view.claims_history.still(&redis, &mark).await;
+                    if !still.unwrap_or(false) {
+                        history_mark(shared, view, &redis, cx).await?;
+                    }
                 }
                 None
             }

@@ -170,9 +170,20 @@ impl pb::limiter_server::Limiter for LimiterService {
         }
         let advice = {
             let mut core = self.shared.core();
-            core.engine
-                .check_reporter(&r.lease_id, uid)
-                .map_err(status_of)?;
+            if let Err(e) = core.engine.check_reporter(&r.lease_id, uid) {
+                let since_start = t.unix_ms.saturating_sub(self.shared.started_unix_ms);
+                if matches!(e, crate::engine::EngineError::UnknownLease(_))
+                    && since_start < super::startup::LOST_LEASES_WITHIN.as_millis() as i64
+                {
+                    // Granted by the daemon before this one: its clients called without one.
+                    core.engine.note_fault(
+                        None,
+                        t.mono + super::startup::FAULT_AFTER_LOST_LEASE,
+                        t,
+                    );
+                }
+                return Err(status_of(e));
+            }
             let (advice, info) = core
                 .engine
                 .report_with_info(&r.lease_id, &outcome, t)

@@ -7,6 +7,13 @@ use crate::engine::Now;
 use crate::store::{Loaded, Opened, Store, StoreError};
 use std::time::Duration;
 
+/// A lease this daemon never granted, reported within this long of its start, was granted by
+/// the daemon before it: clients were calling while no daemon answered (failing open, some of
+/// them unlimited). For [`FAULT_AFTER_LOST_LEASE`] after such a report the provider's refusals
+/// cut each learned rate once at most (`engine/faults.rs`).
+pub const LOST_LEASES_WITHIN: Duration = Duration::from_secs(30);
+pub const FAULT_AFTER_LOST_LEASE: Duration = Duration::from_secs(10);
+
 /// A secret for lease ids, from the operating system's randomness (through std's hasher keys).
 pub(super) fn lease_secret() -> [u64; 2] {
     use std::hash::BuildHasher;

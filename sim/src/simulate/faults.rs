@@ -30,18 +30,22 @@ pub enum FleetFault {
     DaemonFrozen,
     /// The third daemon killed (SIGKILL) and started again 3 s later.
     DaemonKilled,
+    /// The same, with clients that fail open at once (no restart wait, no fail-static), as
+    /// older clients and other tools do: what their unlimited calls cost the others.
+    DaemonKilledFailOpen,
     /// The third daemon cut off from Redis for 15 s while it keeps serving its clients.
     Partition,
 }
 
 impl FleetFault {
-    pub const ALL: [FleetFault; 7] = [
+    pub const ALL: [FleetFault; 8] = [
         FleetFault::None,
         FleetFault::RedisKilled,
         FleetFault::RedisRestartedEmpty,
         FleetFault::RedisFrozen,
         FleetFault::DaemonFrozen,
         FleetFault::DaemonKilled,
+        FleetFault::DaemonKilledFailOpen,
         FleetFault::Partition,
     ];
 
@@ -53,6 +57,7 @@ impl FleetFault {
             FleetFault::RedisFrozen => "redis-frozen",
             FleetFault::DaemonFrozen => "daemon-frozen",
             FleetFault::DaemonKilled => "daemon-killed",
+            FleetFault::DaemonKilledFailOpen => "daemon-killed-fail-open",
             FleetFault::Partition => "partition",
         }
     }
@@ -73,6 +78,8 @@ pub const FAULT_AT: Duration = Duration::from_secs(10);
 /// The host the daemon faults hit (the last).
 const FAULTED: usize = 2;
 const PROCESSES_PER_HOST: usize = 3;
+/// The share of the jobs each host has.
+const HOST_SHARES: [f64; 3] = [0.2, 0.3, 0.5];
 const WORKERS: usize = 8;
 /// How often a new job is claimed of every host.
 const CLAIM_EVERY: Duration = Duration::from_millis(200);
@@ -91,7 +98,21 @@ impl Scenario {
     pub fn fleet_fault(fault: FleetFault, jobs: Option<usize>) -> Scenario {
         let mut s = Self::fleet(FleetLoad::Even, Some(jobs.unwrap_or(600)));
         let all: Vec<Job> = s.jobs.drain(..).flatten().collect();
-        s.jobs = deal(all, s.hosts, None)
+        // Hosts with more and less to do, as in a real fleet: the first finishes well before
+        // the last (the faulted one, which has the most).
+        let n = all.len();
+        let mut per_host = vec![Vec::new(); HOST_SHARES.len()];
+        let mut cut = 0;
+        for (h, share) in HOST_SHARES.iter().enumerate() {
+            let end = if h + 1 == HOST_SHARES.len() {
+                n
+            } else {
+                cut + (n as f64 * share).round() as usize
+            };
+            per_host[h] = all[cut..end].to_vec();
+            cut = end;
+        }
+        s.jobs = per_host
             .into_iter()
             .flat_map(|host| deal(host, PROCESSES_PER_HOST, None))
             .collect();
@@ -168,7 +189,7 @@ pub(super) async fn inject(
             sleep(15).await;
             host.thaw();
         }
-        FleetFault::DaemonKilled => {
+        FleetFault::DaemonKilled | FleetFault::DaemonKilledFailOpen => {
             host.kill().await;
             sleep(3).await;
             host.restart().await.map_err(SimError::Daemon)?;
@@ -196,10 +217,12 @@ pub struct ClaimCounts {
     pub duplicated: u64,
     /// Jobs completed.
     pub done: u64,
-    /// Jobs completed that, asked again (during the fault or at the end), were not DONE with
-    /// the result stored: CLAIMED again, or another result.
+    /// Jobs completed that, asked again, were not DONE with the result stored: CLAIMED
+    /// again or another result (during the fault or at the end), or not known (DATA_LOSS) at
+    /// the end, once the fault was over.
     pub lost: u64,
-    /// Calls not answered (the host or its Redis away) or answered DATA_LOSS.
+    /// Calls not answered (the host or its Redis away), or answered DATA_LOSS during the
+    /// fault.
     pub unanswered: u64,
 }
 
@@ -207,21 +230,26 @@ enum Answer {
     Claimed,
     Pending,
     Done(Vec<u8>),
+    /// DATA_LOSS: the store lost records and does not know the job.
+    Unknown,
     Unanswered,
 }
 
 async fn claim(socket: &Path, job: &str, accept_lost_history: bool) -> Answer {
     let call = async {
         let mut c = llmctl_client::connect(socket).await.ok()?;
-        let r = c
+        let r = match c
             .claim(pb::ClaimRequest {
                 key: job.to_string(),
                 ttl_ms: 120_000,
                 accept_lost_history,
             })
             .await
-            .ok()?
-            .into_inner();
+        {
+            Ok(r) => r.into_inner(),
+            Err(s) if s.code() == tonic::Code::DataLoss => return Some(Answer::Unknown),
+            Err(_) => return None,
+        };
         use pb::claim_response::State;
         Some(match State::try_from(r.state) {
             Ok(State::Claimed) => Answer::Claimed,
@@ -262,11 +290,13 @@ pub(super) async fn probe_claims(sockets: Vec<PathBuf>, stop: Arc<AtomicBool>) -
     let mut rng = fastrand::Rng::with_seed(7);
     let tag = std::process::id();
     let mut n = 0u64;
-    let check = |answer: &Answer, job: &str, counts: &mut ClaimCounts| -> bool {
-        // A done job must come back done, with its result.
+    // A done job must come back done, with its result; not known is not lost while the
+    // fault lasts (`at_end`: it is then).
+    let check = |answer: &Answer, job: &str, at_end: bool, counts: &mut ClaimCounts| -> bool {
         match answer {
             Answer::Done(r) => r.as_slice() == job.as_bytes(),
-            Answer::Unanswered => {
+            Answer::Unknown if at_end => false,
+            Answer::Unknown | Answer::Unanswered => {
                 counts.unanswered += 1;
                 true
             }
@@ -303,7 +333,7 @@ pub(super) async fn probe_claims(sockets: Vec<PathBuf>, stop: Arc<AtomicBool>) -
                         done.push(job.clone());
                     }
                 }
-                Answer::Unanswered => counts.unanswered += 1,
+                Answer::Unanswered | Answer::Unknown => counts.unanswered += 1,
                 _ => {}
             }
         }
@@ -315,7 +345,7 @@ pub(super) async fn probe_claims(sockets: Vec<PathBuf>, stop: Arc<AtomicBool>) -
             if matches!(a, Answer::Claimed) {
                 counts.duplicated += 1;
             }
-            if !check(&a, &old, &mut counts) {
+            if !check(&a, &old, false, &mut counts) {
                 lost.insert(old);
             }
         }
@@ -328,7 +358,7 @@ pub(super) async fn probe_claims(sockets: Vec<PathBuf>, stop: Arc<AtomicBool>) -
             if matches!(a, Answer::Claimed) {
                 counts.duplicated += 1;
             }
-            if !check(&a, job, &mut counts) {
+            if !check(&a, job, true, &mut counts) {
                 lost.insert(job.clone());
             }
         }
@@ -345,7 +375,7 @@ mod tests {
     #[test]
     fn every_fault_is_a_row_of_three_hosts_of_three_processes() {
         let rows = Scenario::fleet_faults_matrix(None);
-        assert_eq!(rows.len(), 7);
+        assert_eq!(rows.len(), 8);
         for r in &rows {
             assert_eq!((r.hosts, r.processes(), r.workers), (3, 9, 8));
             assert_eq!(r.job_count(), 600);

@@ -210,6 +210,10 @@ pub struct WorkerSpec {
     pub start_at_unix_ms: i64,
     pub deadline_unix_ms: i64,
     pub max_attempts: u32,
+    /// While the daemon cannot be asked, call unlimited at once (no restart wait, no
+    /// fail-static), as older clients do.
+    #[serde(default)]
+    pub fail_open_at_once: bool,
 }
 
 /// What one worker process did (JSON on its stdout).
@@ -407,6 +411,7 @@ pub async fn run_one(
             start_at_unix_ms: start_at,
             deadline_unix_ms: start_at + max_run_time.as_millis() as i64,
             max_attempts: 8,
+            fail_open_at_once: scenario.fault == Some(FleetFault::DaemonKilledFailOpen),
         };
         let mut command = if scenario.shape == Some(Shape::NoMaxTokensPython) {
             let mut c = tokio::process::Command::new(shapes::python());

@@ -331,6 +331,7 @@ impl Ctx {
                     out.error = Some(format!("acquire: {}", s.message()));
                     return out;
                 }
+                Grant::Unreachable(_) if self.spec.fail_open_at_once => (None, false),
                 Grant::Unreachable(_) => {
                     let (phase, since) = limiter.outage(FAIL_STATIC_FOR).await;
                     match (phase, since) {

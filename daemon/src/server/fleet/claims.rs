@@ -24,10 +24,12 @@ const TRIES: usize = 16;
 /// The Redis key of the claims' history mark: `MS HOST fresh|lost`.
 pub const HISTORY: &str = "llmctl:claims:history";
 
-/// What this host last saw of the history mark (`MS HOST`).
+/// What this host last saw of the history mark (`MS HOST`), once its copies were written
+/// back under it; one read (and write back) at a time.
 #[derive(Debug, Default)]
 pub(crate) struct History {
     seen: std::sync::Mutex<Option<String>>,
+    pub(crate) one_at_a_time: tokio::sync::Mutex<()>,
 }
 
 /// The history mark as read.
@@ -35,11 +37,16 @@ pub(crate) struct History {
 pub(crate) struct Mark {
     /// `MS HOST`: a Redis that lost its state has another.
     pub id: String,
+    /// The whole value, `MS HOST fresh|lost`.
+    pub value: Vec<u8>,
     /// When records were lost (the mark's time), if they were.
     pub lost_at_unix_ms: Option<i64>,
     /// The mark is not the one this host last saw: its copies belong in Redis again.
     pub changed: bool,
 }
+
+/// How long the mark is kept: as good as for ever (a Redis that loses it lost everything).
+const MARK_KEPT: Duration = Duration::from_secs(100 * 365 * 86_400);
 
 fn parse_mark(v: &[u8]) -> Option<(String, i64, bool)> {
     let s = std::str::from_utf8(v).ok()?;
@@ -48,24 +55,36 @@ fn parse_mark(v: &[u8]) -> Option<(String, i64, bool)> {
     Some((format!("{ms} {host}"), ms.parse().ok()?, flag == "lost"))
 }
 
+fn unreadable_mark() -> FleetClaimError {
+    FleetClaimError::Redis(format!(
+        "the claims' history mark {HISTORY} is not readable"
+    ))
+}
+
 impl History {
     fn seen(&self) -> Option<String> {
         self.seen.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    /// Reads the mark, making it when Redis has none: `lost` when this host knew another mark
-    /// or holds copies of records (Redis had records it no longer has), else `fresh`.
+    /// The mark `id` is this host's from now on (its copies are in Redis under it).
+    pub(crate) fn accept(&self, id: &str) {
+        *self.seen.lock().unwrap_or_else(|p| p.into_inner()) = Some(id.to_string());
+    }
+
+    /// Reads the mark, making it when Redis has none: `lost` when this host knew another mark,
+    /// holds copies of records, or knew other hosts (Redis had records it no longer has), else
+    /// `fresh`. A mark another host made `fresh` after the one this host knew is made `lost`.
     pub(crate) async fn read(
         &self,
         r: &FleetRedis,
         host: &str,
-        holds_copies: bool,
+        knew_records: bool,
         now_unix_ms: i64,
     ) -> Result<Mark, FleetClaimError> {
         let seen = self.seen();
         let mut raw = r.get(HISTORY).await?;
         if raw.is_none() {
-            let flag = if seen.is_some() || holds_copies {
+            let flag = if seen.is_some() || knew_records {
                 "lost"
             } else {
                 "fresh"
@@ -74,32 +93,32 @@ impl History {
                 .await?;
             raw = r.get(HISTORY).await?;
         }
-        let (id, at, mut lost) = raw
-            .as_deref()
-            .and_then(parse_mark)
-            .ok_or_else(|| FleetClaimError::Unreadable(HISTORY.into()))?;
+        let mut value = raw.ok_or_else(unreadable_mark)?;
+        let (id, at, mut lost) = parse_mark(&value).ok_or_else(unreadable_mark)?;
         let changed = seen.as_ref() != Some(&id);
         if changed && seen.is_some() && !lost {
             // Made by a host that did not know the mark before it: records were lost all the
-            // same.
-            r.set(HISTORY, &format!("{id} lost"), false).await?;
+            // same. Only if it is still that mark (Redis may have lost it again meanwhile).
+            let flipped = format!("{id} lost").into_bytes();
+            if !r.swap(HISTORY, Some(&value), &flipped, MARK_KEPT).await? {
+                return Err(FleetClaimError::Redis(
+                    "the claims' history mark changed while it was read".into(),
+                ));
+            }
+            value = flipped;
             lost = true;
         }
-        *self.seen.lock().unwrap_or_else(|p| p.into_inner()) = Some(id.clone());
         Ok(Mark {
             id,
+            value,
             lost_at_unix_ms: lost.then_some(at),
             changed,
         })
     }
 
-    /// Whether the mark is still `id`.
-    pub(crate) async fn still(&self, r: &FleetRedis, id: &str) -> Result<bool, FleetClaimError> {
-        let raw = r.get(HISTORY).await?;
-        Ok(raw
-            .as_deref()
-            .and_then(parse_mark)
-            .is_some_and(|(now, ..)| now == id))
+    /// Whether the mark is still what `mark` read.
+    pub(crate) async fn still(&self, r: &FleetRedis, mark: &Mark) -> Result<bool, FleetClaimError> {
+        Ok(r.get(HISTORY).await?.is_some_and(|v| v == mark.value))
     }
 }
 

@@ -111,6 +111,13 @@ pub(crate) struct Fleet {
     next_try: Instant,
     backoff: Duration,
     next_heartbeat: Instant,
+    /// While Redis does not answer: the part of each key taken beyond the even split because
+    /// the provider's headers showed the others' parts unused (`parts.rs`).
+    borrowed: HashMap<String, f64>,
+    /// When the provider's room was last read for it.
+    rooms_read: Option<Instant>,
+    /// Since when Redis has not answered (None: it does).
+    down_since: Option<Instant>,
 }
 
 /// The hostname, for a fleet whose config names none.
@@ -162,6 +169,9 @@ impl Fleet {
             next_try: t,
             backoff: BACKOFF_MIN,
             next_heartbeat: t,
+            borrowed: HashMap::new(),
+            rooms_read: None,
+            down_since: None,
         };
         fleet.try_connect().await;
         if fleet.redis.is_none() {
@@ -214,6 +224,9 @@ impl Fleet {
 
     fn connected(&mut self, hosts: u64) {
         let was = self.view.connected.swap(true, Ordering::Relaxed);
+        // The renewals decide the parts again.
+        self.borrowed.clear();
+        self.down_since = None;
         self.backoff = BACKOFF_MIN;
         self.next_heartbeat = Instant::now() + HEARTBEAT;
         self.set_hosts(hosts);
@@ -238,6 +251,7 @@ impl Fleet {
     }
 
     fn failed(&mut self, e: &::redis::RedisError) {
+        self.down_since.get_or_insert_with(Instant::now);
         let message = describe(e);
         if let Ok(mut last) = self.view.last_error.lock() {
             *last = message.clone();

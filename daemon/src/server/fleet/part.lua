@@ -8,6 +8,10 @@
 -- KEYS[3]  llmctl:{K}:epoch     string: the Redis time (ms) until which the parts are being
 --                               rebuilt; set when it is missing (a new Redis, or one that lost
 --                               its state), kept as long as the parts
+-- KEYS[4]  llmctl:{K}:fault     string, expiring when a fault's requests are taken to be over:
+--                               set when a host renews knowing no part while Redis still
+--                               counts one as its (it restarted: its clients may have called
+--                               unlimited meanwhile)
 -- ARGV     host, want (share of the limits wanted, may exceed 1), want_slots, in_use (slots
 --          in flight here), max_slots (-1: no concurrency limit), ttl_ms (0: give it all back),
 --          then how full this host's part of each burst is (0 to 1, four dimensions), the
@@ -44,6 +48,8 @@
 --           the share it held before (string), burst taken from the bank (string, four
 --           dimensions, space separated), the Redis time of the fleet's last headers when
 --           another host stored them after the time given (0: nothing new), those headers }
+-- where "asks others to renew" also has 2 added when a fault may send requests nobody here
+-- sees (a host gone silent or restarted, the parts being rebuilt in a new epoch).
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -102,6 +108,9 @@ for i = 1, #raw, 2 do
     elseif name == host then
       before = tonumber(share) or 0
       before_slots = tonumber(slots) or 0
+      if ttl > 0 and held_here == 0 and before > 0 then
+        redis.call('SET', KEYS[4], host, 'PX', math.max(ttl, 5000))
+      end
     else
       others[#others + 1] = {
         name = name, share = tonumber(share) or 0, slots = tonumber(slots) or 0,
@@ -238,6 +247,7 @@ if short then
     if lapse == 0 or s.until_ms - now < lapse then lapse = math.max(s.until_ms - now, 1) end
   end
 end
+if #silent > 0 or now < settle_until or redis.call('PTTL', KEYS[4]) > 0 then ask = ask + 2 end
 return { string.format('%.6f', share), slots, n, string.format('%.6f', target),
   cooldown_ms, cooldown_reason, ask, lapse, string.format('%.6f', before),
   string.format('%.6f %.6f %.6f %.6f', taken[1], taken[2], taken[3], taken[4]),

@@ -3,7 +3,7 @@
 //! part back when the daemon stops.
 
 use super::messages::renew_text;
-use super::redis::{PartAnswer, PartExtras};
+use super::redis::{PartAnswer, PartExtras, SILENT_HOST_GRACE};
 use super::{now, Fleet, Shared, IDLE_SLICES, LEASE_SLICES, MIN_RENEWAL_GAP, RENEW_SLICES};
 use crate::engine::{FleetPart, FleetWant};
 use std::time::{Duration, Instant};
@@ -28,6 +28,44 @@ pub(super) struct Held {
     seen_headers_ms: i64,
     /// The live hosts the last renewal counted.
     hosts: u64,
+}
+
+// While Redis does not answer, a host whose clients want more than the even split may take
+// more, a little each slice, as long as the provider's own headers show most of its burst
+// unused (hosts that finished, or idle, are not using their parts); it gives it back as soon
+// as the burst runs low or the provider refuses, and never goes below the even split. This is
+// how a finished host lends its part when the hosts cannot agree through Redis.
+
+/// Borrow while the provider's last answers left at least this share of its burst...
+const ROOM_TO_BORROW: f64 = 0.5;
+/// ...give back below this.
+const ROOM_TO_RETURN: f64 = 0.25;
+/// Growth and return per slice.
+const BORROW_GROWTH: f64 = 1.1;
+const BORROW_RETURN: f64 = 0.8;
+
+/// The share to use of `w` while Redis does not answer, from what was used (`share`, the
+/// even split at first): at a slice's step (`room`: Some, with the provider's room read in
+/// the last two slices, if any) more while the burst has room and the clients want more, less
+/// when it runs low; never below `even`.
+pub(super) fn borrowed_share(
+    share: f64,
+    room: Option<Option<f64>>,
+    w: &FleetWant,
+    even: f64,
+) -> f64 {
+    let next = match room {
+        // Not a step.
+        None => share,
+        Some(Some(r)) if r >= ROOM_TO_BORROW && w.share > share => {
+            (share * BORROW_GROWTH).min(w.share).min(1.0)
+        }
+        Some(Some(r)) if r < ROOM_TO_RETURN => share * BORROW_RETURN,
+        // Nothing read lately: nothing to go by.
+        Some(None) => even,
+        Some(Some(_)) => share,
+    };
+    next.max(even)
 }
 
 impl Fleet {
@@ -170,6 +208,11 @@ impl Fleet {
         };
         core.engine
             .exchange_fleet_part(&w.key, part, Some(exchange), t);
+        if a.fault {
+            // Refusals may be of requests a silent host's clients send: not the limit's news.
+            core.engine
+                .note_fault(Some(&w.key), t.mono + self.slice * LEASE_SLICES, t);
+        }
         if !a.cooldown.is_zero() {
             let until = t.unix_ms.saturating_add(a.cooldown.as_millis() as i64);
             if let Err(e) = core
@@ -228,11 +271,33 @@ impl Fleet {
         let tn = now();
         core.engine
             .set_fleet_default(Some(FleetPart::even(n, None)), tn);
+        // Cut off from the others: what they admit meanwhile is not seen here, until the parts
+        // they could still hold have lapsed; past that the even split is in force everywhere
+        // and a refusal is the provider's news again.
+        let settling = self
+            .down_since
+            .is_none_or(|d| t < d + self.slice * LEASE_SLICES + SILENT_HOST_GRACE);
+        // Once a slice: what the provider's answers say of its burst.
+        let rooms = if self.rooms_read.is_none_or(|r| t >= r + self.slice) {
+            self.rooms_read = Some(t);
+            Some(core.engine.provider_rooms(t - self.slice * 2))
+        } else {
+            None
+        };
         for w in wants {
+            if settling {
+                core.engine
+                    .note_fault(Some(&w.key), tn.mono + self.slice * LEASE_SLICES, tn);
+            }
             let lapsed = self.held.get(&w.key).is_none_or(|h| t >= h.until);
             if lapsed {
+                let even = FleetPart::even(n, w.max_slots);
+                let b = self.borrowed.entry(w.key.clone()).or_insert(even.share);
+                let room = rooms.as_ref().map(|r| r.get(&w.key).copied());
+                *b = borrowed_share(*b, room, w, even.share);
+                let share = *b;
                 core.engine
-                    .set_fleet_part(&w.key, FleetPart::even(n, w.max_slots), tn);
+                    .set_fleet_part(&w.key, FleetPart { share, ..even }, tn);
             }
         }
         core.deliver(tn);
@@ -367,6 +432,7 @@ mod tests {
             before: 0.0,
             taken: [0.0; 4],
             headers: None,
+            fault: false,
         }
     }
 
@@ -426,5 +492,35 @@ mod tests {
             ..answer(0.0, 0.0)
         };
         assert!(!nothing_to_keep(&bounded, &slots));
+    }
+
+    #[test]
+    fn without_redis_a_host_borrows_only_while_the_provider_shows_room_and_gives_it_back() {
+        let even = 1.0 / 3.0;
+        let busy = want(0.9, 0);
+        let step =
+            |share, room: Option<f64>, w: &FleetWant| borrowed_share(share, Some(room), w, even);
+        // The others' parts unused (one host finished): a little more each slice...
+        let first = step(even, Some(0.9), &busy);
+        assert!((first - even * BORROW_GROWTH).abs() < 1e-9, "{first}");
+        let mut share = first;
+        for _ in 0..20 {
+            share = step(share, Some(0.9), &busy);
+        }
+        // ...up to what its clients want, no more.
+        assert!((share - 0.9).abs() < 1e-9, "{share}");
+        assert_eq!(step(even, Some(0.9), &want(0.2, 0)), even);
+        // The burst runs low: given back, never below the even split.
+        let lower = step(share, Some(0.1), &busy);
+        assert!((lower - 0.9 * BORROW_RETURN).abs() < 1e-9, "{lower}");
+        for _ in 0..20 {
+            share = step(share, Some(0.1), &busy);
+        }
+        assert_eq!(share, even);
+        // Between the two thresholds: kept. Nothing read lately: the even split.
+        assert_eq!(step(0.5, Some(0.4), &busy), 0.5);
+        assert_eq!(step(0.5, None, &busy), even);
+        // Not a slice's step: unchanged.
+        assert_eq!(borrowed_share(0.5, None, &busy, even), 0.5);
     }
 }

@@ -50,6 +50,8 @@ pub struct PartAnswer {
     pub taken: [f64; 4],
     /// The provider's last headers another host saw, with their Redis time, when new.
     pub headers: Option<(i64, Vec<(String, String)>)>,
+    /// A host went silent or the parts are being rebuilt: requests nobody here sees may come.
+    pub fault: bool,
 }
 
 /// What a renewal sends besides the demand.
@@ -176,6 +178,7 @@ impl FleetRedis {
             .key(tagged(key, "parts"))
             .key(tagged(key, "cooldown"))
             .key(tagged(key, "epoch"))
+            .key(tagged(key, "fault"))
             .arg(host)
             .arg(format!("{:.6}", want.clamp(0.0, 1e6)))
             .arg(want_slots)
@@ -206,7 +209,7 @@ impl FleetRedis {
             target: target.parse().unwrap_or(0.0),
             cooldown: Duration::from_millis(cooldown_ms.max(0) as u64),
             cooldown_reason: reason,
-            ask_others: ask != 0,
+            ask_others: ask & 1 != 0,
             next_lapse: (lapse > 0).then(|| Duration::from_millis(lapse as u64)),
             before: before.parse().unwrap_or(0.0),
             taken: took,
@@ -214,6 +217,7 @@ impl FleetRedis {
                 .then(|| serde_json::from_str::<BTreeMap<String, String>>(&headers).ok())
                 .flatten()
                 .map(|h| (headers_ms, h.into_iter().collect())),
+            fault: ask & 2 != 0,
         })
     }
 
