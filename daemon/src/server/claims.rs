@@ -154,15 +154,20 @@ async fn keep_copy(shared: &Shared, view: &FleetView, job: &str, record: ClaimRe
     }
 }
 
-/// While in a fleet: reads the claims' history mark every second, so that this host knows the
-/// mark before its first claim (a Redis that lost its state is then told apart from a new one)
-/// and writes its copies back soon after Redis lost them, whether or not claims come here.
+/// While in a fleet: reads the claims' history mark as soon as Redis answers, so that this host
+/// knows the mark before its first claim (a Redis that lost its state is then told apart from a
+/// new one), then every second while it keeps copies of claim records, to write them back soon
+/// after Redis lost them whether or not claims come here.
 pub(crate) async fn watch_history(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
     let Some(view) = shared.fleet.clone() else {
         return;
     };
     loop {
-        if let Some(redis) = view.redis() {
+        // Once to know it, then only while there are copies to write back: a fleet that
+        // makes no claims reads it once.
+        let wanted =
+            !view.claims_history.known() || view.holds_claim_copies.load(Ordering::Relaxed);
+        if let Some(redis) = view.redis().filter(|_| wanted) {
             let cx = fleet_context(context(&shared, false, None));
             if let Err(e) = history_mark(&shared, &view, &redis, cx).await {
                 tracing::debug!("the claims' history mark: {}", e.message());

@@ -66,6 +66,11 @@ impl History {
         self.seen.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
+    /// Whether this host has seen a mark.
+    pub(crate) fn known(&self) -> bool {
+        self.seen().is_some()
+    }
+
     /// The mark `id` is this host's from now on (its copies are in Redis under it).
     pub(crate) fn accept(&self, id: &str) {
         *self.seen.lock().unwrap_or_else(|p| p.into_inner()) = Some(id.to_string());
