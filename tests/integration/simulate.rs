@@ -154,13 +154,19 @@ fn three_hosts_sharing_one_key_through_redis_fail_no_job_and_see_no_429_storm() 
     }
 }
 
-/// `llmctl simulate --scenario fleet-faults` with the six faults (BENCHMARKS.md "Faults" has
-/// the baseline and the fail-open row too): three daemons on a fresh Redis each time, the
-/// incident load, one fault 10 s in. Runs alone (`.config/nextest.toml`): it measures the
-/// fleet's efficiency, which the rest of the suite beside it would not leave alone.
+/// The efficiency of the fault-free row on the machine the targets were set on
+/// (BENCHMARKS.md "The fleet under faults").
+const FAULT_FREE_EFFICIENCY: f64 = 0.98;
+
+/// `llmctl simulate --scenario fleet-faults` with the six faults and the fault-free row
+/// (BENCHMARKS.md "The fleet under faults" has the fail-open row too): three daemons on a fresh
+/// Redis each time, the incident load, one fault 10 s in. Each fault's efficiency is held to
+/// its target as a ratio to the fault-free row of the same run (a slower machine slows both).
+/// Runs alone (`.config/nextest.toml`).
 #[test]
 fn six_faults_in_a_fleet_cost_no_job_no_storm_no_over_admission_and_no_claim_done_twice() {
     let faults = [
+        "none",
         "redis-killed",
         "redis-restarted-empty",
         "redis-frozen",
@@ -174,6 +180,8 @@ fn six_faults_in_a_fleet_cost_no_job_no_storm_no_over_admission_and_no_claim_don
     }
     let runs = simulate(&args);
     assert_eq!(runs.len(), faults.len());
+    let fault_free = runs[0]["efficiency"].as_f64().expect("efficiency");
+    assert_eq!(runs[0]["fault"], "none");
     for r in &runs {
         println!("{r}");
         let fault = r["fault"].as_str().expect("fault");
@@ -184,13 +192,15 @@ fn six_faults_in_a_fleet_cost_no_job_no_storm_no_over_admission_and_no_claim_don
             "{fault}: more than 5 provider 429s: {r}"
         );
         let target = match fault {
+            "none" => 0.0,
             "redis-killed" => 0.75,
             "daemon-killed" => 0.9,
             _ => 0.85,
         };
+        let relative = r["efficiency"].as_f64().expect("efficiency") / fault_free;
         assert!(
-            r["efficiency"].as_f64().expect("efficiency") >= target,
-            "{fault}: efficiency under {target}: {r}"
+            relative >= target / FAULT_FREE_EFFICIENCY,
+            "{fault}: efficiency under {target} (scaled by the fault-free row's {fault_free:.2} against {FAULT_FREE_EFFICIENCY}): {r}"
         );
         for w in ["1s", "10s"] {
             let most = r[format!("admitted_most_{w}")].as_u64().expect("admitted");
