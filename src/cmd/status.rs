@@ -77,27 +77,28 @@ pub fn key_json(k: &pb::KeyStatus) -> Value {
     })
 }
 
-fn period_word(p: &str) -> &str {
+fn period_word(p: pb::Period) -> &'static str {
     match p {
-        "minute" => "min",
-        other => other,
+        pb::Period::Minute => "min",
+        other => other.name(),
     }
 }
 
 /// A bucket's limit and where it came from: "1200/min effective, from headers; configured
 /// 2400", or just "600/min" when the config alone decides.
 pub fn limit_words(b: &pb::Bucket) -> String {
-    let per = period_word(&b.period);
+    let per = period_word(b.period_code());
+    let (source, capacity_source) = (b.source_code(), b.capacity_source_code());
     let mut s = format!("{:.0}/{per}", b.limit);
     let configured = b.configured_limit > 0.0;
-    if b.source != "config" || !configured {
-        s += &format!(" effective, from {}", b.source);
+    if source != pb::LimitSource::Config || !configured {
+        s += &format!(" effective, from {}", source.name());
         if configured {
             s += &format!("; configured {:.0}", b.configured_limit);
         }
     }
-    if b.capacity_source != b.source && !b.capacity_source.is_empty() {
-        s += &format!("; burst from {}", b.capacity_source);
+    if capacity_source != source {
+        s += &format!("; burst from {}", capacity_source.name());
     }
     s
 }
@@ -108,16 +109,18 @@ pub fn key_line(k: &pb::KeyStatus) -> String {
     for b in &k.buckets {
         parts.push(format!(
             "{} {:.0}/{:.0} ({})",
-            b.dimension,
+            b.dimension_code().name(),
             b.level,
             b.capacity,
             limit_words(b)
         ));
     }
-    if k.output_counted_as_source != "default" && !k.output_counted_as_source.is_empty() {
+    let accounting = k.output_counted_as_source_code();
+    if accounting != pb::AccountingSource::Default {
         parts.push(format!(
             "output counted as {} (from {})",
-            k.output_counted_as, k.output_counted_as_source
+            k.output_counted_as_code().name(),
+            accounting.name()
         ));
     }
     if k.headers_ignored_total > 0 {
@@ -126,7 +129,7 @@ pub fn key_line(k: &pb::KeyStatus) -> String {
             k.headers_ignored_total
         ));
     }
-    let conc = if k.max_concurrency > 0 && k.concurrency_source == "aimd" {
+    let conc = if k.max_concurrency > 0 && k.concurrency_source_code() == pb::LimitSource::Aimd {
         format!(
             "in-flight {}/{} (effective, from aimd)",
             k.in_flight, k.max_concurrency
@@ -167,10 +170,11 @@ pub fn key_line(k: &pb::KeyStatus) -> String {
             k.retries_total, k.give_ups_total, k.fallbacks_total
         ));
     }
-    if k.breaker == "open" || k.breaker == "half_open" {
+    let breaker = k.breaker_code();
+    if matches!(breaker, pb::BreakerState::Open | pb::BreakerState::HalfOpen) {
         parts.push(format!(
             "BREAKER {} {:.1}s",
-            k.breaker.to_uppercase(),
+            breaker.name().to_uppercase(),
             k.breaker_open_remaining_ms as f64 / 1000.0
         ));
     }

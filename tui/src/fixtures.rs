@@ -5,14 +5,21 @@ use llmctl_proto::v1 as pb;
 pub const T0: i64 = 1_767_225_600_000;
 
 pub fn bucket(dimension: &str, limit: f64, capacity: f64, level: f64) -> pb::Bucket {
+    let dimension_code =
+        pb::Dimension::from_str_name(&format!("DIMENSION_{}", dimension.to_ascii_uppercase()))
+            .unwrap_or_default();
     pb::Bucket {
         dimension: dimension.into(),
+        dimension_code: dimension_code as i32,
         period: "minute".into(),
+        period_code: pb::Period::Minute as i32,
         limit,
         capacity,
         level,
         source: "config".into(),
+        source_code: pb::LimitSource::Config as i32,
         capacity_source: "config".into(),
+        capacity_source_code: pb::LimitSource::Config as i32,
         configured_limit: limit,
         configured_capacity: capacity,
         ..Default::default()
@@ -111,10 +118,14 @@ pub fn status(at_ms: i64, keys: Vec<pb::KeyStatus>) -> pb::StatusResponse {
 }
 
 pub fn event(at_ms: i64, key: &str, kind: &str, message: &str) -> pb::Event {
+    let kind_code =
+        pb::EventKind::from_str_name(&format!("EVENT_KIND_{}", kind.to_ascii_uppercase()))
+            .unwrap_or_default();
     pb::Event {
         unix_ms: at_ms,
         key: key.into(),
         kind: kind.into(),
+        kind_code: kind_code as i32,
         message: message.into(),
     }
 }

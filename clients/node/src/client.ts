@@ -7,7 +7,6 @@ import * as net from "node:net";
 import { createClient, type Client as RpcClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import {
-  Advice as PbAdvice,
   ClaimResponse_State,
   Limiter,
   RefusalReason,
@@ -29,19 +28,12 @@ import { FAIL_STATIC_FOR_MS, FailStatic, RESTART_WAIT_MS, outagePhase } from "./
 import { Lease } from "./lease.js";
 import { localAdvice } from "./report.js";
 import { MAX_WAIT_MS, type AcquireOptions, type Advice, type Claim, type ClientOptions, type FailMode, type ReportOptions } from "./types.js";
-import { checkName, count, fromUnixMs, int32, newClientId, reasonCode, translate, unixMs, unreachable } from "./wire.js";
+import { adviceOf, checkName, count, fromUnixMs, int32, newClientId, reasonCode, translate, unixMs, unreachable } from "./wire.js";
 
 export { Lease } from "./lease.js";
 export { FAIL_OPEN_ATTEMPTS, limitHeaders, localAdvice, parseUsage, usageOf } from "./report.js";
 export { MAX_WAIT_MS, type AcquireOptions, type Advice, type Claim, type ClaimState, type ClientOptions, type FailMode, type HeadersLike, type ReportOptions } from "./types.js";
 export { reasonCode } from "./wire.js";
-
-const ACTIONS: Record<number, Advice["action"]> = {
-  [PbAdvice.DONE]: "done",
-  [PbAdvice.RETRY]: "retry",
-  [PbAdvice.GIVE_UP]: "give_up",
-  [PbAdvice.FALLBACK]: "fallback",
-};
 
 /** While failing open, a warning at most this often. */
 const WARN_EVERY_MS = 60_000;
@@ -297,12 +289,7 @@ export class Client {
       // The daemon answers: an outage, if one began, is over.
       this.answered = true;
       this.downSince = null;
-      return {
-        action: ACTIONS[r.advice] ?? "done",
-        retryAfterMs: Number(r.retryAfterMs),
-        fallbackKey: r.fallbackKey,
-        reason: r.reason,
-      };
+      return adviceOf(r);
     } catch (e) {
       if (this.failOpen(e)) {
         return localAdvice(o, attempt);

@@ -76,7 +76,8 @@ export interface ReportOptions {
 /** What the daemon advises after a report. `retryAfterMs` is how long to wait before a retry;
  * `fallbackKey` the key to try instead. */
 export interface Advice {
-  action: "done" | "retry" | "give_up" | "fallback";
+  /** "unknown": an advice this client does not know (a newer daemon's); nothing is retried. */
+  action: "done" | "retry" | "give_up" | "fallback" | "unknown";
   retryAfterMs: number;
   fallbackKey: string;
   reason: string;

@@ -3,7 +3,8 @@
 import * as os from "node:os";
 import { randomBytes } from "node:crypto";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { RefusalReason } from "./gen/llmctl/v1/limiter_pb.js";
+import { Advice as PbAdvice, RefusalReason, type ReportResponse } from "./gen/llmctl/v1/limiter_pb.js";
+import type { Advice } from "./types.js";
 import { ClaimHistoryLost, InvalidArgument, LeaseNotFound, LlmctlError, Unavailable, type ReasonCode } from "./errors.js";
 
 export function newClientId(): string {
@@ -118,4 +119,22 @@ export function unreachable(e: unknown): boolean {
     (e.code === Code.Canceled && /stream closed|CANCEL/.test(e.rawMessage)) ||
     (typeof cause === "string" && SOCKET_ERRORS.has(cause))
   );
+}
+
+const ACTIONS: Record<number, Advice["action"]> = {
+  [PbAdvice.DONE]: "done",
+  [PbAdvice.RETRY]: "retry",
+  [PbAdvice.GIVE_UP]: "give_up",
+  [PbAdvice.FALLBACK]: "fallback",
+};
+
+/** The daemon's advice as the client gives it: an advice this client does not know (a newer
+ * daemon's) is "unknown", never taken for another. */
+export function adviceOf(r: ReportResponse): Advice {
+  return {
+    action: ACTIONS[r.advice] ?? "unknown",
+    retryAfterMs: Number(r.retryAfterMs),
+    fallbackKey: r.fallbackKey,
+    reason: r.reason,
+  };
 }

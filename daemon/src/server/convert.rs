@@ -103,3 +103,162 @@ pub(super) fn units(what: &str, v: i64) -> Result<u64, Status> {
     }
     Ok(v as u64)
 }
+
+/// The engine's typed states as the wire's enums (`*_code` beside each name).
+pub(super) mod codes {
+    use crate::engine::{
+        AccountingSource, BreakerState, Dimension, EventKind, LimitSource, OutputCounting, Period,
+        Provider,
+    };
+    use llmctl_proto::v1 as pb;
+
+    pub fn dimension(d: Dimension) -> i32 {
+        (match d {
+            Dimension::Requests => pb::Dimension::Requests,
+            Dimension::Tokens => pb::Dimension::Tokens,
+            Dimension::InputTokens => pb::Dimension::InputTokens,
+            Dimension::OutputTokens => pb::Dimension::OutputTokens,
+        }) as i32
+    }
+
+    pub fn period(p: Period) -> i32 {
+        (match p {
+            Period::Minute => pb::Period::Minute,
+            Period::Day => pb::Period::Day,
+        }) as i32
+    }
+
+    pub fn source(s: Option<LimitSource>) -> i32 {
+        (match s {
+            None => pb::LimitSource::Unspecified,
+            Some(LimitSource::Config) => pb::LimitSource::Config,
+            Some(LimitSource::Headers) => pb::LimitSource::Headers,
+            Some(LimitSource::Aimd) => pb::LimitSource::Aimd,
+        }) as i32
+    }
+
+    pub fn breaker(b: BreakerState) -> i32 {
+        (match b {
+            BreakerState::Closed => pb::BreakerState::Closed,
+            BreakerState::Open => pb::BreakerState::Open,
+            BreakerState::HalfOpen => pb::BreakerState::HalfOpen,
+        }) as i32
+    }
+
+    pub fn provider(p: Option<Provider>) -> i32 {
+        (match p {
+            None => pb::Provider::Unspecified,
+            Some(Provider::Openai) => pb::Provider::Openai,
+            Some(Provider::Azure) => pb::Provider::Azure,
+            Some(Provider::Anthropic) => pb::Provider::Anthropic,
+            Some(Provider::Gemini) => pb::Provider::Gemini,
+            Some(Provider::Generic) => pb::Provider::Generic,
+        }) as i32
+    }
+
+    pub fn output_counting(c: OutputCounting) -> i32 {
+        (match c {
+            OutputCounting::Actual => pb::OutputCounting::Actual,
+            OutputCounting::Reserved => pb::OutputCounting::Reserved,
+        }) as i32
+    }
+
+    pub fn accounting_source(s: AccountingSource) -> i32 {
+        (match s {
+            AccountingSource::Config => pb::AccountingSource::Config,
+            AccountingSource::Provider => pb::AccountingSource::Provider,
+            AccountingSource::Usage => pb::AccountingSource::Usage,
+            AccountingSource::Headers => pb::AccountingSource::Headers,
+            AccountingSource::Default => pb::AccountingSource::Default,
+        }) as i32
+    }
+
+    pub fn event_kind(k: EventKind) -> i32 {
+        (match k {
+            EventKind::Cooldown => pb::EventKind::Cooldown,
+            EventKind::GiveUp => pb::EventKind::GiveUp,
+            EventKind::Fallback => pb::EventKind::Fallback,
+            EventKind::Breaker => pb::EventKind::Breaker,
+            EventKind::Expired => pb::EventKind::Expired,
+            EventKind::Released => pb::EventKind::Released,
+            EventKind::Calibrated => pb::EventKind::Calibrated,
+            EventKind::Reset => pb::EventKind::Reset,
+            EventKind::Reconfigured => pb::EventKind::Reconfigured,
+        }) as i32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::codes;
+    use crate::engine::{
+        AccountingSource, BreakerState, Dimension, EventKind, LimitSource, OutputCounting, Period,
+        Provider,
+    };
+    use llmctl_proto::v1 as pb;
+
+    /// Every typed state goes on the wire as the code whose name is the string beside it.
+    #[test]
+    fn each_code_names_what_its_string_says() {
+        for d in Dimension::ALL {
+            let code = pb::Dimension::try_from(codes::dimension(d)).expect("a code");
+            assert_eq!(code.name(), d.as_str());
+        }
+        for p in [Period::Minute, Period::Day] {
+            let code = pb::Period::try_from(codes::period(p)).expect("a code");
+            assert_eq!(code.name(), p.as_str());
+        }
+        for s in [LimitSource::Config, LimitSource::Headers, LimitSource::Aimd] {
+            let code = pb::LimitSource::try_from(codes::source(Some(s))).expect("a code");
+            assert_eq!(code.name(), s.as_str());
+        }
+        assert_eq!(codes::source(None), pb::LimitSource::Unspecified as i32);
+        for b in [
+            BreakerState::Closed,
+            BreakerState::Open,
+            BreakerState::HalfOpen,
+        ] {
+            let code = pb::BreakerState::try_from(codes::breaker(b)).expect("a code");
+            assert_eq!(code.name(), b.as_str());
+        }
+        for p in Provider::ALL {
+            let code = pb::Provider::try_from(codes::provider(Some(p))).expect("a code");
+            assert_eq!(code.name(), p.as_str());
+        }
+        assert_eq!(codes::provider(None), pb::Provider::Unspecified as i32);
+        for c in [OutputCounting::Actual, OutputCounting::Reserved] {
+            let code = pb::OutputCounting::try_from(codes::output_counting(c)).expect("a code");
+            assert_eq!(code.name(), c.as_str());
+        }
+        for s in [
+            AccountingSource::Config,
+            AccountingSource::Provider,
+            AccountingSource::Usage,
+            AccountingSource::Headers,
+            AccountingSource::Default,
+        ] {
+            let code = pb::AccountingSource::try_from(codes::accounting_source(s)).expect("a code");
+            assert_eq!(code.name(), s.as_str());
+        }
+        for k in [
+            EventKind::Cooldown,
+            EventKind::GiveUp,
+            EventKind::Fallback,
+            EventKind::Breaker,
+            EventKind::Expired,
+            EventKind::Released,
+            EventKind::Calibrated,
+            EventKind::Reset,
+            EventKind::Reconfigured,
+        ] {
+            let code = pb::EventKind::try_from(codes::event_kind(k)).expect("a code");
+            assert_eq!(code.name(), k.as_str());
+        }
+        // A value this build does not know reads as unknown, not as a default.
+        let unknown = pb::Bucket {
+            dimension_code: 99,
+            ..Default::default()
+        };
+        assert_eq!(unknown.dimension_code().name(), "unknown");
+    }
+}

@@ -1,6 +1,7 @@
 //! Status and Watch: the daemon's state on the wire, built a few keys at a time under the
 //! engine's lock, shared by every Watch stream, and bounded in streams and bytes.
 
+use super::convert::codes;
 use super::{now, Shared};
 use crate::engine::KeyStatus;
 use llmctl_proto::v1 as pb;
@@ -115,6 +116,11 @@ fn key_status(k: KeyStatus) -> pb::KeyStatus {
                 learned_limit: b.learned_limit.unwrap_or(0.0),
                 learned_capacity: b.learned_capacity.unwrap_or(0.0),
                 learned_source: b.learned_source.map_or("", |s| s.as_str()).into(),
+                dimension_code: codes::dimension(b.bucket.dimension),
+                period_code: codes::period(b.bucket.period),
+                source_code: codes::source(Some(b.bucket.source)),
+                capacity_source_code: codes::source(Some(b.capacity_source)),
+                learned_source_code: codes::source(b.learned_source),
             })
             .collect(),
         in_flight: k.in_flight as i64,
@@ -143,6 +149,11 @@ fn key_status(k: KeyStatus) -> pb::KeyStatus {
         fallbacks_per_minute: k.fallbacks_per_minute,
         retries_total: k.retries_total as i64,
         give_ups_total: k.give_ups_total as i64,
+        breaker_code: codes::breaker(k.breaker),
+        provider_code: codes::provider(k.provider),
+        output_counted_as_code: codes::output_counting(k.output_counted_as),
+        output_counted_as_source_code: codes::accounting_source(k.output_counted_as_source),
+        concurrency_source_code: codes::source(k.concurrency_source),
         provider: k.provider.map_or("", |p| p.as_str()).into(),
         output_counted_as: k.output_counted_as.as_str().into(),
         output_counted_as_source: k.output_counted_as_source.as_str().into(),
@@ -243,6 +254,7 @@ impl Shared {
                     unix_ms: e.unix_ms,
                     key: e.key,
                     kind: e.kind.as_str().to_string(),
+                    kind_code: codes::event_kind(e.kind),
                     message: e.message,
                 })
                 .collect(),

@@ -136,10 +136,6 @@ fn tightest<'a>(buckets: impl Iterator<Item = &'a pb::Bucket>) -> Option<f64> {
     buckets.filter_map(bucket_used).reduce(f64::max)
 }
 
-fn is_token_dimension(d: &str) -> bool {
-    matches!(d, "tokens" | "input_tokens" | "output_tokens")
-}
-
 /// True when `ancestor` is `key` or one of the keys above it.
 fn covers(ancestor: &str, key: &str) -> bool {
     key == ancestor
@@ -153,8 +149,10 @@ fn reading(k: &pb::KeyStatus) -> Reading {
     let limit = |tokens: bool| {
         k.buckets
             .iter()
-            .filter(|b| b.period == "minute" && is_token_dimension(&b.dimension) == tokens)
-            .filter(|b| !tokens || b.dimension == "tokens")
+            .filter(|b| {
+                b.period_code() == pb::Period::Minute && b.dimension_code().is_tokens() == tokens
+            })
+            .filter(|b| !tokens || b.dimension_code() == pb::Dimension::Tokens)
             .map(|b| b.limit)
             .filter(|l| *l > 0.0)
             .reduce(f64::min)
@@ -458,12 +456,12 @@ impl Dashboard {
         KeyRow {
             status: k,
             alert,
-            requests_used: tightest(k.buckets.iter().filter(|b| b.dimension == "requests")),
-            tokens_used: tightest(
+            requests_used: tightest(
                 k.buckets
                     .iter()
-                    .filter(|b| is_token_dimension(&b.dimension)),
+                    .filter(|b| b.dimension_code() == pb::Dimension::Requests),
             ),
+            tokens_used: tightest(k.buckets.iter().filter(|b| b.dimension_code().is_tokens())),
             cooldown_left,
         }
     }

@@ -13,21 +13,21 @@ use ratatui::Frame;
 /// Width of the names in front of bucket bars and sparklines.
 const LABEL: usize = 11;
 
-fn dimension_word(d: &str) -> &str {
+fn dimension_word(d: pb::Dimension) -> &'static str {
     match d {
-        "requests" => "req",
-        "tokens" => "tok",
-        "input_tokens" => "in tok",
-        "output_tokens" => "out tok",
-        other => other,
+        pb::Dimension::Requests => "req",
+        pb::Dimension::Tokens => "tok",
+        pb::Dimension::InputTokens => "in tok",
+        pb::Dimension::OutputTokens => "out tok",
+        pb::Dimension::Unspecified => "unknown",
     }
 }
 
 fn bucket_line(b: &pb::Bucket, width: usize) -> Line<'static> {
     let name = format!(
         "{}/{}",
-        dimension_word(&b.dimension),
-        format::period(&b.period)
+        dimension_word(b.dimension_code()),
+        format::period(b.period_code())
     );
     let used = crate::state::bucket_used(b);
     // A fixed width, so that the bars of every bucket line up.
@@ -41,10 +41,10 @@ fn bucket_line(b: &pb::Bucket, width: usize) -> Line<'static> {
         tail = format!(
             " left of {}/{}",
             format::count(b.limit),
-            format::period(&b.period)
+            format::period(b.period_code())
         );
-        if b.source != "config" && !b.source.is_empty() {
-            tail.push_str(&format!(" from {}", b.source));
+        if b.source_code() != pb::LimitSource::Config {
+            tail.push_str(&format!(" from {}", b.source_code().name()));
         }
         if b.configured_limit > 0.0 && b.configured_limit != b.limit {
             tail.push_str(&format!(" (cfg {})", format::count(b.configured_limit)));
@@ -71,7 +71,7 @@ fn bucket_line(b: &pb::Bucket, width: usize) -> Line<'static> {
 
 fn figures(r: &KeyRow<'_>) -> Vec<Line<'static>> {
     let k = r.status;
-    let flight = if k.max_concurrency > 0 && k.concurrency_source == "aimd" {
+    let flight = if k.max_concurrency > 0 && k.concurrency_source_code() == pb::LimitSource::Aimd {
         format!("{}/{} (learned)", k.in_flight, k.max_concurrency)
     } else if k.max_concurrency > 0 {
         format!("{}/{}", k.in_flight, k.max_concurrency)
@@ -298,14 +298,14 @@ fn events(frame: &mut Frame, area: Rect, d: &Dashboard, k: &pb::KeyStatus) {
         lines.push(label(" none").into());
     }
     for e in events {
-        let kind_style = match e.kind.as_str() {
-            "cooldown" | "give_up" => alert_style(Alert::Cooldown),
-            "fallback" | "breaker" => alert_style(Alert::Rising429s),
+        let kind_style = match e.kind_code() {
+            pb::EventKind::Cooldown | pb::EventKind::GiveUp => alert_style(Alert::Cooldown),
+            pb::EventKind::Fallback | pb::EventKind::Breaker => alert_style(Alert::Rising429s),
             _ => Style::new(),
         };
         let mut spans = vec![
             label(format!("{:>6} ", ago(now, e.unix_ms))),
-            Span::styled(e.kind.clone(), kind_style),
+            Span::styled(e.kind_code().name(), kind_style),
         ];
         if e.key != k.key {
             spans.push(label(format!(" {}", e.key)));

@@ -75,10 +75,10 @@ pub fn bar(share: f64, width: usize) -> String {
 }
 
 /// "minute" reads as "min" in a column.
-pub fn period(p: &str) -> &str {
+pub fn period(p: llmctl_proto::v1::Period) -> &'static str {
     match p {
-        "minute" => "min",
-        other => other,
+        llmctl_proto::v1::Period::Minute => "min",
+        other => other.name(),
     }
 }
 

@@ -301,15 +301,19 @@ fn a_calibrated_limit_shows_its_source_and_the_configured_one() {
     key.buckets[0] = pb::Bucket {
         limit: 300.0,
         source: "headers".into(),
+        source_code: pb::LimitSource::Headers as i32,
         learned_limit: 300.0,
         learned_source: "headers".into(),
+        learned_source_code: pb::LimitSource::Headers as i32,
         ..bucket("requests", 600.0, 10.0, 6.0)
     };
     key.buckets[1] = pb::Bucket {
         limit: 320_000.0,
         source: "aimd".into(),
+        source_code: pb::LimitSource::Aimd as i32,
         learned_limit: 320_000.0,
         learned_source: "aimd".into(),
+        learned_source_code: pb::LimitSource::Aimd as i32,
         ..bucket("tokens", 400_000.0, 400_000.0, 310_000.0)
     };
     d.apply_status(status(T0, vec![key]), Instant::now());
@@ -320,4 +324,22 @@ fn a_calibrated_limit_shows_its_source_and_the_configured_one() {
         "{text}"
     );
     assert!(text.contains("from aimd (cfg 400k)"), "{text}");
+}
+
+#[test]
+fn a_state_this_build_does_not_know_is_shown_as_unknown() {
+    let mut d = Dashboard::new("/tmp/unused.sock");
+    let mut key = gpt(T0);
+    // A newer daemon's dimension, and a source it did not send: never read as the string.
+    key.buckets[0] = pb::Bucket {
+        dimension_code: 99,
+        source: "headers".into(),
+        source_code: 99,
+        ..bucket("requests", 600.0, 10.0, 6.0)
+    };
+    d.apply_status(status(T0, vec![key]), Instant::now());
+    let text = render_text(&d, 200, 40);
+    assert!(text.contains("unknown/min"), "{text}");
+    assert!(text.contains("from unknown"), "{text}");
+    assert!(!text.contains("req/min"), "{text}");
 }

@@ -322,7 +322,8 @@ class Advice:
     """What the daemon advises after a report.
 
     ``action`` is ``"done"``, ``"retry"`` (after ``retry_after`` seconds), ``"give_up"`` or
-    ``"fallback"`` (to ``fallback_key``); ``reason`` says why.
+    ``"fallback"`` (to ``fallback_key``), or ``"unknown"`` for an advice this client does not
+    know (a newer daemon's): nothing is retried then; ``reason`` says why.
     """
 
     action: str
@@ -340,7 +341,7 @@ _ACTIONS = {pb.DONE: "done", pb.RETRY: "retry", pb.GIVE_UP: "give_up", pb.FALLBA
 
 def advice_from(resp: pb.ReportResponse) -> Advice:
     return Advice(
-        action=_ACTIONS.get(resp.advice, "done"),
+        action=_ACTIONS.get(resp.advice, "unknown"),
         retry_after=max(0, resp.retry_after_ms) / 1000.0,
         fallback_key=resp.fallback_key or None,
         reason=resp.reason,

@@ -27,6 +27,71 @@ class Advice(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     RETRY: _ClassVar[Advice]
     GIVE_UP: _ClassVar[Advice]
     FALLBACK: _ClassVar[Advice]
+
+class EventKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    EVENT_KIND_UNSPECIFIED: _ClassVar[EventKind]
+    EVENT_KIND_COOLDOWN: _ClassVar[EventKind]
+    EVENT_KIND_GIVE_UP: _ClassVar[EventKind]
+    EVENT_KIND_FALLBACK: _ClassVar[EventKind]
+    EVENT_KIND_BREAKER: _ClassVar[EventKind]
+    EVENT_KIND_EXPIRED: _ClassVar[EventKind]
+    EVENT_KIND_RELEASED: _ClassVar[EventKind]
+    EVENT_KIND_CALIBRATED: _ClassVar[EventKind]
+    EVENT_KIND_RESET: _ClassVar[EventKind]
+    EVENT_KIND_RECONFIGURED: _ClassVar[EventKind]
+
+class Dimension(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    DIMENSION_UNSPECIFIED: _ClassVar[Dimension]
+    DIMENSION_REQUESTS: _ClassVar[Dimension]
+    DIMENSION_TOKENS: _ClassVar[Dimension]
+    DIMENSION_INPUT_TOKENS: _ClassVar[Dimension]
+    DIMENSION_OUTPUT_TOKENS: _ClassVar[Dimension]
+
+class Period(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    PERIOD_UNSPECIFIED: _ClassVar[Period]
+    PERIOD_MINUTE: _ClassVar[Period]
+    PERIOD_DAY: _ClassVar[Period]
+
+class LimitSource(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    LIMIT_SOURCE_UNSPECIFIED: _ClassVar[LimitSource]
+    LIMIT_SOURCE_CONFIG: _ClassVar[LimitSource]
+    LIMIT_SOURCE_HEADERS: _ClassVar[LimitSource]
+    LIMIT_SOURCE_AIMD: _ClassVar[LimitSource]
+
+class BreakerState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    BREAKER_STATE_UNSPECIFIED: _ClassVar[BreakerState]
+    BREAKER_STATE_CLOSED: _ClassVar[BreakerState]
+    BREAKER_STATE_OPEN: _ClassVar[BreakerState]
+    BREAKER_STATE_HALF_OPEN: _ClassVar[BreakerState]
+
+class Provider(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    PROVIDER_UNSPECIFIED: _ClassVar[Provider]
+    PROVIDER_OPENAI: _ClassVar[Provider]
+    PROVIDER_AZURE: _ClassVar[Provider]
+    PROVIDER_ANTHROPIC: _ClassVar[Provider]
+    PROVIDER_GEMINI: _ClassVar[Provider]
+    PROVIDER_GENERIC: _ClassVar[Provider]
+
+class OutputCounting(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    OUTPUT_COUNTING_UNSPECIFIED: _ClassVar[OutputCounting]
+    OUTPUT_COUNTING_ACTUAL: _ClassVar[OutputCounting]
+    OUTPUT_COUNTING_RESERVED: _ClassVar[OutputCounting]
+
+class AccountingSource(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ACCOUNTING_SOURCE_UNSPECIFIED: _ClassVar[AccountingSource]
+    ACCOUNTING_SOURCE_CONFIG: _ClassVar[AccountingSource]
+    ACCOUNTING_SOURCE_PROVIDER: _ClassVar[AccountingSource]
+    ACCOUNTING_SOURCE_USAGE: _ClassVar[AccountingSource]
+    ACCOUNTING_SOURCE_HEADERS: _ClassVar[AccountingSource]
+    ACCOUNTING_SOURCE_DEFAULT: _ClassVar[AccountingSource]
 REFUSAL_REASON_UNSPECIFIED: RefusalReason
 REFUSAL_REASON_CAPACITY: RefusalReason
 REFUSAL_REASON_CONCURRENCY: RefusalReason
@@ -42,6 +107,47 @@ DONE: Advice
 RETRY: Advice
 GIVE_UP: Advice
 FALLBACK: Advice
+EVENT_KIND_UNSPECIFIED: EventKind
+EVENT_KIND_COOLDOWN: EventKind
+EVENT_KIND_GIVE_UP: EventKind
+EVENT_KIND_FALLBACK: EventKind
+EVENT_KIND_BREAKER: EventKind
+EVENT_KIND_EXPIRED: EventKind
+EVENT_KIND_RELEASED: EventKind
+EVENT_KIND_CALIBRATED: EventKind
+EVENT_KIND_RESET: EventKind
+EVENT_KIND_RECONFIGURED: EventKind
+DIMENSION_UNSPECIFIED: Dimension
+DIMENSION_REQUESTS: Dimension
+DIMENSION_TOKENS: Dimension
+DIMENSION_INPUT_TOKENS: Dimension
+DIMENSION_OUTPUT_TOKENS: Dimension
+PERIOD_UNSPECIFIED: Period
+PERIOD_MINUTE: Period
+PERIOD_DAY: Period
+LIMIT_SOURCE_UNSPECIFIED: LimitSource
+LIMIT_SOURCE_CONFIG: LimitSource
+LIMIT_SOURCE_HEADERS: LimitSource
+LIMIT_SOURCE_AIMD: LimitSource
+BREAKER_STATE_UNSPECIFIED: BreakerState
+BREAKER_STATE_CLOSED: BreakerState
+BREAKER_STATE_OPEN: BreakerState
+BREAKER_STATE_HALF_OPEN: BreakerState
+PROVIDER_UNSPECIFIED: Provider
+PROVIDER_OPENAI: Provider
+PROVIDER_AZURE: Provider
+PROVIDER_ANTHROPIC: Provider
+PROVIDER_GEMINI: Provider
+PROVIDER_GENERIC: Provider
+OUTPUT_COUNTING_UNSPECIFIED: OutputCounting
+OUTPUT_COUNTING_ACTUAL: OutputCounting
+OUTPUT_COUNTING_RESERVED: OutputCounting
+ACCOUNTING_SOURCE_UNSPECIFIED: AccountingSource
+ACCOUNTING_SOURCE_CONFIG: AccountingSource
+ACCOUNTING_SOURCE_PROVIDER: AccountingSource
+ACCOUNTING_SOURCE_USAGE: AccountingSource
+ACCOUNTING_SOURCE_HEADERS: AccountingSource
+ACCOUNTING_SOURCE_DEFAULT: AccountingSource
 
 class ResetRequest(_message.Message):
     __slots__ = ("key",)
@@ -307,19 +413,21 @@ class SetRunBudgetResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("unix_ms", "key", "kind", "message")
+    __slots__ = ("unix_ms", "key", "kind", "message", "kind_code")
     UNIX_MS_FIELD_NUMBER: _ClassVar[int]
     KEY_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    KIND_CODE_FIELD_NUMBER: _ClassVar[int]
     unix_ms: int
     key: str
     kind: str
     message: str
-    def __init__(self, unix_ms: _Optional[int] = ..., key: _Optional[str] = ..., kind: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...
+    kind_code: EventKind
+    def __init__(self, unix_ms: _Optional[int] = ..., key: _Optional[str] = ..., kind: _Optional[str] = ..., message: _Optional[str] = ..., kind_code: _Optional[_Union[EventKind, str]] = ...) -> None: ...
 
 class Bucket(_message.Message):
-    __slots__ = ("dimension", "period", "limit", "capacity", "level", "source", "capacity_source", "configured_limit", "configured_capacity", "learned_limit", "learned_capacity", "learned_source")
+    __slots__ = ("dimension", "period", "limit", "capacity", "level", "source", "capacity_source", "configured_limit", "configured_capacity", "learned_limit", "learned_capacity", "learned_source", "dimension_code", "period_code", "source_code", "capacity_source_code", "learned_source_code")
     DIMENSION_FIELD_NUMBER: _ClassVar[int]
     PERIOD_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
@@ -332,6 +440,11 @@ class Bucket(_message.Message):
     LEARNED_LIMIT_FIELD_NUMBER: _ClassVar[int]
     LEARNED_CAPACITY_FIELD_NUMBER: _ClassVar[int]
     LEARNED_SOURCE_FIELD_NUMBER: _ClassVar[int]
+    DIMENSION_CODE_FIELD_NUMBER: _ClassVar[int]
+    PERIOD_CODE_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_CODE_FIELD_NUMBER: _ClassVar[int]
+    CAPACITY_SOURCE_CODE_FIELD_NUMBER: _ClassVar[int]
+    LEARNED_SOURCE_CODE_FIELD_NUMBER: _ClassVar[int]
     dimension: str
     period: str
     limit: float
@@ -344,10 +457,15 @@ class Bucket(_message.Message):
     learned_limit: float
     learned_capacity: float
     learned_source: str
-    def __init__(self, dimension: _Optional[str] = ..., period: _Optional[str] = ..., limit: _Optional[float] = ..., capacity: _Optional[float] = ..., level: _Optional[float] = ..., source: _Optional[str] = ..., capacity_source: _Optional[str] = ..., configured_limit: _Optional[float] = ..., configured_capacity: _Optional[float] = ..., learned_limit: _Optional[float] = ..., learned_capacity: _Optional[float] = ..., learned_source: _Optional[str] = ...) -> None: ...
+    dimension_code: Dimension
+    period_code: Period
+    source_code: LimitSource
+    capacity_source_code: LimitSource
+    learned_source_code: LimitSource
+    def __init__(self, dimension: _Optional[str] = ..., period: _Optional[str] = ..., limit: _Optional[float] = ..., capacity: _Optional[float] = ..., level: _Optional[float] = ..., source: _Optional[str] = ..., capacity_source: _Optional[str] = ..., configured_limit: _Optional[float] = ..., configured_capacity: _Optional[float] = ..., learned_limit: _Optional[float] = ..., learned_capacity: _Optional[float] = ..., learned_source: _Optional[str] = ..., dimension_code: _Optional[_Union[Dimension, str]] = ..., period_code: _Optional[_Union[Period, str]] = ..., source_code: _Optional[_Union[LimitSource, str]] = ..., capacity_source_code: _Optional[_Union[LimitSource, str]] = ..., learned_source_code: _Optional[_Union[LimitSource, str]] = ...) -> None: ...
 
 class KeyStatus(_message.Message):
-    __slots__ = ("key", "buckets", "in_flight", "max_concurrency", "queue_depth", "queue_wait_p50_ms", "queue_wait_p95_ms", "rate_limited_total", "rate_limited_per_minute", "tokens_reserved", "tokens_used", "cooldown_remaining_ms", "fallbacks_total", "requests_total", "granted_total", "cooldown_reason", "tokens_outstanding", "ancestors", "last_headers", "requests_per_second", "rejected_total", "fallbacks_per_minute", "retries_total", "give_ups_total", "breaker", "breaker_open_remaining_ms", "provider", "output_counted_as", "output_counted_as_source", "headers_ignored_total", "fleet_shared", "fleet_share", "fleet_slots", "output_tokens_estimate", "undeclared_tokens_reserved", "undeclared_tokens_used", "concurrency_source", "learned_concurrency", "daily_quota_until_unix_ms", "daily_quota", "fixed_window_ms")
+    __slots__ = ("key", "buckets", "in_flight", "max_concurrency", "queue_depth", "queue_wait_p50_ms", "queue_wait_p95_ms", "rate_limited_total", "rate_limited_per_minute", "tokens_reserved", "tokens_used", "cooldown_remaining_ms", "fallbacks_total", "requests_total", "granted_total", "cooldown_reason", "tokens_outstanding", "ancestors", "last_headers", "requests_per_second", "rejected_total", "fallbacks_per_minute", "retries_total", "give_ups_total", "breaker", "breaker_open_remaining_ms", "provider", "output_counted_as", "output_counted_as_source", "headers_ignored_total", "fleet_shared", "fleet_share", "fleet_slots", "output_tokens_estimate", "undeclared_tokens_reserved", "undeclared_tokens_used", "concurrency_source", "learned_concurrency", "daily_quota_until_unix_ms", "daily_quota", "fixed_window_ms", "breaker_code", "provider_code", "output_counted_as_code", "output_counted_as_source_code", "concurrency_source_code")
     class LastHeadersEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -396,6 +514,11 @@ class KeyStatus(_message.Message):
     DAILY_QUOTA_UNTIL_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
     DAILY_QUOTA_FIELD_NUMBER: _ClassVar[int]
     FIXED_WINDOW_MS_FIELD_NUMBER: _ClassVar[int]
+    BREAKER_CODE_FIELD_NUMBER: _ClassVar[int]
+    PROVIDER_CODE_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_COUNTED_AS_CODE_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_COUNTED_AS_SOURCE_CODE_FIELD_NUMBER: _ClassVar[int]
+    CONCURRENCY_SOURCE_CODE_FIELD_NUMBER: _ClassVar[int]
     key: str
     buckets: _containers.RepeatedCompositeFieldContainer[Bucket]
     in_flight: int
@@ -437,7 +560,12 @@ class KeyStatus(_message.Message):
     daily_quota_until_unix_ms: int
     daily_quota: str
     fixed_window_ms: int
-    def __init__(self, key: _Optional[str] = ..., buckets: _Optional[_Iterable[_Union[Bucket, _Mapping]]] = ..., in_flight: _Optional[int] = ..., max_concurrency: _Optional[int] = ..., queue_depth: _Optional[int] = ..., queue_wait_p50_ms: _Optional[int] = ..., queue_wait_p95_ms: _Optional[int] = ..., rate_limited_total: _Optional[int] = ..., rate_limited_per_minute: _Optional[float] = ..., tokens_reserved: _Optional[int] = ..., tokens_used: _Optional[int] = ..., cooldown_remaining_ms: _Optional[int] = ..., fallbacks_total: _Optional[int] = ..., requests_total: _Optional[int] = ..., granted_total: _Optional[int] = ..., cooldown_reason: _Optional[str] = ..., tokens_outstanding: _Optional[int] = ..., ancestors: _Optional[_Iterable[str]] = ..., last_headers: _Optional[_Mapping[str, str]] = ..., requests_per_second: _Optional[float] = ..., rejected_total: _Optional[int] = ..., fallbacks_per_minute: _Optional[float] = ..., retries_total: _Optional[int] = ..., give_ups_total: _Optional[int] = ..., breaker: _Optional[str] = ..., breaker_open_remaining_ms: _Optional[int] = ..., provider: _Optional[str] = ..., output_counted_as: _Optional[str] = ..., output_counted_as_source: _Optional[str] = ..., headers_ignored_total: _Optional[int] = ..., fleet_shared: bool = ..., fleet_share: _Optional[float] = ..., fleet_slots: _Optional[int] = ..., output_tokens_estimate: _Optional[int] = ..., undeclared_tokens_reserved: _Optional[int] = ..., undeclared_tokens_used: _Optional[int] = ..., concurrency_source: _Optional[str] = ..., learned_concurrency: _Optional[int] = ..., daily_quota_until_unix_ms: _Optional[int] = ..., daily_quota: _Optional[str] = ..., fixed_window_ms: _Optional[int] = ...) -> None: ...
+    breaker_code: BreakerState
+    provider_code: Provider
+    output_counted_as_code: OutputCounting
+    output_counted_as_source_code: AccountingSource
+    concurrency_source_code: LimitSource
+    def __init__(self, key: _Optional[str] = ..., buckets: _Optional[_Iterable[_Union[Bucket, _Mapping]]] = ..., in_flight: _Optional[int] = ..., max_concurrency: _Optional[int] = ..., queue_depth: _Optional[int] = ..., queue_wait_p50_ms: _Optional[int] = ..., queue_wait_p95_ms: _Optional[int] = ..., rate_limited_total: _Optional[int] = ..., rate_limited_per_minute: _Optional[float] = ..., tokens_reserved: _Optional[int] = ..., tokens_used: _Optional[int] = ..., cooldown_remaining_ms: _Optional[int] = ..., fallbacks_total: _Optional[int] = ..., requests_total: _Optional[int] = ..., granted_total: _Optional[int] = ..., cooldown_reason: _Optional[str] = ..., tokens_outstanding: _Optional[int] = ..., ancestors: _Optional[_Iterable[str]] = ..., last_headers: _Optional[_Mapping[str, str]] = ..., requests_per_second: _Optional[float] = ..., rejected_total: _Optional[int] = ..., fallbacks_per_minute: _Optional[float] = ..., retries_total: _Optional[int] = ..., give_ups_total: _Optional[int] = ..., breaker: _Optional[str] = ..., breaker_open_remaining_ms: _Optional[int] = ..., provider: _Optional[str] = ..., output_counted_as: _Optional[str] = ..., output_counted_as_source: _Optional[str] = ..., headers_ignored_total: _Optional[int] = ..., fleet_shared: bool = ..., fleet_share: _Optional[float] = ..., fleet_slots: _Optional[int] = ..., output_tokens_estimate: _Optional[int] = ..., undeclared_tokens_reserved: _Optional[int] = ..., undeclared_tokens_used: _Optional[int] = ..., concurrency_source: _Optional[str] = ..., learned_concurrency: _Optional[int] = ..., daily_quota_until_unix_ms: _Optional[int] = ..., daily_quota: _Optional[str] = ..., fixed_window_ms: _Optional[int] = ..., breaker_code: _Optional[_Union[BreakerState, str]] = ..., provider_code: _Optional[_Union[Provider, str]] = ..., output_counted_as_code: _Optional[_Union[OutputCounting, str]] = ..., output_counted_as_source_code: _Optional[_Union[AccountingSource, str]] = ..., concurrency_source_code: _Optional[_Union[LimitSource, str]] = ...) -> None: ...
 
 class ClaimRequest(_message.Message):
     __slots__ = ("key", "ttl_ms", "accept_lost_history")

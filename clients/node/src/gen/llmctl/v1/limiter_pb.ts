@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file llmctl/v1/limiter.proto.
  */
 export const file_llmctl_v1_limiter: GenFile = /*@__PURE__*/
-  fileDesc("ChdsbG1jdGwvdjEvbGltaXRlci5wcm90bxIJbGxtY3RsLnYxIhsKDFJlc2V0UmVxdWVzdBILCgNrZXkYASABKAkiZQoNUmVzZXRSZXNwb25zZRIWCg5sZWFybmVkX2xpbWl0cxgBIAEoAxIMCgRkZWJ0GAIgASgBEhYKDmNvb2xkb3duX2VuZGVkGAMgASgIEhYKDmJyZWFrZXJfY2xvc2VkGAQgASgIIowCCg5BY3F1aXJlUmVxdWVzdBILCgNrZXkYASABKAkSEAoIcmVxdWVzdHMYAiABKAMSFAoMaW5wdXRfdG9rZW5zGAMgASgDEhUKDW91dHB1dF90b2tlbnMYBCABKAMSEAoIcHJpb3JpdHkYBSABKAUSEwoLbWF4X3dhaXRfbXMYBiABKAMSEQoJY2xpZW50X2lkGAcgASgJEg4KBnJ1bl9pZBgIIAEoCRITCgtyb3V0ZV9ncm91cBgJIAEoCRIPCgdwcm9maWxlGAogASgJEiMKFm91dHB1dF90b2tlbnNfZGVjbGFyZWQYCyABKAhIAIgBAUIZChdfb3V0cHV0X3Rva2Vuc19kZWNsYXJlZCLIAQoPQWNxdWlyZVJlc3BvbnNlEg8KB2dyYW50ZWQYASABKAgSEAoIbGVhc2VfaWQYAiABKAkSCwoDa2V5GAMgASgJEhEKCXdhaXRlZF9tcxgEIAEoAxIaChJub3RfYmVmb3JlX3VuaXhfbXMYBSABKAMSDgoGcmVhc29uGAYgASgJEhcKD2V4cGlyZXNfdW5peF9tcxgHIAEoAxItCgtyZWFzb25fY29kZRgIIAEoDjIYLmxsbWN0bC52MS5SZWZ1c2FsUmVhc29uIvACCg1SZXBvcnRSZXF1ZXN0EhAKCGxlYXNlX2lkGAEgASgJEhMKC3N0YXR1c19jb2RlGAIgASgFEjYKB2hlYWRlcnMYAyADKAsyJS5sbG1jdGwudjEuUmVwb3J0UmVxdWVzdC5IZWFkZXJzRW50cnkSFAoMaW5wdXRfdG9rZW5zGAQgASgDEhsKE2NhY2hlZF9pbnB1dF90b2tlbnMYBSABKAMSFQoNb3V0cHV0X3Rva2VucxgGIAEoAxISCgplcnJvcl90eXBlGAcgASgJEhUKDWVycm9yX21lc3NhZ2UYCCABKAkSFgoOc3RyZWFtX3N0YXJ0ZWQYCSABKAgSDwoHYXR0ZW1wdBgKIAEoBRITCgt1c2FnZV9rbm93bhgLIAEoCBIdChVmaXJzdF9hdHRlbXB0X3VuaXhfbXMYDCABKAMaLgoMSGVhZGVyc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEicQoOUmVwb3J0UmVzcG9uc2USIQoGYWR2aWNlGAEgASgOMhEubGxtY3RsLnYxLkFkdmljZRIWCg5yZXRyeV9hZnRlcl9tcxgCIAEoAxIUCgxmYWxsYmFja19rZXkYAyABKAkSDgoGcmVhc29uGAQgASgJIkMKD0Nvb2xkb3duUmVxdWVzdBILCgNrZXkYASABKAkSEwoLZHVyYXRpb25fbXMYAiABKAMSDgoGcmVhc29uGAMgASgJIikKEENvb2xkb3duUmVzcG9uc2USFQoNdW50aWxfdW5peF9tcxgBIAEoAyIjCg1TdGF0dXNSZXF1ZXN0EhIKCmtleV9wcmVmaXgYASABKAkiNwoMV2F0Y2hSZXF1ZXN0EhMKC2ludGVydmFsX21zGAEgASgDEhIKCmtleV9wcmVmaXgYAiABKAkilAMKDlN0YXR1c1Jlc3BvbnNlEiIKBGtleXMYASADKAsyFC5sbG1jdGwudjEuS2V5U3RhdHVzEhMKC25vd191bml4X21zGAIgASgDEhcKD3N0YXJ0ZWRfdW5peF9tcxgDIAEoAxIQCghzZXNzaW9ucxgEIAEoAxIOCgZzb2NrZXQYBSABKAkSIAoGZXZlbnRzGAYgAygLMhAubGxtY3RsLnYxLkV2ZW50Eh0KFWR1cGxpY2F0ZXNfc3VwcHJlc3NlZBgHIAEoAxIiCgRydW5zGAggAygLMhQubGxtY3RsLnYxLlJ1blN0YXR1cxIeChZjbGFpbXNfbG9zdF9hdF91bml4X21zGAkgASgDEiMKG3N0b3JlX2ZhaWxpbmdfc2luY2VfdW5peF9tcxgKIAEoAxITCgtzdG9yZV9lcnJvchgLIAEoCRIoCgdjbGllbnRzGAwgAygLMhcubGxtY3RsLnYxLkNsaWVudFN0YXR1cxIlCgVmbGVldBgNIAEoCzIWLmxsbWN0bC52MS5GbGVldFN0YXR1cyKQAQoLRmxlZXRTdGF0dXMSDAoEaG9zdBgBIAEoCRINCgVyZWRpcxgCIAEoCRIRCgljb25uZWN0ZWQYAyABKAgSDQoFaG9zdHMYBCABKAMSEgoKbGFzdF9lcnJvchgFIAEoCRIQCghzbGljZV9tcxgGIAEoAxIcChRyZWRpc19jb21tYW5kc190b3RhbBgHIAEoAyK2AgoJUnVuU3RhdHVzEg4KBnJ1bl9pZBgBIAEoCRINCgVjYWxscxgCIAEoAxIPCgdyZXRyaWVzGAMgASgDEhcKD3N0YXJ0ZWRfdW5peF9tcxgEIAEoAxIPCgd3YWxsX21zGAUgASgDEhEKCW1heF9jYWxscxgGIAEoAxITCgttYXhfcmV0cmllcxgHIAEoAxIYChBtYXhfd2FsbF90aW1lX21zGAggASgDEhEKCWV4aGF1c3RlZBgJIAEoCRIbChNyZXF1ZXN0c19wZXJfc2Vjb25kGAogASgBEhkKEXRva2Vuc19wZXJfbWludXRlGAsgASgBEhEKCWluX2ZsaWdodBgMIAEoAxITCgtxdWV1ZV9kZXB0aBgNIAEoAxIaChJyYXRlX2xpbWl0ZWRfdG90YWwYDiABKAMi8gEKDENsaWVudFN0YXR1cxIRCgljbGllbnRfaWQYASABKAkSCwoDcGlkGAIgASgFEhQKDHByb2Nlc3NfbmFtZRgDIAEoCRILCgN1aWQYBCABKAMSDAoEdXNlchgFIAEoCRIbChNyZXF1ZXN0c19wZXJfc2Vjb25kGAYgASgBEhkKEXRva2Vuc19wZXJfbWludXRlGAcgASgBEhEKCWluX2ZsaWdodBgIIAEoAxITCgtxdWV1ZV9kZXB0aBgJIAEoAxIaChJyYXRlX2xpbWl0ZWRfdG90YWwYCiABKAMSFQoNZ3JhbnRlZF90b3RhbBgLIAEoAyJnChNTZXRSdW5CdWRnZXRSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIRCgltYXhfY2FsbHMYAiABKAMSEwoLbWF4X3JldHJpZXMYAyABKAMSGAoQbWF4X3dhbGxfdGltZV9tcxgEIAEoAyIWChRTZXRSdW5CdWRnZXRSZXNwb25zZSJECgVFdmVudBIPCgd1bml4X21zGAEgASgDEgsKA2tleRgCIAEoCRIMCgRraW5kGAMgASgJEg8KB21lc3NhZ2UYBCABKAkihAIKBkJ1Y2tldBIRCglkaW1lbnNpb24YASABKAkSDgoGcGVyaW9kGAIgASgJEg0KBWxpbWl0GAMgASgBEhAKCGNhcGFjaXR5GAQgASgBEg0KBWxldmVsGAUgASgBEg4KBnNvdXJjZRgGIAEoCRIXCg9jYXBhY2l0eV9zb3VyY2UYByABKAkSGAoQY29uZmlndXJlZF9saW1pdBgIIAEoARIbChNjb25maWd1cmVkX2NhcGFjaXR5GAkgASgBEhUKDWxlYXJuZWRfbGltaXQYCiABKAESGAoQbGVhcm5lZF9jYXBhY2l0eRgLIAEoARIWCg5sZWFybmVkX3NvdXJjZRgMIAEoCSKQCQoJS2V5U3RhdHVzEgsKA2tleRgBIAEoCRIiCgdidWNrZXRzGAIgAygLMhEubGxtY3RsLnYxLkJ1Y2tldBIRCglpbl9mbGlnaHQYAyABKAMSFwoPbWF4X2NvbmN1cnJlbmN5GAQgASgDEhMKC3F1ZXVlX2RlcHRoGAUgASgDEhkKEXF1ZXVlX3dhaXRfcDUwX21zGAYgASgDEhkKEXF1ZXVlX3dhaXRfcDk1X21zGAcgASgDEhoKEnJhdGVfbGltaXRlZF90b3RhbBgIIAEoAxIfChdyYXRlX2xpbWl0ZWRfcGVyX21pbnV0ZRgJIAEoARIXCg90b2tlbnNfcmVzZXJ2ZWQYCiABKAMSEwoLdG9rZW5zX3VzZWQYCyABKAMSHQoVY29vbGRvd25fcmVtYWluaW5nX21zGAwgASgDEhcKD2ZhbGxiYWNrc190b3RhbBgNIAEoAxIWCg5yZXF1ZXN0c190b3RhbBgOIAEoAxIVCg1ncmFudGVkX3RvdGFsGA8gASgDEhcKD2Nvb2xkb3duX3JlYXNvbhgQIAEoCRIaChJ0b2tlbnNfb3V0c3RhbmRpbmcYESABKAMSEQoJYW5jZXN0b3JzGBIgAygJEjsKDGxhc3RfaGVhZGVycxgTIAMoCzIlLmxsbWN0bC52MS5LZXlTdGF0dXMuTGFzdEhlYWRlcnNFbnRyeRIbChNyZXF1ZXN0c19wZXJfc2Vjb25kGBQgASgBEhYKDnJlamVjdGVkX3RvdGFsGBUgASgDEhwKFGZhbGxiYWNrc19wZXJfbWludXRlGBYgASgBEhUKDXJldHJpZXNfdG90YWwYFyABKAMSFgoOZ2l2ZV91cHNfdG90YWwYGCABKAMSDwoHYnJlYWtlchgZIAEoCRIhChlicmVha2VyX29wZW5fcmVtYWluaW5nX21zGBogASgDEhAKCHByb3ZpZGVyGBsgASgJEhkKEW91dHB1dF9jb3VudGVkX2FzGBwgASgJEiAKGG91dHB1dF9jb3VudGVkX2FzX3NvdXJjZRgdIAEoCRIdChVoZWFkZXJzX2lnbm9yZWRfdG90YWwYHiABKAMSFAoMZmxlZXRfc2hhcmVkGB8gASgIEhMKC2ZsZWV0X3NoYXJlGCAgASgBEhMKC2ZsZWV0X3Nsb3RzGCEgASgDEh4KFm91dHB1dF90b2tlbnNfZXN0aW1hdGUYIiABKAMSIgoadW5kZWNsYXJlZF90b2tlbnNfcmVzZXJ2ZWQYIyABKAMSHgoWdW5kZWNsYXJlZF90b2tlbnNfdXNlZBgkIAEoAxIaChJjb25jdXJyZW5jeV9zb3VyY2UYJSABKAkSGwoTbGVhcm5lZF9jb25jdXJyZW5jeRgmIAEoAxIhChlkYWlseV9xdW90YV91bnRpbF91bml4X21zGCcgASgDEhMKC2RhaWx5X3F1b3RhGCggASgJEhcKD2ZpeGVkX3dpbmRvd19tcxgpIAEoAxoyChBMYXN0SGVhZGVyc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiSAoMQ2xhaW1SZXF1ZXN0EgsKA2tleRgBIAEoCRIOCgZ0dGxfbXMYAiABKAMSGwoTYWNjZXB0X2xvc3RfaGlzdG9yeRgDIAEoCCKpAQoNQ2xhaW1SZXNwb25zZRItCgVzdGF0ZRgBIAEoDjIeLmxsbWN0bC52MS5DbGFpbVJlc3BvbnNlLlN0YXRlEg4KBnJlc3VsdBgCIAEoDBIVCg1zaW5jZV91bml4X21zGAMgASgDIkIKBVN0YXRlEhUKEVNUQVRFX1VOU1BFQ0lGSUVEEAASCwoHQ0xBSU1FRBABEgsKB1BFTkRJTkcQAhIICgRET05FEAMiLgoPQ29tcGxldGVSZXF1ZXN0EgsKA2tleRgBIAEoCRIOCgZyZXN1bHQYAiABKAwiEgoQQ29tcGxldGVSZXNwb25zZSIwCg5TZXNzaW9uUmVxdWVzdBIRCgljbGllbnRfaWQYASABKAkSCwoDcGlkGAIgASgFIiEKDFNlc3Npb25FdmVudBIRCgljbGllbnRfaWQYASABKAkiDQoLUGluZ1JlcXVlc3QiDgoMUGluZ1Jlc3BvbnNlKsQCCg1SZWZ1c2FsUmVhc29uEh4KGlJFRlVTQUxfUkVBU09OX1VOU1BFQ0lGSUVEEAASGwoXUkVGVVNBTF9SRUFTT05fQ0FQQUNJVFkQARIeChpSRUZVU0FMX1JFQVNPTl9DT05DVVJSRU5DWRACEhsKF1JFRlVTQUxfUkVBU09OX0NPT0xET1dOEAMSHwobUkVGVVNBTF9SRUFTT05fQlJFQUtFUl9PUEVOEAQSHQoZUkVGVVNBTF9SRUFTT05fUlVOX0JVREdFVBAFEh4KGlJFRlVTQUxfUkVBU09OX1JPVVRFX0dST1VQEAYSGwoXUkVGVVNBTF9SRUFTT05fU1RPUFBJTkcQBxIcChhSRUZVU0FMX1JFQVNPTl9UT09fTEFSR0UQCBIeChpSRUZVU0FMX1JFQVNPTl9EQUlMWV9RVU9UQRAJKlAKBkFkdmljZRIWChJBRFZJQ0VfVU5TUEVDSUZJRUQQABIICgRET05FEAESCQoFUkVUUlkQAhILCgdHSVZFX1VQEAMSDAoIRkFMTEJBQ0sQBDLVBQoHTGltaXRlchJACgdBY3F1aXJlEhkubGxtY3RsLnYxLkFjcXVpcmVSZXF1ZXN0GhoubGxtY3RsLnYxLkFjcXVpcmVSZXNwb25zZRI9CgZSZXBvcnQSGC5sbG1jdGwudjEuUmVwb3J0UmVxdWVzdBoZLmxsbWN0bC52MS5SZXBvcnRSZXNwb25zZRJDCghDb29sZG93bhIaLmxsbWN0bC52MS5Db29sZG93blJlcXVlc3QaGy5sbG1jdGwudjEuQ29vbGRvd25SZXNwb25zZRI9CgZTdGF0dXMSGC5sbG1jdGwudjEuU3RhdHVzUmVxdWVzdBoZLmxsbWN0bC52MS5TdGF0dXNSZXNwb25zZRI9CgVXYXRjaBIXLmxsbWN0bC52MS5XYXRjaFJlcXVlc3QaGS5sbG1jdGwudjEuU3RhdHVzUmVzcG9uc2UwARI6CgVDbGFpbRIXLmxsbWN0bC52MS5DbGFpbVJlcXVlc3QaGC5sbG1jdGwudjEuQ2xhaW1SZXNwb25zZRJDCghDb21wbGV0ZRIaLmxsbWN0bC52MS5Db21wbGV0ZVJlcXVlc3QaGy5sbG1jdGwudjEuQ29tcGxldGVSZXNwb25zZRI/CgdTZXNzaW9uEhkubGxtY3RsLnYxLlNlc3Npb25SZXF1ZXN0GhcubGxtY3RsLnYxLlNlc3Npb25FdmVudDABEjcKBFBpbmcSFi5sbG1jdGwudjEuUGluZ1JlcXVlc3QaFy5sbG1jdGwudjEuUGluZ1Jlc3BvbnNlEk8KDFNldFJ1bkJ1ZGdldBIeLmxsbWN0bC52MS5TZXRSdW5CdWRnZXRSZXF1ZXN0Gh8ubGxtY3RsLnYxLlNldFJ1bkJ1ZGdldFJlc3BvbnNlEjoKBVJlc2V0EhcubGxtY3RsLnYxLlJlc2V0UmVxdWVzdBoYLmxsbWN0bC52MS5SZXNldFJlc3BvbnNlQl8KDWRldi5sbG1jdGwudjFCDExpbWl0ZXJQcm90b1ABWjJnaXRodWIuY29tL2xsbWN0bC9sbG1jdGwvZ2VuL2dvL2xsbWN0bC92MTtsbG1jdGx2MaoCCUxsbWN0bC5WMWIGcHJvdG8z");
+  fileDesc("ChdsbG1jdGwvdjEvbGltaXRlci5wcm90bxIJbGxtY3RsLnYxIhsKDFJlc2V0UmVxdWVzdBILCgNrZXkYASABKAkiZQoNUmVzZXRSZXNwb25zZRIWCg5sZWFybmVkX2xpbWl0cxgBIAEoAxIMCgRkZWJ0GAIgASgBEhYKDmNvb2xkb3duX2VuZGVkGAMgASgIEhYKDmJyZWFrZXJfY2xvc2VkGAQgASgIIowCCg5BY3F1aXJlUmVxdWVzdBILCgNrZXkYASABKAkSEAoIcmVxdWVzdHMYAiABKAMSFAoMaW5wdXRfdG9rZW5zGAMgASgDEhUKDW91dHB1dF90b2tlbnMYBCABKAMSEAoIcHJpb3JpdHkYBSABKAUSEwoLbWF4X3dhaXRfbXMYBiABKAMSEQoJY2xpZW50X2lkGAcgASgJEg4KBnJ1bl9pZBgIIAEoCRITCgtyb3V0ZV9ncm91cBgJIAEoCRIPCgdwcm9maWxlGAogASgJEiMKFm91dHB1dF90b2tlbnNfZGVjbGFyZWQYCyABKAhIAIgBAUIZChdfb3V0cHV0X3Rva2Vuc19kZWNsYXJlZCLIAQoPQWNxdWlyZVJlc3BvbnNlEg8KB2dyYW50ZWQYASABKAgSEAoIbGVhc2VfaWQYAiABKAkSCwoDa2V5GAMgASgJEhEKCXdhaXRlZF9tcxgEIAEoAxIaChJub3RfYmVmb3JlX3VuaXhfbXMYBSABKAMSDgoGcmVhc29uGAYgASgJEhcKD2V4cGlyZXNfdW5peF9tcxgHIAEoAxItCgtyZWFzb25fY29kZRgIIAEoDjIYLmxsbWN0bC52MS5SZWZ1c2FsUmVhc29uIvACCg1SZXBvcnRSZXF1ZXN0EhAKCGxlYXNlX2lkGAEgASgJEhMKC3N0YXR1c19jb2RlGAIgASgFEjYKB2hlYWRlcnMYAyADKAsyJS5sbG1jdGwudjEuUmVwb3J0UmVxdWVzdC5IZWFkZXJzRW50cnkSFAoMaW5wdXRfdG9rZW5zGAQgASgDEhsKE2NhY2hlZF9pbnB1dF90b2tlbnMYBSABKAMSFQoNb3V0cHV0X3Rva2VucxgGIAEoAxISCgplcnJvcl90eXBlGAcgASgJEhUKDWVycm9yX21lc3NhZ2UYCCABKAkSFgoOc3RyZWFtX3N0YXJ0ZWQYCSABKAgSDwoHYXR0ZW1wdBgKIAEoBRITCgt1c2FnZV9rbm93bhgLIAEoCBIdChVmaXJzdF9hdHRlbXB0X3VuaXhfbXMYDCABKAMaLgoMSGVhZGVyc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEicQoOUmVwb3J0UmVzcG9uc2USIQoGYWR2aWNlGAEgASgOMhEubGxtY3RsLnYxLkFkdmljZRIWCg5yZXRyeV9hZnRlcl9tcxgCIAEoAxIUCgxmYWxsYmFja19rZXkYAyABKAkSDgoGcmVhc29uGAQgASgJIkMKD0Nvb2xkb3duUmVxdWVzdBILCgNrZXkYASABKAkSEwoLZHVyYXRpb25fbXMYAiABKAMSDgoGcmVhc29uGAMgASgJIikKEENvb2xkb3duUmVzcG9uc2USFQoNdW50aWxfdW5peF9tcxgBIAEoAyIjCg1TdGF0dXNSZXF1ZXN0EhIKCmtleV9wcmVmaXgYASABKAkiNwoMV2F0Y2hSZXF1ZXN0EhMKC2ludGVydmFsX21zGAEgASgDEhIKCmtleV9wcmVmaXgYAiABKAkilAMKDlN0YXR1c1Jlc3BvbnNlEiIKBGtleXMYASADKAsyFC5sbG1jdGwudjEuS2V5U3RhdHVzEhMKC25vd191bml4X21zGAIgASgDEhcKD3N0YXJ0ZWRfdW5peF9tcxgDIAEoAxIQCghzZXNzaW9ucxgEIAEoAxIOCgZzb2NrZXQYBSABKAkSIAoGZXZlbnRzGAYgAygLMhAubGxtY3RsLnYxLkV2ZW50Eh0KFWR1cGxpY2F0ZXNfc3VwcHJlc3NlZBgHIAEoAxIiCgRydW5zGAggAygLMhQubGxtY3RsLnYxLlJ1blN0YXR1cxIeChZjbGFpbXNfbG9zdF9hdF91bml4X21zGAkgASgDEiMKG3N0b3JlX2ZhaWxpbmdfc2luY2VfdW5peF9tcxgKIAEoAxITCgtzdG9yZV9lcnJvchgLIAEoCRIoCgdjbGllbnRzGAwgAygLMhcubGxtY3RsLnYxLkNsaWVudFN0YXR1cxIlCgVmbGVldBgNIAEoCzIWLmxsbWN0bC52MS5GbGVldFN0YXR1cyKQAQoLRmxlZXRTdGF0dXMSDAoEaG9zdBgBIAEoCRINCgVyZWRpcxgCIAEoCRIRCgljb25uZWN0ZWQYAyABKAgSDQoFaG9zdHMYBCABKAMSEgoKbGFzdF9lcnJvchgFIAEoCRIQCghzbGljZV9tcxgGIAEoAxIcChRyZWRpc19jb21tYW5kc190b3RhbBgHIAEoAyK2AgoJUnVuU3RhdHVzEg4KBnJ1bl9pZBgBIAEoCRINCgVjYWxscxgCIAEoAxIPCgdyZXRyaWVzGAMgASgDEhcKD3N0YXJ0ZWRfdW5peF9tcxgEIAEoAxIPCgd3YWxsX21zGAUgASgDEhEKCW1heF9jYWxscxgGIAEoAxITCgttYXhfcmV0cmllcxgHIAEoAxIYChBtYXhfd2FsbF90aW1lX21zGAggASgDEhEKCWV4aGF1c3RlZBgJIAEoCRIbChNyZXF1ZXN0c19wZXJfc2Vjb25kGAogASgBEhkKEXRva2Vuc19wZXJfbWludXRlGAsgASgBEhEKCWluX2ZsaWdodBgMIAEoAxITCgtxdWV1ZV9kZXB0aBgNIAEoAxIaChJyYXRlX2xpbWl0ZWRfdG90YWwYDiABKAMi8gEKDENsaWVudFN0YXR1cxIRCgljbGllbnRfaWQYASABKAkSCwoDcGlkGAIgASgFEhQKDHByb2Nlc3NfbmFtZRgDIAEoCRILCgN1aWQYBCABKAMSDAoEdXNlchgFIAEoCRIbChNyZXF1ZXN0c19wZXJfc2Vjb25kGAYgASgBEhkKEXRva2Vuc19wZXJfbWludXRlGAcgASgBEhEKCWluX2ZsaWdodBgIIAEoAxITCgtxdWV1ZV9kZXB0aBgJIAEoAxIaChJyYXRlX2xpbWl0ZWRfdG90YWwYCiABKAMSFQoNZ3JhbnRlZF90b3RhbBgLIAEoAyJnChNTZXRSdW5CdWRnZXRSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIRCgltYXhfY2FsbHMYAiABKAMSEwoLbWF4X3JldHJpZXMYAyABKAMSGAoQbWF4X3dhbGxfdGltZV9tcxgEIAEoAyIWChRTZXRSdW5CdWRnZXRSZXNwb25zZSJtCgVFdmVudBIPCgd1bml4X21zGAEgASgDEgsKA2tleRgCIAEoCRIMCgRraW5kGAMgASgJEg8KB21lc3NhZ2UYBCABKAkSJwoJa2luZF9jb2RlGAUgASgOMhQubGxtY3RsLnYxLkV2ZW50S2luZCLyAwoGQnVja2V0EhEKCWRpbWVuc2lvbhgBIAEoCRIOCgZwZXJpb2QYAiABKAkSDQoFbGltaXQYAyABKAESEAoIY2FwYWNpdHkYBCABKAESDQoFbGV2ZWwYBSABKAESDgoGc291cmNlGAYgASgJEhcKD2NhcGFjaXR5X3NvdXJjZRgHIAEoCRIYChBjb25maWd1cmVkX2xpbWl0GAggASgBEhsKE2NvbmZpZ3VyZWRfY2FwYWNpdHkYCSABKAESFQoNbGVhcm5lZF9saW1pdBgKIAEoARIYChBsZWFybmVkX2NhcGFjaXR5GAsgASgBEhYKDmxlYXJuZWRfc291cmNlGAwgASgJEiwKDmRpbWVuc2lvbl9jb2RlGA0gASgOMhQubGxtY3RsLnYxLkRpbWVuc2lvbhImCgtwZXJpb2RfY29kZRgOIAEoDjIRLmxsbWN0bC52MS5QZXJpb2QSKwoLc291cmNlX2NvZGUYDyABKA4yFi5sbG1jdGwudjEuTGltaXRTb3VyY2USNAoUY2FwYWNpdHlfc291cmNlX2NvZGUYECABKA4yFi5sbG1jdGwudjEuTGltaXRTb3VyY2USMwoTbGVhcm5lZF9zb3VyY2VfY29kZRgRIAEoDjIWLmxsbWN0bC52MS5MaW1pdFNvdXJjZSKjCwoJS2V5U3RhdHVzEgsKA2tleRgBIAEoCRIiCgdidWNrZXRzGAIgAygLMhEubGxtY3RsLnYxLkJ1Y2tldBIRCglpbl9mbGlnaHQYAyABKAMSFwoPbWF4X2NvbmN1cnJlbmN5GAQgASgDEhMKC3F1ZXVlX2RlcHRoGAUgASgDEhkKEXF1ZXVlX3dhaXRfcDUwX21zGAYgASgDEhkKEXF1ZXVlX3dhaXRfcDk1X21zGAcgASgDEhoKEnJhdGVfbGltaXRlZF90b3RhbBgIIAEoAxIfChdyYXRlX2xpbWl0ZWRfcGVyX21pbnV0ZRgJIAEoARIXCg90b2tlbnNfcmVzZXJ2ZWQYCiABKAMSEwoLdG9rZW5zX3VzZWQYCyABKAMSHQoVY29vbGRvd25fcmVtYWluaW5nX21zGAwgASgDEhcKD2ZhbGxiYWNrc190b3RhbBgNIAEoAxIWCg5yZXF1ZXN0c190b3RhbBgOIAEoAxIVCg1ncmFudGVkX3RvdGFsGA8gASgDEhcKD2Nvb2xkb3duX3JlYXNvbhgQIAEoCRIaChJ0b2tlbnNfb3V0c3RhbmRpbmcYESABKAMSEQoJYW5jZXN0b3JzGBIgAygJEjsKDGxhc3RfaGVhZGVycxgTIAMoCzIlLmxsbWN0bC52MS5LZXlTdGF0dXMuTGFzdEhlYWRlcnNFbnRyeRIbChNyZXF1ZXN0c19wZXJfc2Vjb25kGBQgASgBEhYKDnJlamVjdGVkX3RvdGFsGBUgASgDEhwKFGZhbGxiYWNrc19wZXJfbWludXRlGBYgASgBEhUKDXJldHJpZXNfdG90YWwYFyABKAMSFgoOZ2l2ZV91cHNfdG90YWwYGCABKAMSDwoHYnJlYWtlchgZIAEoCRIhChlicmVha2VyX29wZW5fcmVtYWluaW5nX21zGBogASgDEhAKCHByb3ZpZGVyGBsgASgJEhkKEW91dHB1dF9jb3VudGVkX2FzGBwgASgJEiAKGG91dHB1dF9jb3VudGVkX2FzX3NvdXJjZRgdIAEoCRIdChVoZWFkZXJzX2lnbm9yZWRfdG90YWwYHiABKAMSFAoMZmxlZXRfc2hhcmVkGB8gASgIEhMKC2ZsZWV0X3NoYXJlGCAgASgBEhMKC2ZsZWV0X3Nsb3RzGCEgASgDEh4KFm91dHB1dF90b2tlbnNfZXN0aW1hdGUYIiABKAMSIgoadW5kZWNsYXJlZF90b2tlbnNfcmVzZXJ2ZWQYIyABKAMSHgoWdW5kZWNsYXJlZF90b2tlbnNfdXNlZBgkIAEoAxIaChJjb25jdXJyZW5jeV9zb3VyY2UYJSABKAkSGwoTbGVhcm5lZF9jb25jdXJyZW5jeRgmIAEoAxIhChlkYWlseV9xdW90YV91bnRpbF91bml4X21zGCcgASgDEhMKC2RhaWx5X3F1b3RhGCggASgJEhcKD2ZpeGVkX3dpbmRvd19tcxgpIAEoAxItCgxicmVha2VyX2NvZGUYKiABKA4yFy5sbG1jdGwudjEuQnJlYWtlclN0YXRlEioKDXByb3ZpZGVyX2NvZGUYKyABKA4yEy5sbG1jdGwudjEuUHJvdmlkZXISOQoWb3V0cHV0X2NvdW50ZWRfYXNfY29kZRgsIAEoDjIZLmxsbWN0bC52MS5PdXRwdXRDb3VudGluZxJCCh1vdXRwdXRfY291bnRlZF9hc19zb3VyY2VfY29kZRgtIAEoDjIbLmxsbWN0bC52MS5BY2NvdW50aW5nU291cmNlEjcKF2NvbmN1cnJlbmN5X3NvdXJjZV9jb2RlGC4gASgOMhYubGxtY3RsLnYxLkxpbWl0U291cmNlGjIKEExhc3RIZWFkZXJzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJICgxDbGFpbVJlcXVlc3QSCwoDa2V5GAEgASgJEg4KBnR0bF9tcxgCIAEoAxIbChNhY2NlcHRfbG9zdF9oaXN0b3J5GAMgASgIIqkBCg1DbGFpbVJlc3BvbnNlEi0KBXN0YXRlGAEgASgOMh4ubGxtY3RsLnYxLkNsYWltUmVzcG9uc2UuU3RhdGUSDgoGcmVzdWx0GAIgASgMEhUKDXNpbmNlX3VuaXhfbXMYAyABKAMiQgoFU3RhdGUSFQoRU1RBVEVfVU5TUEVDSUZJRUQQABILCgdDTEFJTUVEEAESCwoHUEVORElORxACEggKBERPTkUQAyIuCg9Db21wbGV0ZVJlcXVlc3QSCwoDa2V5GAEgASgJEg4KBnJlc3VsdBgCIAEoDCISChBDb21wbGV0ZVJlc3BvbnNlIjAKDlNlc3Npb25SZXF1ZXN0EhEKCWNsaWVudF9pZBgBIAEoCRILCgNwaWQYAiABKAUiIQoMU2Vzc2lvbkV2ZW50EhEKCWNsaWVudF9pZBgBIAEoCSINCgtQaW5nUmVxdWVzdCIOCgxQaW5nUmVzcG9uc2UqxAIKDVJlZnVzYWxSZWFzb24SHgoaUkVGVVNBTF9SRUFTT05fVU5TUEVDSUZJRUQQABIbChdSRUZVU0FMX1JFQVNPTl9DQVBBQ0lUWRABEh4KGlJFRlVTQUxfUkVBU09OX0NPTkNVUlJFTkNZEAISGwoXUkVGVVNBTF9SRUFTT05fQ09PTERPV04QAxIfChtSRUZVU0FMX1JFQVNPTl9CUkVBS0VSX09QRU4QBBIdChlSRUZVU0FMX1JFQVNPTl9SVU5fQlVER0VUEAUSHgoaUkVGVVNBTF9SRUFTT05fUk9VVEVfR1JPVVAQBhIbChdSRUZVU0FMX1JFQVNPTl9TVE9QUElORxAHEhwKGFJFRlVTQUxfUkVBU09OX1RPT19MQVJHRRAIEh4KGlJFRlVTQUxfUkVBU09OX0RBSUxZX1FVT1RBEAkqUAoGQWR2aWNlEhYKEkFEVklDRV9VTlNQRUNJRklFRBAAEggKBERPTkUQARIJCgVSRVRSWRACEgsKB0dJVkVfVVAQAxIMCghGQUxMQkFDSxAEKogCCglFdmVudEtpbmQSGgoWRVZFTlRfS0lORF9VTlNQRUNJRklFRBAAEhcKE0VWRU5UX0tJTkRfQ09PTERPV04QARIWChJFVkVOVF9LSU5EX0dJVkVfVVAQAhIXChNFVkVOVF9LSU5EX0ZBTExCQUNLEAMSFgoSRVZFTlRfS0lORF9CUkVBS0VSEAQSFgoSRVZFTlRfS0lORF9FWFBJUkVEEAUSFwoTRVZFTlRfS0lORF9SRUxFQVNFRBAGEhkKFUVWRU5UX0tJTkRfQ0FMSUJSQVRFRBAHEhQKEEVWRU5UX0tJTkRfUkVTRVQQCBIbChdFVkVOVF9LSU5EX1JFQ09ORklHVVJFRBAJKo0BCglEaW1lbnNpb24SGQoVRElNRU5TSU9OX1VOU1BFQ0lGSUVEEAASFgoSRElNRU5TSU9OX1JFUVVFU1RTEAESFAoQRElNRU5TSU9OX1RPS0VOUxACEhoKFkRJTUVOU0lPTl9JTlBVVF9UT0tFTlMQAxIbChdESU1FTlNJT05fT1VUUFVUX1RPS0VOUxAEKkMKBlBlcmlvZBIWChJQRVJJT0RfVU5TUEVDSUZJRUQQABIRCg1QRVJJT0RfTUlOVVRFEAESDgoKUEVSSU9EX0RBWRACKnUKC0xpbWl0U291cmNlEhwKGExJTUlUX1NPVVJDRV9VTlNQRUNJRklFRBAAEhcKE0xJTUlUX1NPVVJDRV9DT05GSUcQARIYChRMSU1JVF9TT1VSQ0VfSEVBREVSUxACEhUKEUxJTUlUX1NPVVJDRV9BSU1EEAMqfAoMQnJlYWtlclN0YXRlEh0KGUJSRUFLRVJfU1RBVEVfVU5TUEVDSUZJRUQQABIYChRCUkVBS0VSX1NUQVRFX0NMT1NFRBABEhYKEkJSRUFLRVJfU1RBVEVfT1BFThACEhsKF0JSRUFLRVJfU1RBVEVfSEFMRl9PUEVOEAMqkAEKCFByb3ZpZGVyEhgKFFBST1ZJREVSX1VOU1BFQ0lGSUVEEAASEwoPUFJPVklERVJfT1BFTkFJEAESEgoOUFJPVklERVJfQVpVUkUQAhIWChJQUk9WSURFUl9BTlRIUk9QSUMQAxITCg9QUk9WSURFUl9HRU1JTkkQBBIUChBQUk9WSURFUl9HRU5FUklDEAUqawoOT3V0cHV0Q291bnRpbmcSHwobT1VUUFVUX0NPVU5USU5HX1VOU1BFQ0lGSUVEEAASGgoWT1VUUFVUX0NPVU5USU5HX0FDVFVBTBABEhwKGE9VVFBVVF9DT1VOVElOR19SRVNFUlZFRBACKs4BChBBY2NvdW50aW5nU291cmNlEiEKHUFDQ09VTlRJTkdfU09VUkNFX1VOU1BFQ0lGSUVEEAASHAoYQUNDT1VOVElOR19TT1VSQ0VfQ09ORklHEAESHgoaQUNDT1VOVElOR19TT1VSQ0VfUFJPVklERVIQAhIbChdBQ0NPVU5USU5HX1NPVVJDRV9VU0FHRRADEh0KGUFDQ09VTlRJTkdfU09VUkNFX0hFQURFUlMQBBIdChlBQ0NPVU5USU5HX1NPVVJDRV9ERUZBVUxUEAUy1QUKB0xpbWl0ZXISQAoHQWNxdWlyZRIZLmxsbWN0bC52MS5BY3F1aXJlUmVxdWVzdBoaLmxsbWN0bC52MS5BY3F1aXJlUmVzcG9uc2USPQoGUmVwb3J0EhgubGxtY3RsLnYxLlJlcG9ydFJlcXVlc3QaGS5sbG1jdGwudjEuUmVwb3J0UmVzcG9uc2USQwoIQ29vbGRvd24SGi5sbG1jdGwudjEuQ29vbGRvd25SZXF1ZXN0GhsubGxtY3RsLnYxLkNvb2xkb3duUmVzcG9uc2USPQoGU3RhdHVzEhgubGxtY3RsLnYxLlN0YXR1c1JlcXVlc3QaGS5sbG1jdGwudjEuU3RhdHVzUmVzcG9uc2USPQoFV2F0Y2gSFy5sbG1jdGwudjEuV2F0Y2hSZXF1ZXN0GhkubGxtY3RsLnYxLlN0YXR1c1Jlc3BvbnNlMAESOgoFQ2xhaW0SFy5sbG1jdGwudjEuQ2xhaW1SZXF1ZXN0GhgubGxtY3RsLnYxLkNsYWltUmVzcG9uc2USQwoIQ29tcGxldGUSGi5sbG1jdGwudjEuQ29tcGxldGVSZXF1ZXN0GhsubGxtY3RsLnYxLkNvbXBsZXRlUmVzcG9uc2USPwoHU2Vzc2lvbhIZLmxsbWN0bC52MS5TZXNzaW9uUmVxdWVzdBoXLmxsbWN0bC52MS5TZXNzaW9uRXZlbnQwARI3CgRQaW5nEhYubGxtY3RsLnYxLlBpbmdSZXF1ZXN0GhcubGxtY3RsLnYxLlBpbmdSZXNwb25zZRJPCgxTZXRSdW5CdWRnZXQSHi5sbG1jdGwudjEuU2V0UnVuQnVkZ2V0UmVxdWVzdBofLmxsbWN0bC52MS5TZXRSdW5CdWRnZXRSZXNwb25zZRI6CgVSZXNldBIXLmxsbWN0bC52MS5SZXNldFJlcXVlc3QaGC5sbG1jdGwudjEuUmVzZXRSZXNwb25zZUJfCg1kZXYubGxtY3RsLnYxQgxMaW1pdGVyUHJvdG9QAVoyZ2l0aHViLmNvbS9sbG1jdGwvbGxtY3RsL2dlbi9nby9sbG1jdGwvdjE7bGxtY3RsdjGqAglMbG1jdGwuVjFiBnByb3RvMw");
 
 /**
  * @generated from message llmctl.v1.ResetRequest
@@ -964,6 +964,13 @@ export type Event = Message<"llmctl.v1.Event"> & {
    * @generated from field: string message = 4;
    */
   message: string;
+
+  /**
+   * kind as a typed value (an older daemon sends EVENT_KIND_UNSPECIFIED).
+   *
+   * @generated from field: llmctl.v1.EventKind kind_code = 5;
+   */
+  kindCode: EventKind;
 };
 
 /**
@@ -1066,6 +1073,42 @@ export type Bucket = Message<"llmctl.v1.Bucket"> & {
    * @generated from field: string learned_source = 12;
    */
   learnedSource: string;
+
+  /**
+   * dimension as a typed value.
+   *
+   * @generated from field: llmctl.v1.Dimension dimension_code = 13;
+   */
+  dimensionCode: Dimension;
+
+  /**
+   * period as a typed value.
+   *
+   * @generated from field: llmctl.v1.Period period_code = 14;
+   */
+  periodCode: Period;
+
+  /**
+   * source as a typed value.
+   *
+   * @generated from field: llmctl.v1.LimitSource source_code = 15;
+   */
+  sourceCode: LimitSource;
+
+  /**
+   * capacity_source as a typed value.
+   *
+   * @generated from field: llmctl.v1.LimitSource capacity_source_code = 16;
+   */
+  capacitySourceCode: LimitSource;
+
+  /**
+   * learned_source as a typed value; UNSPECIFIED when nothing was learned. (An older daemon
+   * sends every *_code UNSPECIFIED.)
+   *
+   * @generated from field: llmctl.v1.LimitSource learned_source_code = 17;
+   */
+  learnedSourceCode: LimitSource;
 };
 
 /**
@@ -1379,6 +1422,41 @@ export type KeyStatus = Message<"llmctl.v1.KeyStatus"> & {
    * @generated from field: int64 fixed_window_ms = 41;
    */
   fixedWindowMs: bigint;
+
+  /**
+   * breaker as a typed value.
+   *
+   * @generated from field: llmctl.v1.BreakerState breaker_code = 42;
+   */
+  breakerCode: BreakerState;
+
+  /**
+   * provider as a typed value; UNSPECIFIED when none.
+   *
+   * @generated from field: llmctl.v1.Provider provider_code = 43;
+   */
+  providerCode: Provider;
+
+  /**
+   * output_counted_as as a typed value.
+   *
+   * @generated from field: llmctl.v1.OutputCounting output_counted_as_code = 44;
+   */
+  outputCountedAsCode: OutputCounting;
+
+  /**
+   * output_counted_as_source as a typed value.
+   *
+   * @generated from field: llmctl.v1.AccountingSource output_counted_as_source_code = 45;
+   */
+  outputCountedAsSourceCode: AccountingSource;
+
+  /**
+   * concurrency_source as a typed value; UNSPECIFIED when unlimited.
+   *
+   * @generated from field: llmctl.v1.LimitSource concurrency_source_code = 46;
+   */
+  concurrencySourceCode: LimitSource;
 };
 
 /**
@@ -1750,6 +1828,399 @@ export enum Advice {
  */
 export const AdviceSchema: GenEnum<Advice> = /*@__PURE__*/
   enumDesc(file_llmctl_v1_limiter, 1);
+
+/**
+ * What an event is about (Event.kind_code; Event.kind is its name).
+ *
+ * @generated from enum llmctl.v1.EventKind
+ */
+export enum EventKind {
+  /**
+   * Not sent by this daemon: an older one, or a kind this client does not know.
+   *
+   * @generated from enum value: EVENT_KIND_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * A cooldown was installed.
+   *
+   * @generated from enum value: EVENT_KIND_COOLDOWN = 1;
+   */
+  COOLDOWN = 1,
+
+  /**
+   * A GIVE_UP advice.
+   *
+   * @generated from enum value: EVENT_KIND_GIVE_UP = 2;
+   */
+  GIVE_UP = 2,
+
+  /**
+   * A FALLBACK advice.
+   *
+   * @generated from enum value: EVENT_KIND_FALLBACK = 3;
+   */
+  FALLBACK = 3,
+
+  /**
+   * A circuit breaker opened or closed.
+   *
+   * @generated from enum value: EVENT_KIND_BREAKER = 4;
+   */
+  BREAKER = 4,
+
+  /**
+   * A lease lapsed unreported.
+   *
+   * @generated from enum value: EVENT_KIND_EXPIRED = 5;
+   */
+  EXPIRED = 5,
+
+  /**
+   * A client's leases were released (its session ended).
+   *
+   * @generated from enum value: EVENT_KIND_RELEASED = 6;
+   */
+  RELEASED = 6,
+
+  /**
+   * A limit was learned or lowered.
+   *
+   * @generated from enum value: EVENT_KIND_CALIBRATED = 7;
+   */
+  CALIBRATED = 7,
+
+  /**
+   * State was reset (llmctl reset).
+   *
+   * @generated from enum value: EVENT_KIND_RESET = 8;
+   */
+  RESET = 8,
+
+  /**
+   * The config was reloaded.
+   *
+   * @generated from enum value: EVENT_KIND_RECONFIGURED = 9;
+   */
+  RECONFIGURED = 9,
+}
+
+/**
+ * Describes the enum llmctl.v1.EventKind.
+ */
+export const EventKindSchema: GenEnum<EventKind> = /*@__PURE__*/
+  enumDesc(file_llmctl_v1_limiter, 2);
+
+/**
+ * A bucket's dimension (Bucket.dimension_code; Bucket.dimension is its name).
+ *
+ * @generated from enum llmctl.v1.Dimension
+ */
+export enum Dimension {
+  /**
+   * Not sent by this daemon: an older one, or a value this client does not know.
+   *
+   * @generated from enum value: DIMENSION_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Requests.
+   *
+   * @generated from enum value: DIMENSION_REQUESTS = 1;
+   */
+  REQUESTS = 1,
+
+  /**
+   * Input plus output tokens.
+   *
+   * @generated from enum value: DIMENSION_TOKENS = 2;
+   */
+  TOKENS = 2,
+
+  /**
+   * Input tokens.
+   *
+   * @generated from enum value: DIMENSION_INPUT_TOKENS = 3;
+   */
+  INPUT_TOKENS = 3,
+
+  /**
+   * Output tokens.
+   *
+   * @generated from enum value: DIMENSION_OUTPUT_TOKENS = 4;
+   */
+  OUTPUT_TOKENS = 4,
+}
+
+/**
+ * Describes the enum llmctl.v1.Dimension.
+ */
+export const DimensionSchema: GenEnum<Dimension> = /*@__PURE__*/
+  enumDesc(file_llmctl_v1_limiter, 3);
+
+/**
+ * The period a limit is per (Bucket.period_code).
+ *
+ * @generated from enum llmctl.v1.Period
+ */
+export enum Period {
+  /**
+   * Not sent by this daemon.
+   *
+   * @generated from enum value: PERIOD_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Per minute.
+   *
+   * @generated from enum value: PERIOD_MINUTE = 1;
+   */
+  MINUTE = 1,
+
+  /**
+   * Per day.
+   *
+   * @generated from enum value: PERIOD_DAY = 2;
+   */
+  DAY = 2,
+}
+
+/**
+ * Describes the enum llmctl.v1.Period.
+ */
+export const PeriodSchema: GenEnum<Period> = /*@__PURE__*/
+  enumDesc(file_llmctl_v1_limiter, 4);
+
+/**
+ * Where a limit came from (Bucket.source_code, capacity_source_code, learned_source_code,
+ * KeyStatus.concurrency_source_code).
+ *
+ * @generated from enum llmctl.v1.LimitSource
+ */
+export enum LimitSource {
+  /**
+   * None (learned_source_code when nothing was learned, concurrency_source_code when
+   * unlimited), or not sent by this daemon.
+   *
+   * @generated from enum value: LIMIT_SOURCE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The config.
+   *
+   * @generated from enum value: LIMIT_SOURCE_CONFIG = 1;
+   */
+  CONFIG = 1,
+
+  /**
+   * The provider's rate-limit headers.
+   *
+   * @generated from enum value: LIMIT_SOURCE_HEADERS = 2;
+   */
+  HEADERS = 2,
+
+  /**
+   * Probing: lowered on 429s, raised while demand waits and nothing is refused.
+   *
+   * @generated from enum value: LIMIT_SOURCE_AIMD = 3;
+   */
+  AIMD = 3,
+}
+
+/**
+ * Describes the enum llmctl.v1.LimitSource.
+ */
+export const LimitSourceSchema: GenEnum<LimitSource> = /*@__PURE__*/
+  enumDesc(file_llmctl_v1_limiter, 5);
+
+/**
+ * A key's circuit breaker (KeyStatus.breaker_code).
+ *
+ * @generated from enum llmctl.v1.BreakerState
+ */
+export enum BreakerState {
+  /**
+   * Not sent by this daemon.
+   *
+   * @generated from enum value: BREAKER_STATE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Requests go.
+   *
+   * @generated from enum value: BREAKER_STATE_CLOSED = 1;
+   */
+  CLOSED = 1,
+
+  /**
+   * Requests are refused until it lets a probe through.
+   *
+   * @generated from enum value: BREAKER_STATE_OPEN = 2;
+   */
+  OPEN = 2,
+
+  /**
+   * One probe is in flight.
+   *
+   * @generated from enum value: BREAKER_STATE_HALF_OPEN = 3;
+   */
+  HALF_OPEN = 3,
+}
+
+/**
+ * Describes the enum llmctl.v1.BreakerState.
+ */
+export const BreakerStateSchema: GenEnum<BreakerState> = /*@__PURE__*/
+  enumDesc(file_llmctl_v1_limiter, 6);
+
+/**
+ * A key's provider preset (KeyStatus.provider_code).
+ *
+ * @generated from enum llmctl.v1.Provider
+ */
+export enum Provider {
+  /**
+   * None configured, or not sent by this daemon.
+   *
+   * @generated from enum value: PROVIDER_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * openai
+   *
+   * @generated from enum value: PROVIDER_OPENAI = 1;
+   */
+  OPENAI = 1,
+
+  /**
+   * azure
+   *
+   * @generated from enum value: PROVIDER_AZURE = 2;
+   */
+  AZURE = 2,
+
+  /**
+   * anthropic
+   *
+   * @generated from enum value: PROVIDER_ANTHROPIC = 3;
+   */
+  ANTHROPIC = 3,
+
+  /**
+   * gemini
+   *
+   * @generated from enum value: PROVIDER_GEMINI = 4;
+   */
+  GEMINI = 4,
+
+  /**
+   * generic
+   *
+   * @generated from enum value: PROVIDER_GENERIC = 5;
+   */
+  GENERIC = 5,
+}
+
+/**
+ * Describes the enum llmctl.v1.Provider.
+ */
+export const ProviderSchema: GenEnum<Provider> = /*@__PURE__*/
+  enumDesc(file_llmctl_v1_limiter, 7);
+
+/**
+ * How output tokens are charged (KeyStatus.output_counted_as_code).
+ *
+ * @generated from enum llmctl.v1.OutputCounting
+ */
+export enum OutputCounting {
+  /**
+   * Not sent by this daemon.
+   *
+   * @generated from enum value: OUTPUT_COUNTING_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Tokens produced: unused max_tokens are refunded.
+   *
+   * @generated from enum value: OUTPUT_COUNTING_ACTUAL = 1;
+   */
+  ACTUAL = 1,
+
+  /**
+   * max_tokens at admission: no refund of output tokens.
+   *
+   * @generated from enum value: OUTPUT_COUNTING_RESERVED = 2;
+   */
+  RESERVED = 2,
+}
+
+/**
+ * Describes the enum llmctl.v1.OutputCounting.
+ */
+export const OutputCountingSchema: GenEnum<OutputCounting> = /*@__PURE__*/
+  enumDesc(file_llmctl_v1_limiter, 8);
+
+/**
+ * What decided how output is counted (KeyStatus.output_counted_as_source_code).
+ *
+ * @generated from enum llmctl.v1.AccountingSource
+ */
+export enum AccountingSource {
+  /**
+   * Not sent by this daemon.
+   *
+   * @generated from enum value: ACCOUNTING_SOURCE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * output_counted_as in the key's config.
+   *
+   * @generated from enum value: ACCOUNTING_SOURCE_CONFIG = 1;
+   */
+  CONFIG = 1,
+
+  /**
+   * The key's provider preset.
+   *
+   * @generated from enum value: ACCOUNTING_SOURCE_PROVIDER = 2;
+   */
+  PROVIDER = 2,
+
+  /**
+   * How its remaining-tokens header moves against the usage reported.
+   *
+   * @generated from enum value: ACCOUNTING_SOURCE_USAGE = 3;
+   */
+  USAGE = 3,
+
+  /**
+   * The family of limit headers its responses carry.
+   *
+   * @generated from enum value: ACCOUNTING_SOURCE_HEADERS = 4;
+   */
+  HEADERS = 4,
+
+  /**
+   * Nothing said otherwise: output as produced.
+   *
+   * @generated from enum value: ACCOUNTING_SOURCE_DEFAULT = 5;
+   */
+  DEFAULT = 5,
+}
+
+/**
+ * Describes the enum llmctl.v1.AccountingSource.
+ */
+export const AccountingSourceSchema: GenEnum<AccountingSource> = /*@__PURE__*/
+  enumDesc(file_llmctl_v1_limiter, 9);
 
 /**
  * The per-host daemon, served over gRPC on a Unix socket. Errors are gRPC statuses whose message
