@@ -158,8 +158,8 @@ pub async fn acquire(args: AcquireArgs, socket: PathBuf) -> ExitCode {
             .map_or(0, |d| d.as_millis().min(i64::MAX as u128) as i64),
         client_id: if args.hold { client_id } else { String::new() },
         run_id: args.run_id,
-        route_group: args.route_group,
-        profile: args.profile,
+        route_group: Some(args.route_group).filter(|g| !g.is_empty()),
+        profile: Some(args.profile).filter(|p| !p.is_empty()),
         output_tokens_declared: args.output_undeclared.then_some(false),
     };
     let r = match client.acquire(req).await {

@@ -76,7 +76,7 @@ async fn every_metric_after_known_traffic() {
     .await;
     // A 503 through the route group: a's profile allows one attempt, so a fallback to b.
     let mut via = acquire("", 0);
-    (via.key, via.route_group) = (String::new(), "g".into());
+    (via.key, via.route_group) = (String::new(), Some("g".into()));
     c.report(report_req(&held.lease_id, 200))
         .await
         .expect("report");

@@ -45,8 +45,8 @@ async fn job(d: &Daemon, providers: &HashMap<&str, String>) -> (Vec<String>, Str
     let http = HttpClient::new();
     let mut trail = Vec::new();
     let mut next = pb::AcquireRequest {
-        route_group: "chat".into(),
-        profile: "interactive".into(),
+        route_group: Some("chat".into()),
+        profile: Some("interactive".into()),
         max_wait_ms: 5000,
         requests: 1,
         ..Default::default()
@@ -88,7 +88,7 @@ async fn job(d: &Daemon, providers: &HashMap<&str, String>) -> (Vec<String>, Str
                 trail.push(format!("fallback:{}", advice.fallback_key));
                 next = pb::AcquireRequest {
                     key: advice.fallback_key,
-                    route_group: String::new(),
+                    route_group: None,
                     ..next
                 };
                 attempt = 1;
@@ -188,4 +188,27 @@ async fn run_budgets_refuse_past_the_bound_and_show_in_status() {
     let o = d.cli(&["acquire", "k", "--profile", "urgent"]);
     assert_eq!(o.status.code(), Some(64));
     assert!(stderr(&o).contains("urgent"), "{}", stderr(&o));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_route_group_or_profile_is_none_as_one_not_set() {
+    // Clients from before the fields were optional send them empty.
+    let d = Daemon::start(CONFIG);
+    d.wait_full("spare", "requests").await;
+    let mut c = d.client().await;
+    for (route_group, profile) in [(None, None), (Some(String::new()), Some(String::new()))] {
+        let r = c
+            .acquire(pb::AcquireRequest {
+                key: "spare".into(),
+                requests: 1,
+                route_group,
+                profile,
+                ..Default::default()
+            })
+            .await
+            .expect("acquire")
+            .into_inner();
+        assert!(r.granted, "{r:?}");
+        assert_eq!(r.key, "spare");
+    }
 }

@@ -156,8 +156,9 @@ export class Client {
       maxWaitMs: BigInt(Math.ceil(maxWait)),
       clientId: this.clientId,
       runId: checkName("runId", options.runId ?? ""),
-      routeGroup: options.routeGroup ?? "",
-      profile: options.profile ?? "",
+      // Set only when given (optional on the wire: not set is none).
+      routeGroup: options.routeGroup || undefined,
+      profile: options.profile || undefined,
       outputTokensDeclared: options.outputTokensDeclared,
     };
     const call = () => this.rpc.acquire(req, { timeoutMs: maxWait + this.callTimeoutMs, signal: options.signal });

@@ -34,8 +34,8 @@ impl pb::limiter_server::Limiter for LimiterService {
         let pid = super::peer::pid(&request);
         let r = request.into_inner();
         check_name("client_id", &r.client_id, "host-pid-random")?;
-        check_name("route_group", &r.route_group, "chat")?;
-        check_name("profile", &r.profile, "interactive")?;
+        check_name("route_group", r.route_group(), "chat")?;
+        check_name("profile", r.profile(), "interactive")?;
         if r.max_wait_ms < 0 {
             return Err(Status::invalid_argument(format!(
                 "max_wait_ms = {} is negative; give 0 to answer at once, or up to 3600000",
@@ -52,8 +52,8 @@ impl pb::limiter_server::Limiter for LimiterService {
             max_wait,
             client_id: r.client_id,
             run_id: r.run_id,
-            route_group: r.route_group,
-            profile: r.profile,
+            route_group: r.route_group.unwrap_or_default(),
+            profile: r.profile.unwrap_or_default(),
             output_tokens_declared: r.output_tokens_declared,
             uid,
             pid,

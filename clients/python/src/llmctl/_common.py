@@ -197,9 +197,12 @@ def acquire_request(
         max_wait_ms=int(round(wait * 1000)),
         client_id=client_id,
         run_id=run_id or "",
-        route_group=route_group or "",
-        profile=profile or "",
     )
+    # Set only when given (optional on the wire: not set is none).
+    if route_group:
+        msg.route_group = route_group
+    if profile:
+        msg.profile = profile
     if output_tokens_declared is not None:
         msg.output_tokens_declared = output_tokens_declared
     return msg, wait
