@@ -78,6 +78,58 @@ names!(EventKind {
     Reconfigured => "reconfigured",
 });
 
+/// A typed state of a message read as its reader should: the code; from an older daemon that
+/// sent only the name, the name; None when neither was sent (nothing to show), and
+/// `Unspecified` for what this build does not know (shown as unknown).
+macro_rules! typed {
+    ($msg:ident { $($method:ident: $ty:ident ($code:ident, $name:ident, $prefix:literal)),* $(,)? }) => {
+        impl v1::$msg {
+            $(
+                pub fn $method(&self) -> Option<v1::$ty> {
+                    if self.$code != 0 {
+                        return Some(v1::$ty::try_from(self.$code).unwrap_or(v1::$ty::Unspecified));
+                    }
+                    if self.$name.is_empty() {
+                        return None;
+                    }
+                    let upper = format!("{}{}", $prefix, self.$name.to_ascii_uppercase());
+                    Some(v1::$ty::from_str_name(&upper).unwrap_or(v1::$ty::Unspecified))
+                }
+            )*
+        }
+    };
+}
+
+typed!(Bucket {
+    dimension_kind: Dimension(dimension_code, dimension, "DIMENSION_"),
+    period_kind: Period(period_code, period, "PERIOD_"),
+    source_kind: LimitSource(source_code, source, "LIMIT_SOURCE_"),
+    capacity_source_kind: LimitSource(capacity_source_code, capacity_source, "LIMIT_SOURCE_"),
+    learned_source_kind: LimitSource(learned_source_code, learned_source, "LIMIT_SOURCE_"),
+});
+typed!(KeyStatus {
+    breaker_kind: BreakerState(breaker_code, breaker, "BREAKER_STATE_"),
+    provider_kind: Provider(provider_code, provider, "PROVIDER_"),
+    output_counted_as_kind: OutputCounting(
+        output_counted_as_code,
+        output_counted_as,
+        "OUTPUT_COUNTING_"
+    ),
+    output_counted_as_source_kind: AccountingSource(
+        output_counted_as_source_code,
+        output_counted_as_source,
+        "ACCOUNTING_SOURCE_"
+    ),
+    concurrency_source_kind: LimitSource(
+        concurrency_source_code,
+        concurrency_source,
+        "LIMIT_SOURCE_"
+    ),
+});
+typed!(Event {
+    event_kind: EventKind(kind_code, kind, "EVENT_KIND_"),
+});
+
 impl v1::Dimension {
     /// Tokens of any kind.
     pub fn is_tokens(self) -> bool {
@@ -91,3 +143,46 @@ pub const FILE_DESCRIPTOR_SET: &[u8] =
 
 pub use v1::limiter_client::LimiterClient;
 pub use v1::limiter_server::{Limiter, LimiterServer};
+
+#[cfg(test)]
+mod tests {
+    use super::v1;
+
+    #[test]
+    fn a_state_is_read_from_its_code_else_its_name_else_not_at_all() {
+        let from_code = v1::Bucket {
+            dimension_code: v1::Dimension::Tokens as i32,
+            dimension: "requests".into(),
+            ..Default::default()
+        };
+        assert_eq!(from_code.dimension_kind(), Some(v1::Dimension::Tokens));
+        // An older daemon sends the name only.
+        let from_name = v1::Bucket {
+            dimension: "input_tokens".into(),
+            source: "aimd".into(),
+            ..Default::default()
+        };
+        assert_eq!(from_name.dimension_kind(), Some(v1::Dimension::InputTokens));
+        assert_eq!(from_name.source_kind(), Some(v1::LimitSource::Aimd));
+        assert_eq!(from_name.learned_source_kind(), None, "nothing sent");
+        // A newer daemon's value: unknown, never a default.
+        let newer = v1::Bucket {
+            dimension_code: 99,
+            period: "fortnight".into(),
+            ..Default::default()
+        };
+        assert_eq!(newer.dimension_kind(), Some(v1::Dimension::Unspecified));
+        assert_eq!(newer.period_kind(), Some(v1::Period::Unspecified));
+        assert_eq!(v1::Dimension::Unspecified.name(), "unknown");
+        let k = v1::KeyStatus {
+            breaker: "half_open".into(),
+            ..Default::default()
+        };
+        assert_eq!(k.breaker_kind(), Some(v1::BreakerState::HalfOpen));
+        let e = v1::Event {
+            kind: "give_up".into(),
+            ..Default::default()
+        };
+        assert_eq!(e.event_kind(), Some(v1::EventKind::GiveUp));
+    }
+}

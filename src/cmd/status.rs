@@ -87,18 +87,21 @@ fn period_word(p: pb::Period) -> &'static str {
 /// A bucket's limit and where it came from: "1200/min effective, from headers; configured
 /// 2400", or just "600/min" when the config alone decides.
 pub fn limit_words(b: &pb::Bucket) -> String {
-    let per = period_word(b.period_code());
-    let (source, capacity_source) = (b.source_code(), b.capacity_source_code());
+    let per = period_word(b.period_kind().unwrap_or_default());
+    let (source, capacity_source) = (b.source_kind(), b.capacity_source_kind());
     let mut s = format!("{:.0}/{per}", b.limit);
     let configured = b.configured_limit > 0.0;
-    if source != pb::LimitSource::Config || !configured {
-        s += &format!(" effective, from {}", source.name());
+    if source != Some(pb::LimitSource::Config) || !configured {
+        s += " effective";
+        if let Some(from) = source {
+            s += &format!(", from {}", from.name());
+        }
         if configured {
             s += &format!("; configured {:.0}", b.configured_limit);
         }
     }
-    if capacity_source != source {
-        s += &format!("; burst from {}", capacity_source.name());
+    if let Some(burst) = capacity_source.filter(|c| Some(*c) != source) {
+        s += &format!("; burst from {}", burst.name());
     }
     s
 }
@@ -109,17 +112,19 @@ pub fn key_line(k: &pb::KeyStatus) -> String {
     for b in &k.buckets {
         parts.push(format!(
             "{} {:.0}/{:.0} ({})",
-            b.dimension_code().name(),
+            b.dimension_kind().unwrap_or_default().name(),
             b.level,
             b.capacity,
             limit_words(b)
         ));
     }
-    let accounting = k.output_counted_as_source_code();
-    if accounting != pb::AccountingSource::Default {
+    if let Some(accounting) = k
+        .output_counted_as_source_kind()
+        .filter(|a| *a != pb::AccountingSource::Default)
+    {
         parts.push(format!(
             "output counted as {} (from {})",
-            k.output_counted_as_code().name(),
+            k.output_counted_as_kind().unwrap_or_default().name(),
             accounting.name()
         ));
     }
@@ -129,16 +134,17 @@ pub fn key_line(k: &pb::KeyStatus) -> String {
             k.headers_ignored_total
         ));
     }
-    let conc = if k.max_concurrency > 0 && k.concurrency_source_code() == pb::LimitSource::Aimd {
-        format!(
-            "in-flight {}/{} (effective, from aimd)",
-            k.in_flight, k.max_concurrency
-        )
-    } else if k.max_concurrency > 0 {
-        format!("in-flight {}/{}", k.in_flight, k.max_concurrency)
-    } else {
-        format!("in-flight {}", k.in_flight)
-    };
+    let conc =
+        if k.max_concurrency > 0 && k.concurrency_source_kind() == Some(pb::LimitSource::Aimd) {
+            format!(
+                "in-flight {}/{} (effective, from aimd)",
+                k.in_flight, k.max_concurrency
+            )
+        } else if k.max_concurrency > 0 {
+            format!("in-flight {}/{}", k.in_flight, k.max_concurrency)
+        } else {
+            format!("in-flight {}", k.in_flight)
+        };
     parts.push(conc);
     parts.push(format!(
         "queue {} (wait p50 {} ms, p95 {} ms)",
@@ -170,7 +176,7 @@ pub fn key_line(k: &pb::KeyStatus) -> String {
             k.retries_total, k.give_ups_total, k.fallbacks_total
         ));
     }
-    let breaker = k.breaker_code();
+    let breaker = k.breaker_kind().unwrap_or_default();
     if matches!(breaker, pb::BreakerState::Open | pb::BreakerState::HalfOpen) {
         parts.push(format!(
             "BREAKER {} {:.1}s",

@@ -153,12 +153,15 @@ impl Daemon {
     }
 
     pub async fn status(&self) -> pb::StatusResponse {
-        self.client()
+        let st = self
+            .client()
             .await
             .status(pb::StatusRequest::default())
             .await
             .expect("status")
-            .into_inner()
+            .into_inner();
+        typed_states_name_their_strings(&st);
+        st
     }
 
     pub async fn key(&self, key: &str) -> pb::KeyStatus {
@@ -343,5 +346,53 @@ impl Drop for Tmpfs {
             .arg("-l")
             .arg(self.dir.path())
             .status();
+    }
+}
+
+/// Every typed state in a status is the code whose name the string beside it says (none for
+/// an empty string): checked on every status the tests fetch.
+pub fn typed_states_name_their_strings(st: &pb::StatusResponse) {
+    fn name(code: &str) -> &str {
+        if code == "unknown" {
+            ""
+        } else {
+            code
+        }
+    }
+    for k in &st.keys {
+        for b in &k.buckets {
+            assert_eq!(b.dimension_code().name(), b.dimension, "{b:?}");
+            assert_eq!(b.period_code().name(), b.period, "{b:?}");
+            assert_eq!(b.source_code().name(), b.source, "{b:?}");
+            assert_eq!(b.capacity_source_code().name(), b.capacity_source, "{b:?}");
+            assert_eq!(
+                name(b.learned_source_code().name()),
+                b.learned_source,
+                "{b:?}"
+            );
+        }
+        assert_eq!(k.breaker_code().name(), k.breaker, "{}", k.key);
+        assert_eq!(name(k.provider_code().name()), k.provider, "{}", k.key);
+        assert_eq!(
+            k.output_counted_as_code().name(),
+            k.output_counted_as,
+            "{}",
+            k.key
+        );
+        assert_eq!(
+            k.output_counted_as_source_code().name(),
+            k.output_counted_as_source,
+            "{}",
+            k.key
+        );
+        assert_eq!(
+            name(k.concurrency_source_code().name()),
+            k.concurrency_source,
+            "{}",
+            k.key
+        );
+    }
+    for e in &st.events {
+        assert_eq!(e.kind_code().name(), e.kind, "{e:?}");
     }
 }

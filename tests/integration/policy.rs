@@ -192,7 +192,7 @@ async fn run_budgets_refuse_past_the_bound_and_show_in_status() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_empty_route_group_or_profile_is_none_as_one_not_set() {
-    // Clients from before the fields were optional send them empty.
+    // Not set and set empty (a client may send either) are the same.
     let d = Daemon::start(CONFIG);
     d.wait_full("spare", "requests").await;
     let mut c = d.client().await;

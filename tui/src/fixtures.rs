@@ -7,7 +7,7 @@ pub const T0: i64 = 1_767_225_600_000;
 pub fn bucket(dimension: &str, limit: f64, capacity: f64, level: f64) -> pb::Bucket {
     let dimension_code =
         pb::Dimension::from_str_name(&format!("DIMENSION_{}", dimension.to_ascii_uppercase()))
-            .unwrap_or_default();
+            .expect("a dimension's name");
     pb::Bucket {
         dimension: dimension.into(),
         dimension_code: dimension_code as i32,
@@ -120,7 +120,7 @@ pub fn status(at_ms: i64, keys: Vec<pb::KeyStatus>) -> pb::StatusResponse {
 pub fn event(at_ms: i64, key: &str, kind: &str, message: &str) -> pb::Event {
     let kind_code =
         pb::EventKind::from_str_name(&format!("EVENT_KIND_{}", kind.to_ascii_uppercase()))
-            .unwrap_or_default();
+            .expect("an event kind's name");
     pb::Event {
         unix_ms: at_ms,
         key: key.into(),

@@ -149,10 +149,15 @@ fn reading(k: &pb::KeyStatus) -> Reading {
     let limit = |tokens: bool| {
         k.buckets
             .iter()
+            .filter(|b| b.period_kind() == Some(pb::Period::Minute))
             .filter(|b| {
-                b.period_code() == pb::Period::Minute && b.dimension_code().is_tokens() == tokens
+                let want = if tokens {
+                    pb::Dimension::Tokens
+                } else {
+                    pb::Dimension::Requests
+                };
+                b.dimension_kind() == Some(want)
             })
-            .filter(|b| !tokens || b.dimension_code() == pb::Dimension::Tokens)
             .map(|b| b.limit)
             .filter(|l| *l > 0.0)
             .reduce(f64::min)
@@ -459,9 +464,13 @@ impl Dashboard {
             requests_used: tightest(
                 k.buckets
                     .iter()
-                    .filter(|b| b.dimension_code() == pb::Dimension::Requests),
+                    .filter(|b| b.dimension_kind() == Some(pb::Dimension::Requests)),
             ),
-            tokens_used: tightest(k.buckets.iter().filter(|b| b.dimension_code().is_tokens())),
+            tokens_used: tightest(
+                k.buckets
+                    .iter()
+                    .filter(|b| b.dimension_kind().is_some_and(pb::Dimension::is_tokens)),
+            ),
             cooldown_left,
         }
     }

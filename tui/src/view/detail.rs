@@ -26,8 +26,8 @@ fn dimension_word(d: pb::Dimension) -> &'static str {
 fn bucket_line(b: &pb::Bucket, width: usize) -> Line<'static> {
     let name = format!(
         "{}/{}",
-        dimension_word(b.dimension_code()),
-        format::period(b.period_code())
+        dimension_word(b.dimension_kind().unwrap_or_default()),
+        format::period(b.period_kind().unwrap_or_default())
     );
     let used = crate::state::bucket_used(b);
     // A fixed width, so that the bars of every bucket line up.
@@ -41,10 +41,11 @@ fn bucket_line(b: &pb::Bucket, width: usize) -> Line<'static> {
         tail = format!(
             " left of {}/{}",
             format::count(b.limit),
-            format::period(b.period_code())
+            format::period(b.period_kind().unwrap_or_default())
         );
-        if b.source_code() != pb::LimitSource::Config {
-            tail.push_str(&format!(" from {}", b.source_code().name()));
+        match b.source_kind() {
+            None | Some(pb::LimitSource::Config) => {}
+            Some(s) => tail.push_str(&format!(" from {}", s.name())),
         }
         if b.configured_limit > 0.0 && b.configured_limit != b.limit {
             tail.push_str(&format!(" (cfg {})", format::count(b.configured_limit)));
@@ -71,13 +72,14 @@ fn bucket_line(b: &pb::Bucket, width: usize) -> Line<'static> {
 
 fn figures(r: &KeyRow<'_>) -> Vec<Line<'static>> {
     let k = r.status;
-    let flight = if k.max_concurrency > 0 && k.concurrency_source_code() == pb::LimitSource::Aimd {
-        format!("{}/{} (learned)", k.in_flight, k.max_concurrency)
-    } else if k.max_concurrency > 0 {
-        format!("{}/{}", k.in_flight, k.max_concurrency)
-    } else {
-        format!("{} (no limit)", k.in_flight)
-    };
+    let flight =
+        if k.max_concurrency > 0 && k.concurrency_source_kind() == Some(pb::LimitSource::Aimd) {
+            format!("{}/{} (learned)", k.in_flight, k.max_concurrency)
+        } else if k.max_concurrency > 0 {
+            format!("{}/{}", k.in_flight, k.max_concurrency)
+        } else {
+            format!("{} (no limit)", k.in_flight)
+        };
     let mut lines = vec![
         Line::from(vec![
             label("in flight "),
@@ -298,14 +300,15 @@ fn events(frame: &mut Frame, area: Rect, d: &Dashboard, k: &pb::KeyStatus) {
         lines.push(label(" none").into());
     }
     for e in events {
-        let kind_style = match e.kind_code() {
+        let kind = e.event_kind().unwrap_or_default();
+        let kind_style = match kind {
             pb::EventKind::Cooldown | pb::EventKind::GiveUp => alert_style(Alert::Cooldown),
             pb::EventKind::Fallback | pb::EventKind::Breaker => alert_style(Alert::Rising429s),
             _ => Style::new(),
         };
         let mut spans = vec![
             label(format!("{:>6} ", ago(now, e.unix_ms))),
-            Span::styled(e.kind_code().name(), kind_style),
+            Span::styled(kind.name(), kind_style),
         ];
         if e.key != k.key {
             spans.push(label(format!(" {}", e.key)));

@@ -343,3 +343,18 @@ fn a_state_this_build_does_not_know_is_shown_as_unknown() {
     assert!(text.contains("from unknown"), "{text}");
     assert!(!text.contains("req/min"), "{text}");
 }
+
+#[test]
+fn an_older_daemon_that_sends_only_the_names_is_read_by_them() {
+    let mut d = Dashboard::new("/tmp/unused.sock");
+    let mut key = gpt(T0);
+    for b in &mut key.buckets {
+        (b.dimension_code, b.period_code, b.source_code) = (0, 0, 0);
+    }
+    key.buckets[0].source = "headers".into();
+    d.apply_status(status(T0, vec![key]), Instant::now());
+    let text = render_text(&d, 200, 40);
+    assert!(text.contains("req/min"), "{text}");
+    assert!(text.contains("from headers"), "{text}");
+    assert!(!text.contains("unknown"), "{text}");
+}

@@ -49,7 +49,8 @@
 --           dimensions, space separated), the Redis time of the fleet's last headers when
 --           another host stored them after the time given (0: nothing new), those headers }
 -- where "asks others to renew" also has 2 added when a fault may send requests nobody here
--- sees (a host gone silent or restarted, the parts being rebuilt in a new epoch).
+-- sees (a host gone silent or restarted, the parts being rebuilt in a new epoch after Redis
+-- lost them).
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -247,7 +248,11 @@ if short then
     if lapse == 0 or s.until_ms - now < lapse then lapse = math.max(s.until_ms - now, 1) end
   end
 end
-if #silent > 0 or now < settle_until or redis.call('PTTL', KEYS[4]) > 0 then ask = ask + 2 end
+-- (A new epoch is a fault only for a host that held a part when Redis lost it: a fleet's very
+-- first renewals are not.)
+if #silent > 0 or (now < settle_until and held_here > 0) or redis.call('PTTL', KEYS[4]) > 0 then
+  ask = ask + 2
+end
 return { string.format('%.6f', share), slots, n, string.format('%.6f', target),
   cooldown_ms, cooldown_reason, ask, lapse, string.format('%.6f', before),
   string.format('%.6f %.6f %.6f %.6f', taken[1], taken[2], taken[3], taken[4]),

@@ -148,8 +148,8 @@ export type AcquireRequest = Message<"llmctl.v1.AcquireRequest"> & {
 
   /**
    * Grants the first key of the group that can serve within max_wait.
-   * A group configured in the daemon (INVALID_ARGUMENT otherwise); at most 256 bytes. Not set
-   * (or empty, as clients before it was optional send): none, key is acquired.
+   * A group configured in the daemon (INVALID_ARGUMENT otherwise); at most 256 bytes. Not set,
+   * or set empty: none, key is acquired.
    *
    * @generated from field: optional string route_group = 9;
    */
@@ -1838,7 +1838,7 @@ export const AdviceSchema: GenEnum<Advice> = /*@__PURE__*/
  */
 export enum EventKind {
   /**
-   * Not sent by this daemon: an older one, or a kind this client does not know.
+   * Not sent: an older daemon (read Event.kind then).
    *
    * @generated from enum value: EVENT_KIND_UNSPECIFIED = 0;
    */
@@ -1921,7 +1921,7 @@ export const EventKindSchema: GenEnum<EventKind> = /*@__PURE__*/
  */
 export enum Dimension {
   /**
-   * Not sent by this daemon: an older one, or a value this client does not know.
+   * Not sent: an older daemon (read Bucket.dimension then).
    *
    * @generated from enum value: DIMENSION_UNSPECIFIED = 0;
    */
