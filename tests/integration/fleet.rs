@@ -368,12 +368,7 @@ async fn without_redis_each_host_admits_at_most_its_limit_over_n_then_reconciles
     let d = hosts(&redis, RPM600);
     let refs: Vec<&Daemon> = d.iter().collect();
     // Every host sees the others.
-    for h in &d {
-        eventually(Duration::from_secs(10), "three live hosts", || async {
-            fleet_of(h).await.hosts == 3
-        })
-        .await;
-    }
+    all_count_three_live_hosts(&d).await;
     grants_over(&refs, "k", 2, Duration::from_secs(2)).await;
     redis.stop();
     for h in &d {
@@ -406,16 +401,36 @@ async fn without_redis_each_host_admits_at_most_its_limit_over_n_then_reconciles
     assert!(total >= 35, "after reconciling: {counts:?}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_redis_back_empty_is_a_new_epoch_in_which_no_host_takes_more_than_its_part() {
-    let mut redis = Redis::start();
-    let d = hosts(&redis, RPM600);
-    for h in &d {
+/// Waits until every host counts three live hosts.
+async fn all_count_three_live_hosts(d: &[Daemon]) {
+    for h in d {
         eventually(Duration::from_secs(10), "three live hosts", || async {
             fleet_of(h).await.hosts == 3
         })
         .await;
     }
+}
+
+/// The most of `key` the hosts held together, sampled every 10 ms for `span`.
+async fn most_held_together(d: &[Daemon], key: &str, span: Duration) -> f64 {
+    let mut worst = 0.0f64;
+    let until = Instant::now() + span;
+    while Instant::now() < until {
+        let mut sum = 0.0;
+        for h in d {
+            sum += share_of(h, key).await;
+        }
+        worst = worst.max(sum);
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    worst
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redis_back_empty_is_a_new_epoch_in_which_no_host_takes_more_than_its_part() {
+    let mut redis = Redis::start();
+    let d = hosts(&redis, RPM600);
+    all_count_three_live_hosts(&d).await;
     // Every host wants the whole key for the rest of the test.
     let until = Instant::now() + Duration::from_secs(14);
     let mut load = Vec::new();
@@ -432,16 +447,7 @@ async fn a_redis_back_empty_is_a_new_epoch_in_which_no_host_takes_more_than_its_
     }
     // Back, and empty: what each host holds is known only to the hosts.
     redis.restart();
-    let mut worst = 0.0f64;
-    let watch_until = Instant::now() + Duration::from_secs(6);
-    while Instant::now() < watch_until {
-        let mut sum = 0.0;
-        for h in &d {
-            sum += share_of(h, "k").await;
-        }
-        worst = worst.max(sum);
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    let worst = most_held_together(&d, "k", Duration::from_secs(6)).await;
     for t in load {
         t.await.expect("worker");
     }
@@ -472,12 +478,7 @@ async fn a_host_cut_off_from_redis_keeps_its_part_and_the_others_do_not_take_it(
         "[fleet]\nredis = \"{}\"\nhost = \"c\"\nslice = \"500ms\"\n\n{RPM600}",
         way.url()
     )));
-    for h in &d {
-        eventually(Duration::from_secs(10), "three live hosts", || async {
-            fleet_of(h).await.hosts == 3
-        })
-        .await;
-    }
+    all_count_three_live_hosts(&d).await;
     let until = Instant::now() + Duration::from_secs(13);
     let mut load = Vec::new();
     for h in &d {
@@ -486,16 +487,7 @@ async fn a_host_cut_off_from_redis_keeps_its_part_and_the_others_do_not_take_it(
     tokio::time::sleep(Duration::from_secs(1)).await;
     way.cut();
     // c keeps serving its part, then an even third; a and b must leave it that.
-    let mut worst = 0.0f64;
-    let watch_until = Instant::now() + Duration::from_secs(8);
-    while Instant::now() < watch_until {
-        let mut sum = 0.0;
-        for h in &d {
-            sum += share_of(h, "k").await;
-        }
-        worst = worst.max(sum);
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    let worst = most_held_together(&d, "k", Duration::from_secs(8)).await;
     assert!(!fleet_of(&d[2]).await.connected, "c was cut off");
     way.heal().expect("the way to Redis opens again");
     for t in load {

@@ -29,6 +29,15 @@ for (const c of table("advice.json").cases) {
   });
 }
 
+for (const c of table("daemon_advice.json").cases) {
+  test(`the daemon's advice: ${c.name}`, async () => {
+    const { adviceOf } = await import("../dist/wire.js");
+    const advice = adviceOf({ advice: c.advice, retryAfterMs: 0n, fallbackKey: "", reason: "" });
+    assert.equal(advice.action, c.action);
+    assert.equal(advice.action === "retry", c.retries);
+  });
+}
+
 for (const c of table("headers.json").cases) {
   test(`headers a report carries: ${c.name}`, () => {
     assert.equal(Object.keys(limitHeaders({ [c.name]: "1" })).length > 0, c.kept);

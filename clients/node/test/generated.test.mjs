@@ -32,15 +32,3 @@ test("src/gen matches proto/", () => {
     fs.rmSync(out, { recursive: true, force: true });
   }
 });
-
-test("an advice this client does not know is unknown, never taken for another", async () => {
-  const { adviceOf } = await import("../dist/wire.js");
-  const { Advice } = await import("../dist/gen/llmctl/v1/limiter_pb.js");
-  const of = (advice) => adviceOf({ advice, retryAfterMs: 0n, fallbackKey: "", reason: "" }).action;
-  assert.equal(of(Advice.DONE), "done");
-  assert.equal(of(Advice.RETRY), "retry");
-  assert.equal(of(Advice.GIVE_UP), "give_up");
-  assert.equal(of(Advice.FALLBACK), "fallback");
-  assert.equal(of(99), "unknown");
-  assert.equal(of(Advice.UNSPECIFIED), "unknown");
-});

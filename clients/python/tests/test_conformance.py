@@ -9,9 +9,10 @@ from typing import Any, Dict, List
 
 import pytest
 
-from llmctl._common import FAIL_OPEN_ATTEMPTS, Outcome, limit_headers, local_advice
+from llmctl._common import FAIL_OPEN_ATTEMPTS, Outcome, advice_from, limit_headers, local_advice
 from llmctl._estimate import DEFAULT_OUTPUT_TOKENS, estimate_body
 from llmctl._outcome import error_info
+from llmctl.v1 import limiter_pb2 as pb
 
 ROOT = Path(__file__).resolve().parents[3] / "conformance"
 
@@ -28,6 +29,13 @@ def cases(name: str) -> List[Any]:
 def test_the_tables_constants_are_the_clients() -> None:
     assert table("advice.json")["max_attempts"] == FAIL_OPEN_ATTEMPTS
     assert table("estimates.json")["default_output_tokens"] == DEFAULT_OUTPUT_TOKENS
+
+
+@pytest.mark.parametrize("case", cases("daemon_advice.json"))
+def test_the_daemons_advice(case: Dict[str, Any]) -> None:
+    advice = advice_from(pb.ReportResponse(advice=case["advice"]))
+    assert advice.action == case["action"]
+    assert advice.should_retry == case["retries"]
 
 
 @pytest.mark.parametrize("case", cases("advice.json"))

@@ -363,18 +363,3 @@ def test_refusal_codes_new_and_unknown() -> None:
     # A reason newer than this client: shown as its number, never mapped to another.
     assert refusal_code(99) == "99"
 
-
-def test_an_advice_this_client_does_not_know_is_unknown_never_taken_for_another() -> None:
-    from llmctl import _common
-    from llmctl.v1 import limiter_pb2 as pb
-
-    def action(advice: int) -> str:
-        return _common.advice_from(pb.ReportResponse(advice=advice)).action  # type: ignore[arg-type]
-
-    assert action(pb.DONE) == "done"
-    assert action(pb.RETRY) == "retry"
-    assert action(pb.GIVE_UP) == "give_up"
-    assert action(pb.FALLBACK) == "fallback"
-    assert action(99) == "unknown"
-    assert action(pb.ADVICE_UNSPECIFIED) == "unknown"
-    assert not _common.advice_from(pb.ReportResponse(advice=99)).should_retry  # type: ignore[arg-type]
