@@ -362,4 +362,3 @@ def test_refusal_codes_new_and_unknown() -> None:
     assert refusal_code(pb.REFUSAL_REASON_UNSPECIFIED) == ""
     # A reason newer than this client: shown as its number, never mapped to another.
     assert refusal_code(99) == "99"
-
