@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use llmctl_proto::text::printable_prefix;
+pub use llmctl_common::text::printable_prefix;
 
 pub const MAX_CLAIM_KEY_BYTES: usize = 1024;
 pub const MAX_CLAIM_TTL_MS: i64 = 7 * 86_400_000;
@@ -75,7 +75,7 @@ impl ClaimContext {
 
 /// Checks a claim's key and ttl; the message names the value and the fix.
 pub fn validate(key: &str, ttl_ms: i64) -> Result<(), String> {
-    llmctl_proto::text::check_name(
+    llmctl_common::text::check_name(
         "claim key",
         key,
         true,

@@ -168,7 +168,7 @@ async fn start_fleet(key: &str, keys: usize) -> Result<BenchFleet, String> {
 
 /// The `p`th percentile of sorted nanoseconds (0 when there are none).
 fn nearest_ns(sorted: &[u64], p: f64) -> f64 {
-    llmctl_daemon::engine::nearest_rank(sorted, p).map_or(0.0, |ns| ns as f64)
+    llmctl_common::nearest_rank(sorted, p).map_or(0.0, |ns| ns as f64)
 }
 
 /// How long each of `n` cooldowns set on `a` takes until an Acquire on `b` is refused for it,

@@ -110,7 +110,7 @@ async fn round(
 }
 
 fn pct(sorted: &[u64], p: f64) -> f64 {
-    llmctl_daemon::engine::nearest_rank(sorted, p).map_or(0.0, |ns| ns as f64 / 1000.0)
+    llmctl_common::nearest_rank(sorted, p).map_or(0.0, |ns| ns as f64 / 1000.0)
 }
 
 /// Measures at every upstream latency and client count; `daemon` is the bench's own (its keys

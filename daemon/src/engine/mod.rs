@@ -57,7 +57,7 @@ mod tables;
 mod tests;
 mod types;
 mod window;
-pub use llmctl_proto::text;
+use llmctl_common::text;
 
 pub use advice::{Action, Advice, Class};
 pub use breaker::{BreakerConfig, BreakerState};
@@ -76,7 +76,6 @@ pub use reset::ResetSummary;
 pub use routes::{Condition, RouteGroup, RouteMember};
 pub use runs::RunBudget;
 pub use spenders::SpenderStatus;
-pub use stats::nearest_rank;
 pub use status::{BucketStatus, KeyStatus};
 pub use types::*;
 

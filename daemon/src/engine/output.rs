@@ -26,7 +26,7 @@ impl OutputEstimate {
         self.recent.push_back(output);
         let mut sorted: Vec<u64> = self.recent.iter().copied().collect();
         sorted.sort_unstable();
-        self.estimate = stats::nearest_rank(&sorted, OUTPUT_PERCENTILE);
+        self.estimate = llmctl_common::nearest_rank(&sorted, OUTPUT_PERCENTILE);
     }
 
     /// What an undeclared request reserves now; None before any answer.

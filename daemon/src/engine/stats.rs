@@ -91,17 +91,8 @@ impl RecentWaits {
     pub fn percentile(&self, p: f64) -> u64 {
         let mut v: Vec<u64> = self.waits.iter().copied().collect();
         v.sort_unstable();
-        nearest_rank(&v, p).unwrap_or(0)
+        llmctl_common::nearest_rank(&v, p).unwrap_or(0)
     }
-}
-
-/// The p-th percentile (0..=100) of sorted values, by nearest rank; None when there are none.
-pub fn nearest_rank(sorted: &[u64], p: f64) -> Option<u64> {
-    if sorted.is_empty() {
-        return None;
-    }
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-    Some(sorted[rank.clamp(1, sorted.len()) - 1])
 }
 
 #[cfg(test)]

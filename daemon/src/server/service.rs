@@ -106,7 +106,7 @@ impl pb::limiter_server::Limiter for LimiterService {
         let mut r = request.into_inner();
         check_name("error_type", &r.error_type, "rate_limit_error")?;
         r.error_message =
-            crate::engine::text::for_terminal(&truncated(r.error_message, MAX_ERROR_MESSAGE_BYTES));
+            llmctl_proto::text::for_terminal(&truncated(r.error_message, MAX_ERROR_MESSAGE_BYTES));
         if r.headers.len() > MAX_HEADERS {
             return Err(Status::invalid_argument(format!(
                 "{} headers sent; send at most {MAX_HEADERS} (the rate-limit and retry headers are enough)",
@@ -218,7 +218,7 @@ impl pb::limiter_server::Limiter for LimiterService {
         request: Request<pb::CooldownRequest>,
     ) -> Result<Response<pb::CooldownResponse>, Status> {
         let mut r = request.into_inner();
-        r.reason = crate::engine::text::for_terminal(&truncated(r.reason, MAX_REASON_BYTES));
+        r.reason = llmctl_proto::text::for_terminal(&truncated(r.reason, MAX_REASON_BYTES));
         if r.duration_ms <= 0 {
             return Err(Status::invalid_argument(format!(
                 "duration_ms = {} must be positive (up to 24 h)",

@@ -308,7 +308,7 @@ fn client_status(
     let process_name = s
         .pid
         .and_then(|p| std::fs::read_to_string(format!("/proc/{p}/comm")).ok())
-        .map(|n| crate::engine::text::for_terminal(n.trim()))
+        .map(|n| llmctl_proto::text::for_terminal(n.trim()))
         .unwrap_or_default();
     pb::ClientStatus {
         client_id: c.id,

@@ -306,7 +306,7 @@ impl RunResult {
 
 fn percentile(v: &mut [u64], p: f64) -> Option<u64> {
     v.sort_unstable();
-    llmctl_daemon::engine::nearest_rank(v, p)
+    llmctl_common::nearest_rank(v, p)
 }
 
 /// A daemon of the run's own whose buckets are full, as a daemon that has been running a while
