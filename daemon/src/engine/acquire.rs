@@ -150,14 +150,14 @@ impl Engine {
             let key = &self.keys[k];
             // Only a capacity the user chose refuses a request: a learned one may be short.
             for b in &key.buckets {
-                let Some(capacity) = b.configured.map(|c| c.capacity) else {
+                let Some(capacity) = b.configured_rate().map(|c| c.capacity) else {
                     continue;
                 };
-                let n = need.amount(b.rate.dimension);
+                let n = need.amount(b.dimension());
                 if n > capacity {
                     return Err(EngineError::NeverFits {
                         key: key.name.clone(),
-                        dimension: b.rate.dimension.to_string(),
+                        dimension: b.dimension().to_string(),
                         need: n,
                         capacity,
                         setting: b.setting(),
@@ -213,13 +213,13 @@ impl Engine {
             let key = &mut self.keys[k];
             let mut stepped = false;
             for (bi, b) in key.buckets.iter_mut().enumerate() {
-                let n = need.amount(b.rate.dimension);
+                let n = need.amount(b.dimension());
                 stepped |= b.step(now);
                 if n == 0.0 || !b.is_limited() {
                     continue;
                 }
                 b.refill(now);
-                if b.level < b.required(n) || blocked.contains(&(k, bi)) {
+                if !b.has(n) || blocked.contains(&(k, bi)) {
                     b.on_short();
                     short.push((k, bi));
                     any = true;
@@ -260,17 +260,11 @@ impl Engine {
             let k = self.keys[id].scope[si];
             let key = &mut self.keys[k];
             for b in key.buckets.iter_mut().filter(|b| b.is_limited()) {
-                let n = need.amount(b.rate.dimension);
+                let n = need.amount(b.dimension());
                 if n == 0.0 {
                     continue;
                 }
-                b.on_grant(now.mono);
-                // The provider's bucket stays full (and loses refill) until the request reaches
-                // it: ours waits as long before it refills, so it never runs ahead.
-                if b.level >= b.capacity_now(now.mono) {
-                    b.updated = b.updated.max(now.mono + transit);
-                }
-                b.level -= n;
+                b.take(n, transit, now.mono);
             }
             key.in_flight += 1;
             if !key.buckets.is_empty() {

@@ -109,10 +109,10 @@ impl Engine {
                     b.refill(now);
                     // Where either side sat at its cap the refill was cut off: the gap moved
                     // for reasons of its own.
-                    let usable = b.level < b.capacity_now(now)
+                    let usable = b.level() < b.capacity_now(now)
                         && hl.limit.is_none_or(|l| rem < l)
-                        && rem < b.rate.capacity;
-                    Some((b.level - rem, rem, usable))
+                        && rem < b.rate().capacity;
+                    Some((b.level() - rem, rem, usable))
                 }
                 _ => None,
             };
@@ -122,16 +122,16 @@ impl Engine {
                     Dimension::Requests => key.in_flight as f64,
                     _ => key.stats.tokens_outstanding as f64,
                 };
-                let had_window = key.buckets[i].window.is_some();
+                let had_window = key.buckets[i].window().is_some();
                 if key.buckets[i].read_window(rem, reset, hl.reset_granularity, in_flight, now)
                     && !had_window
                 {
                     window_found.push(*dim);
                 }
-                changed |= key.buckets[i].window.is_some();
+                changed |= key.buckets[i].window().is_some();
             }
             if let Some((gap, rem, usable)) = reading {
-                let after = key.buckets[i].level - rem;
+                let after = key.buckets[i].level() - rem;
                 let counting = key.output_counted_as;
                 if key.evidence.reading(gap, after, usable, counting) {
                     verdict = key.evidence.verdict();
@@ -151,7 +151,7 @@ impl Engine {
             let name = self.keys[id].name.clone();
             if let Some(w) = self.keys[id]
                 .find_minute_bucket(dim)
-                .and_then(|i| self.keys[id].buckets[i].window.clone())
+                .and_then(|i| self.keys[id].buckets[i].window().cloned())
             {
                 let msg = format!(
                     "{dim} follow the provider's fixed windows: {:.0} every {:.1} s",
@@ -248,7 +248,7 @@ impl Engine {
         let i = key.minute_bucket(dim, now.mono);
         let b = &mut key.buckets[i];
         let cut = b.refused(
-            bucket::Refusal {
+            bucket::ProviderRefusal {
                 granted_at: lease.granted_at,
                 cooling_until: until,
                 granted,
@@ -267,7 +267,7 @@ impl Engine {
         self.mark_dirty(id);
         if let Some(from) = cut {
             let b = &self.keys[id].buckets[i];
-            let per = b.rate.period.as_str();
+            let per = b.rate().period.as_str();
             let from = if from.is_finite() {
                 format!("from {from:.0} ")
             } else {
@@ -275,7 +275,7 @@ impl Engine {
             };
             let msg = format!(
                 "{dim} limit lowered {from}to {:.0}/{per} (probing): the provider refused a request{}",
-                b.rate.limit,
+                b.rate().limit,
                 accepted.map_or(String::new(), |a| format!("; it accepted {a:.0}/{per} lately")),
             );
             let name = self.keys[id].name.clone();

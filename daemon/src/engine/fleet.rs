@@ -118,7 +118,7 @@ impl Engine {
             let read = k
                 .buckets
                 .iter()
-                .filter_map(|b| b.room.filter(|(_, at)| *at >= since).map(|(r, _)| r))
+                .filter_map(|b| b.room_since(since))
                 .reduce(f64::min);
             let Some(room) = (if cooling { Some(0.0) } else { read }) else {
                 continue;
@@ -133,11 +133,6 @@ impl Engine {
             .map(|(id, r)| (self.keys[id].name.clone(), r))
             .collect()
     }
-}
-
-/// Two limits the same quota would have (headers may round).
-fn same_limit(a: f64, b: f64) -> bool {
-    (a - b).abs() <= b * 1e-3
 }
 
 /// Cooldowns kept for the fleet, at most this many between two takes (the oldest go).
@@ -194,7 +189,7 @@ impl Engine {
             return;
         }
         if let Some(i) = self.keys[id].find_minute_bucket(dim) {
-            self.keys[id].buckets[i].mirror_pending = true;
+            self.keys[id].buckets[i].await_mirror();
             self.mirror_ancestor(id, i, now);
         }
     }
@@ -202,23 +197,18 @@ impl Engine {
     /// Fills a pending bucket from the same quota's bucket on an ancestor, once it has a part.
     fn mirror_ancestor(&mut self, id: usize, i: usize, now: Instant) {
         let b = &self.keys[id].buckets[i];
-        if !b.mirror_pending || b.share <= 0.0 {
+        if !b.wants_mirror() {
             return;
         }
-        let (dim, limit) = (b.rate.dimension, b.rate.limit);
+        let (dim, limit) = (b.dimension(), b.rate().limit);
         let scope = self.keys[id].scope[1..].to_vec();
         let held = scope.into_iter().find_map(|a| {
             let j = self.keys[a].find_minute_bucket(dim)?;
             let ab = &mut self.keys[a].buckets[j];
             ab.refill(now);
-            same_limit(ab.rate.limit, limit).then_some(ab.level)
+            bucket::same_limit(ab.rate().limit, limit).then_some(ab.level())
         });
-        let b = &mut self.keys[id].buckets[i];
-        b.mirror_pending = false;
-        if let Some(level) = held {
-            b.refill(now);
-            b.level = b.level.max(level.min(b.capacity_now(now)));
-        }
+        self.keys[id].buckets[i].mirror(held, now);
     }
 
     /// The shared ancestor whose quota this key only mirrors: nothing configured on it, and
@@ -235,13 +225,7 @@ impl Engine {
             .iter()
             .copied()
             .find(|&a| !self.keys[a].local_only && self.keys[a].fleet.is_some())?;
-        let same = |b: &Bucket| {
-            self.keys[a].buckets.iter().any(|x| {
-                x.rate.dimension == b.rate.dimension
-                    && x.rate.period == b.rate.period
-                    && same_limit(x.rate.limit, b.rate.limit)
-            })
-        };
+        let same = |b: &Bucket| self.keys[a].buckets.iter().any(|x| x.same_quota(b));
         limited.all(same).then_some(a)
     }
 
@@ -305,8 +289,8 @@ impl Engine {
             let floor = k.fleet.or(self.fleet_default).map_or(1.0, |p| p.floor);
             let mut share: f64 = 0.0;
             for b in k.buckets.iter().filter(|b| b.is_limited()) {
-                let i = b.rate.dimension.index();
-                let per_slice = b.rate.per_ms() * slice_ms;
+                let i = b.dimension().index();
+                let per_slice = b.rate().per_ms() * slice_ms;
                 if per_slice > 0.0 {
                     let served = (rate[id][i] * slice_ms / 1000.0 + queued[id][i]) / per_slice;
                     let refused = unserved[id][i] * slice_ms / 1000.0 / per_slice;
@@ -317,11 +301,11 @@ impl Engine {
             for b in k
                 .buckets
                 .iter()
-                .filter(|b| b.is_limited() && b.rate.period == Period::Minute)
+                .filter(|b| b.is_limited() && b.rate().period == Period::Minute)
             {
                 let cap = b.capacity_now(now.mono);
                 if cap > 0.0 {
-                    fill[b.rate.dimension.index()] = (b.level / cap).clamp(0.0, 1.0);
+                    fill[b.dimension().index()] = (b.level() / cap).clamp(0.0, 1.0);
                 }
             }
             wants.push(FleetWant {
@@ -335,7 +319,7 @@ impl Engine {
                     .buckets
                     .iter()
                     .filter(|b| b.is_limited())
-                    .map(|b| b.rate)
+                    .map(|b| *b.rate())
                     .collect(),
                 fill,
                 headers: k.last_headers.clone(),
@@ -394,20 +378,13 @@ impl Engine {
         }
         k.fleet = Some(part);
         for b in &mut k.buckets {
-            b.refill(now);
-            let held = b.level;
-            b.set_share(part.share, part.floor, now);
-            let whole = b.rate.capacity;
-            let (Some(x), Period::Minute, true) = (exchange, b.rate.period, whole.is_finite())
-            else {
-                continue;
-            };
-            let d = b.rate.dimension.index();
-            // Banked on what was said; truly given up on what is left.
-            let banked = (x.fill[d] * x.before - part.share).max(0.0) * whole;
-            let given_up = (held - part.share * whole).max(0.0);
-            b.level -= (banked - given_up).max(0.0);
-            b.level = (b.level + x.taken[d] * whole).min(b.capacity_now(now));
+            let d = b.dimension().index();
+            let burst = exchange.map(|x| bucket::BurstMove {
+                fill: x.fill[d],
+                before: x.before,
+                taken: x.taken[d],
+            });
+            b.take_part(part.share, part.floor, burst, now);
         }
         for i in 0..self.keys[id].buckets.len() {
             self.mirror_ancestor(id, i, now);

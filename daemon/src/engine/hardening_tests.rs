@@ -99,7 +99,7 @@ fn one_absurd_usage_report_costs_at_most_one_bucket_of_debt() {
 }
 
 fn reset_debt_bound() -> f64 {
-    report::MAX_DEBT_BUCKETS
+    bucket::MAX_DEBT_BUCKETS
 }
 
 #[test]

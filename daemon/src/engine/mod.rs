@@ -56,7 +56,6 @@ mod tables;
 #[cfg(test)]
 mod tests;
 mod types;
-mod window;
 use llmctl_common::text;
 
 pub use advice::{Action, Advice, Class};
@@ -236,9 +235,7 @@ impl KeyState {
 
     /// The index of the key's minute bucket of `dim`, if it has one.
     fn find_minute_bucket(&self, dim: Dimension) -> Option<usize> {
-        self.buckets
-            .iter()
-            .position(|b| b.rate.dimension == dim && b.rate.period == Period::Minute)
+        self.buckets.iter().position(|b| b.is(dim, Period::Minute))
     }
 
     /// The key's minute bucket of `dim`, made (learned, unlimited until told) if missing.
@@ -247,7 +244,7 @@ impl KeyState {
             return i;
         }
         let mut b = Bucket::learned(dim, now);
-        b.ramp = self.ramp_up().map(bucket::Ramp::new);
+        b.set_ramp(self.ramp_up());
         if let Some(p) = self.fleet {
             b.set_share(p.share, p.floor, now);
         }

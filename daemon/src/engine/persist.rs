@@ -103,16 +103,7 @@ impl Engine {
                 .buckets
                 .iter_mut()
                 .filter(|b| b.is_limited())
-                .map(|b| {
-                    b.refill(now.mono);
-                    BucketSnapshot {
-                        bucket: b.level_of(b.rate.capacity),
-                        headers_limit: b.headers.as_ref().map(|h| h.limit),
-                        headers_capacity: b.headers.as_ref().and_then(|h| h.capacity),
-                        aimd_rate: b.aimd.as_ref().map(|a| a.rate),
-                        aimd_refused_rate: b.aimd.as_ref().map_or(0.0, |a| a.last_refused_rate),
-                    }
-                })
+                .map(|b| b.snapshot(now.mono))
                 .collect(),
             last_headers: (*key.last_headers).clone(),
             family: key.family,
@@ -176,9 +167,10 @@ impl Engine {
                     continue;
                 }
                 let key = &mut self.keys[id];
-                let existing = key.buckets.iter().position(|x| {
-                    x.rate.dimension == b.bucket.dimension && x.rate.period == b.bucket.period
-                });
+                let existing = key
+                    .buckets
+                    .iter()
+                    .position(|x| x.is(b.bucket.dimension, b.bucket.period));
                 // Saved before limits had sources of their own: a learned bucket's limit was
                 // its headers'.
                 let headers = b.headers_limit.map(|l| (l, b.headers_capacity)).or((b
@@ -201,9 +193,7 @@ impl Engine {
                 if !bucket.is_limited() {
                     continue;
                 }
-                let refilled = b.bucket.level + elapsed_ms * bucket.rate.per_ms();
-                bucket.level = refilled.min(bucket.rate.capacity);
-                bucket.updated = now.mono;
+                bucket.restore_level(b.bucket.level, elapsed_ms, now.mono);
                 restored[id] = true;
             }
             let key = &mut self.keys[id];

@@ -1,7 +1,7 @@
 //! The AIMD probe of a bucket whose limit is found by its 429s (or whose provider names none
-//! yet): its constants, its state, and how a bucket starts, lowers, raises and ends it.
+//! yet): its constants, its state, and how it starts, is cut, rises and ends. It knows nothing
+//! of the bucket it probes: the bucket passes its period, its ceiling and the rate in force.
 
-use super::bucket::Bucket;
 use std::time::Instant;
 
 /// The AIMD controller's constants, and why.
@@ -54,29 +54,29 @@ pub mod aimd {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Aimd {
     /// Units per period.
-    pub rate: f64,
-    pub slow_start: bool,
+    rate: f64,
+    slow_start: bool,
     /// The rate when the last 429 came (0 before any).
-    pub last_refused_rate: f64,
-    pub last_cut: Option<Instant>,
-    pub(super) last_step: Instant,
+    last_refused_rate: f64,
+    last_cut: Option<Instant>,
+    last_step: Instant,
     /// Something waited on this bucket since the last step.
-    pub(super) demand: bool,
+    demand: bool,
     /// Made for a key nothing was known of; ends when the headers name a limit.
-    pub first_contact: bool,
+    first_contact: bool,
     /// Its cut came while a fault lasting until then sent requests this limiter did not see:
     /// no other cut for it, and back where it was before the cut after it
     /// (`aimd::FAULT_CLEAN`).
-    pub fault_until: Option<Instant>,
+    fault_until: Option<Instant>,
     /// When the last refusal came.
-    pub last_refusal: Option<Instant>,
+    last_refusal: Option<Instant>,
     /// The rate before the last cut (infinite: there was no probe; the ceiling held).
-    pub before_cut: f64,
+    before_cut: f64,
 }
 
-/// What a refusal tells a bucket.
+/// What a provider's refusal (a 429 or 529) tells a bucket's probe.
 #[derive(Clone, Copy, Debug)]
-pub struct Refusal {
+pub struct ProviderRefusal {
     pub granted_at: Instant,
     /// When the cooldown it installed ends.
     pub cooling_until: Instant,
@@ -89,114 +89,129 @@ pub struct Refusal {
     pub fault_until: Option<Instant>,
 }
 
-impl Bucket {
-    /// The highest limit the probe may reach: the configured or header limit.
-    fn ceiling(&self) -> f64 {
-        let c = self.configured.map_or(f64::INFINITY, |c| c.limit);
-        let h = self.headers.as_ref().map_or(f64::INFINITY, |h| h.limit);
-        c.min(h)
-    }
+/// What a step or the end of a fault did to a probe.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Moved {
+    /// Nothing: no step was due, no demand waited, no fault ended.
+    Not,
+    /// Its rate moved.
+    Rate,
+    /// It has nothing left to say: the bucket's ceiling holds again.
+    Ended,
+}
 
-    /// When the probe may next rise.
-    pub fn next_step(&self) -> Option<Instant> {
-        self.aimd.as_ref().map(|a| a.last_step + aimd::STEP)
-    }
-
-    /// Something could not go for want of this bucket: demand is waiting.
-    pub fn on_short(&mut self) {
-        if let Some(a) = &mut self.aimd {
-            a.demand = true;
-        }
-    }
-
-    /// The provider names its limits: a key nothing was known of needs no probing for them.
-    /// True when a first-contact probe ended.
-    pub fn end_first_contact(&mut self) -> bool {
-        if self.aimd.as_ref().is_some_and(|a| a.first_contact) {
-            self.aimd = None;
-            self.recompute();
-            return true;
-        }
-        false
-    }
-
-    /// Starts probing a bucket nothing is known of.
-    pub fn start_first_contact(&mut self, now: Instant) {
-        let per_period = aimd::START_PER_SEC * self.rate.period.millis() / 1000.0;
-        self.aimd = Some(Aimd {
-            rate: per_period,
-            slow_start: true,
+impl Aimd {
+    fn at(rate: f64, slow_start: bool, first_contact: bool, now: Instant) -> Aimd {
+        Aimd {
+            rate,
+            slow_start,
             last_refused_rate: 0.0,
             last_cut: None,
             last_step: now,
             demand: false,
-            first_contact: true,
+            first_contact,
             fault_until: None,
             last_refusal: None,
             before_cut: f64::INFINITY,
-        });
-        self.recompute();
-        // The first few may go at once.
-        self.level = (self.rate.capacity * self.share).max(self.share.min(1.0));
-        self.updated = now;
+        }
     }
 
-    /// A 429 (or 529) came: empties the bucket until the cooldown ends, and lowers the rate,
-    /// at most once per hold and never for a request granted before the last cut (it was in
-    /// flight already). Returns the rate it was lowered from.
-    pub fn refused(&mut self, r: Refusal, now: Instant) -> Option<f64> {
-        self.refill(now);
-        if self.window.is_some() {
-            // A fixed window refused: it is spent until it begins again, which is no news
-            // about its allowance.
-            self.level = self.level.min(0.0);
-            return None;
-        }
-        let before = self.rate.limit;
-        let cut = self.cut(&r, now);
-        if self.is_limited() {
-            // The provider says its bucket is empty until the cooldown ends: so is ours, or
-            // what it refilled meanwhile would go out at once into a provider still paying
-            // back what refused requests cost it. The probe goes when ours has refilled too.
-            let cooling = r.cooling_until.saturating_duration_since(now).as_secs_f64() * 1000.0;
-            self.level = self.level.min(-self.rate.per_ms() * self.share * cooling);
-            self.updated = now;
-        }
-        cut.then_some(before)
+    /// The probe of a key nothing is known of, on a bucket of `period_ms`: a few requests per
+    /// second, in slow start.
+    pub fn first_contact(period_ms: f64, now: Instant) -> Aimd {
+        Aimd::at(aimd::START_PER_SEC * period_ms / 1000.0, true, true, now)
     }
 
-    fn cut(&mut self, r: &Refusal, now: Instant) -> bool {
-        if let Some(a) = &mut self.aimd {
-            // A refusal is no moment to rise, cut or not.
-            a.demand = false;
-            a.last_step = now;
-            a.last_refusal = Some(now);
-            if let Some(cut_for) = a.fault_until {
-                // The fault already had its cut (and what it left may still be refused a
-                // moment after it).
-                if let Some(until) = r.fault_until {
-                    a.fault_until = Some(cut_for.max(until));
-                    return false;
-                }
-                if now < cut_for + aimd::FAULT_CLEAN {
-                    return false;
-                }
+    /// A probe saved before a restart: at `rate`, refused last at `refused` (0 or not finite:
+    /// never refused, so still in slow start).
+    pub fn restored(rate: f64, refused: f64, now: Instant) -> Aimd {
+        let never_refused = !(refused.is_finite() && refused > 0.0);
+        let mut a = Aimd::at(rate, never_refused, never_refused, now);
+        if !never_refused {
+            a.last_refused_rate = refused;
+        }
+        a
+    }
+
+    /// Units per period it allows.
+    pub fn rate(&self) -> f64 {
+        self.rate
+    }
+
+    /// The rate when the last 429 came (0 before any).
+    pub fn refused_rate(&self) -> f64 {
+        self.last_refused_rate
+    }
+
+    pub fn is_first_contact(&self) -> bool {
+        self.first_contact
+    }
+
+    /// The burst it allows on a bucket of `period_ms`: a quarter second of its rate, at least
+    /// one unit (slow start: its first few at once).
+    pub fn capacity(&self, period_ms: f64) -> f64 {
+        let floor = if self.slow_start {
+            aimd::START_BURST
+        } else {
+            1.0
+        };
+        (self.rate / period_ms * aimd::CAPACITY_WINDOW.as_millis() as f64).max(floor)
+    }
+
+    /// When it may next rise.
+    pub fn next_step(&self) -> Instant {
+        self.last_step + aimd::STEP
+    }
+
+    /// Something could not go for want of its bucket: demand is waiting.
+    pub fn note_demand(&mut self) {
+        self.demand = true;
+    }
+
+    /// A refusal came: no moment to rise, cut or not. Whether it may cut: not for a fault that
+    /// had its cut already (nor a moment after it), not twice within a hold, never for a
+    /// request granted before the last cut (it was in flight already).
+    fn may_cut(&mut self, r: &ProviderRefusal, now: Instant) -> bool {
+        self.demand = false;
+        self.last_step = now;
+        self.last_refusal = Some(now);
+        if let Some(cut_for) = self.fault_until {
+            // The fault already had its cut (and what it left may still be refused a moment
+            // after it).
+            if let Some(until) = r.fault_until {
+                self.fault_until = Some(cut_for.max(until));
+                return false;
             }
-            if a.last_cut.is_some_and(|c| {
-                r.granted_at <= c || now.saturating_duration_since(c) < aimd::CUT_HOLD
-            }) {
+            if now < cut_for + aimd::FAULT_CLEAN {
                 return false;
             }
         }
-        let current = if self.rate.limit.is_finite() {
-            self.rate.limit
-        } else if r.granted > 0.0 {
-            r.granted
-        } else {
-            return false;
+        !self
+            .last_cut
+            .is_some_and(|c| r.granted_at <= c || now.saturating_duration_since(c) < aimd::CUT_HOLD)
+    }
+
+    /// A refusal of a bucket probed by `probe` (None: not probed yet, and made now if it cuts)
+    /// whose rate in force was `current` (None: no limit), on a bucket of `period_ms`. True
+    /// when it cut.
+    pub fn refused(
+        probe: &mut Option<Aimd>,
+        current: Option<f64>,
+        r: &ProviderRefusal,
+        period_ms: f64,
+        now: Instant,
+    ) -> bool {
+        if let Some(a) = probe.as_mut() {
+            if !a.may_cut(r, now) {
+                return false;
+            }
+        }
+        let current = match current {
+            Some(c) => c,
+            None if r.granted > 0.0 => r.granted,
+            None => return false,
         };
-        let accepted = r.accepted;
-        let slow_start = self.aimd.as_ref().is_some_and(|a| a.slow_start);
+        let slow_start = probe.as_ref().is_some_and(|a| a.slow_start);
         let (cut, deepest) = if slow_start {
             (
                 aimd::SLOW_START_CUT,
@@ -207,7 +222,7 @@ impl Bucket {
         };
         // Far above the limit (slow start overshot, a config twice the tier), what the provider
         // accepted meanwhile is the better measure of it than a fixed share of our rate.
-        let (rate, refused_rate) = match accepted {
+        let (rate, refused_rate) = match r.accepted {
             // A lower bound of the limit: creep up from it rather than approach.
             Some(a) if a < current * cut => {
                 let r = a.max(current * deepest);
@@ -219,20 +234,9 @@ impl Bucket {
             Some(a) => (current * cut, current.min(a / aimd::APPROACH)),
             None => (current * cut, current),
         };
-        let floor = aimd::FLOOR_PER_MINUTE * self.rate.period.millis() / 60_000.0;
-        let before_cut = self.aimd.as_ref().map_or(f64::INFINITY, |a| a.rate);
-        let a = self.aimd.get_or_insert(Aimd {
-            rate: current,
-            slow_start: false,
-            last_refused_rate: 0.0,
-            last_cut: None,
-            last_step: now,
-            demand: false,
-            first_contact: false,
-            fault_until: None,
-            last_refusal: None,
-            before_cut: f64::INFINITY,
-        });
+        let floor = aimd::FLOOR_PER_MINUTE * period_ms / 60_000.0;
+        let before_cut = probe.as_ref().map_or(f64::INFINITY, |a| a.rate);
+        let a = probe.get_or_insert_with(|| Aimd::at(current, false, false, now));
         a.fault_until = r.fault_until;
         a.last_refusal = Some(now);
         a.before_cut = before_cut;
@@ -243,98 +247,79 @@ impl Bucket {
         a.last_cut = Some(now);
         a.last_step = now;
         a.demand = false;
-        self.recompute();
         true
     }
 
     /// A fault lasting until `until` sends requests this limiter does not see: a cut made
     /// lately was its doing.
     pub fn note_fault(&mut self, until: Instant, now: Instant) {
-        if let Some(a) = &mut self.aimd {
-            let recent = a
-                .last_cut
-                .is_some_and(|c| now.saturating_duration_since(c) <= aimd::FAULT_LOOKBACK);
-            if recent || a.fault_until.is_some() {
-                a.fault_until = Some(a.fault_until.map_or(until, |u| u.max(until)));
-            }
+        let recent = self
+            .last_cut
+            .is_some_and(|c| now.saturating_duration_since(c) <= aimd::FAULT_LOOKBACK);
+        if recent || self.fault_until.is_some() {
+            self.fault_until = Some(self.fault_until.map_or(until, |u| u.max(until)));
         }
     }
 
     /// A probe whose cut was a fault's goes back where it was before the cut once the fault is
     /// over and a clean interval has passed: what the fault cut comes back whole (a probe the
-    /// cut began ends, the config or headers saying the limit again). True when the effective
-    /// limit changed.
-    pub fn fault_over(&mut self, now: Instant) -> bool {
-        let ceiling = self.ceiling();
-        let Some(a) = &mut self.aimd else {
-            return false;
+    /// cut began ends, `ceiling`, the config's or the headers' limit, holding again).
+    pub fn fault_over(&mut self, ceiling: f64, now: Instant) -> Moved {
+        let Some(until) = self.fault_until else {
+            return Moved::Not;
         };
-        let Some(until) = a.fault_until else {
-            return false;
-        };
-        let clean = a
+        let clean = self
             .last_refusal
             .is_none_or(|t| now.saturating_duration_since(t) >= aimd::FAULT_CLEAN);
         if now < until || !clean {
-            return false;
+            return Moved::Not;
         }
-        a.fault_until = None;
-        if a.first_contact || a.rate >= a.before_cut {
-            return false;
+        self.fault_until = None;
+        if self.first_contact || self.rate >= self.before_cut {
+            return Moved::Not;
         }
-        if a.before_cut >= ceiling {
+        if self.before_cut >= ceiling {
             if !ceiling.is_finite() {
                 // Nothing to go back to: the probe goes on finding the limit.
-                return false;
+                return Moved::Not;
             }
-            self.aimd = None;
-        } else {
-            a.rate = a.before_cut;
-            a.last_refused_rate = a.last_refused_rate.max(a.before_cut);
+            return Moved::Ended;
         }
-        self.recompute();
-        true
+        self.rate = self.before_cut;
+        self.last_refused_rate = self.last_refused_rate.max(self.before_cut);
+        Moved::Rate
     }
 
-    /// Raises the probe if a step has passed with demand waiting and no 429. True when the
-    /// effective limit changed.
-    pub fn step(&mut self, now: Instant) -> bool {
-        if self.fault_over(now) {
-            return true;
+    /// Rises if a step has passed with demand waiting and no 429, up to `ceiling`, on a bucket
+    /// of `period_ms`.
+    pub fn step(&mut self, ceiling: f64, period_ms: f64, now: Instant) -> Moved {
+        if now.saturating_duration_since(self.last_step) < aimd::STEP {
+            return Moved::Not;
         }
-        let ceiling = self.ceiling();
-        let Some(a) = &mut self.aimd else {
-            return false;
-        };
-        if now.saturating_duration_since(a.last_step) < aimd::STEP {
-            return false;
+        self.last_step = now;
+        if !std::mem::take(&mut self.demand) {
+            return Moved::Not;
         }
-        a.last_step = now;
-        if !std::mem::take(&mut a.demand) {
-            return false;
-        }
-        let before = a.rate;
-        if a.slow_start {
-            a.rate *= aimd::SLOW_START_GROWTH;
+        if self.slow_start {
+            self.rate *= aimd::SLOW_START_GROWTH;
         } else {
-            let target = a.last_refused_rate * aimd::APPROACH;
-            if a.rate < target {
-                a.rate += (target - a.rate) * aimd::APPROACH_GAIN;
+            let target = self.last_refused_rate * aimd::APPROACH;
+            if self.rate < target {
+                self.rate += (target - self.rate) * aimd::APPROACH_GAIN;
                 // Close enough: join the creep rather than approach forever.
-                if target - a.rate < a.rate * aimd::PROBE_GAIN {
-                    a.rate = target;
+                if target - self.rate < self.rate * aimd::PROBE_GAIN {
+                    self.rate = target;
                 }
             } else {
-                a.rate += a.rate * aimd::PROBE_GAIN;
+                self.rate += self.rate * aimd::PROBE_GAIN;
             }
         }
-        let unlimited = a.rate * 60_000.0 / self.rate.period.millis() > aimd::UNLIMITED_PER_MINUTE;
-        if a.rate >= ceiling || unlimited {
+        let unlimited = self.rate * 60_000.0 / period_ms > aimd::UNLIMITED_PER_MINUTE;
+        if self.rate >= ceiling || unlimited {
             // Back at what the config or headers allow (or nothing found to hold): the probe
             // has nothing left to say.
-            self.aimd = None;
+            return Moved::Ended;
         }
-        let changed = self.recompute();
-        changed || self.aimd.as_ref().is_some_and(|a| a.rate != before)
+        Moved::Rate
     }
 }

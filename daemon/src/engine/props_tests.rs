@@ -96,7 +96,7 @@ proptest! {
                     let (req1, tok1) = levels(&mut fx, ms);
                     prop_assert!(close(req1, req0), "a sent request keeps its charge: {req0} -> {req1}");
                     let delta = (r_in + r_out) as f64 - (input + output) as f64;
-                    let floor = -report::MAX_DEBT_BUCKETS * TOK_CAP;
+                    let floor = -bucket::MAX_DEBT_BUCKETS * TOK_CAP;
                     let expected = (tok0 + delta).min(TOK_CAP).max(floor.min(tok0));
                     prop_assert!(close(tok1, expected), "tokens {tok0} + {delta} -> {tok1}, expected {expected}");
                 }
@@ -104,7 +104,7 @@ proptest! {
             }
             let (req, tok) = levels(&mut fx, ms);
             prop_assert!(req <= REQ_CAP + 1e-9 && tok <= TOK_CAP + 1e-9, "above capacity: {req} {tok}");
-            prop_assert!(tok >= -report::MAX_DEBT_BUCKETS * TOK_CAP - 1e-9, "debt past its bound: {tok}");
+            prop_assert!(tok >= -bucket::MAX_DEBT_BUCKETS * TOK_CAP - 1e-9, "debt past its bound: {tok}");
         }
     }
 }

@@ -74,7 +74,7 @@ impl Engine {
                 }
             }
             for bi in 0..self.keys[k].buckets.len() {
-                let dim = self.keys[k].buckets[bi].rate.dimension;
+                let dim = self.keys[k].buckets[bi].dimension();
                 let n = need.amount(dim);
                 if n == 0.0 || !self.keys[k].buckets[bi].is_limited() {
                     continue;
@@ -221,7 +221,7 @@ impl Engine {
                     for si in 0..self.keys[id].scope.len() {
                         let k = self.keys[id].scope[si];
                         for b in &mut self.keys[k].buckets {
-                            let n = need.amount(b.rate.dimension);
+                            let n = need.amount(b.dimension());
                             if n > 0.0 && b.is_limited() {
                                 b.refill(now.mono);
                                 let mut r = b.ready_at(b.required(n));
@@ -251,8 +251,7 @@ impl Engine {
     pub fn fill(&mut self, now: Now) {
         for id in 0..self.keys.len() {
             for b in &mut self.keys[id].buckets {
-                b.level = b.rate.capacity;
-                b.updated = now.mono;
+                b.fill(now.mono);
             }
             self.mark_dirty(id);
         }

@@ -44,27 +44,17 @@ impl Engine {
             let rate = limits
                 .rates
                 .iter()
-                .find(|r| r.dimension == b.rate.dimension && r.period == b.rate.period);
-            b.configured = rate.copied();
-            b.ramp = match (rate, b.rate.period) {
-                (Some(_), Period::Minute) => ramp.map(bucket::Ramp::new),
-                _ => None,
-            };
-            b.refill(now.mono);
-            b.recompute();
+                .find(|r| b.is(r.dimension, r.period))
+                .copied();
+            b.configure(rate, ramp, now.mono);
         }
         k.buckets
-            .retain(|b| b.configured.is_some() || b.headers.is_some() || b.aimd.is_some());
+            .retain(|b| b.configured_rate().is_some() || b.has_learned());
         for &rate in &limits.rates {
-            let existing = k
-                .buckets
-                .iter()
-                .any(|b| b.rate.dimension == rate.dimension && b.rate.period == rate.period);
+            let existing = k.buckets.iter().any(|b| b.is(rate.dimension, rate.period));
             if !existing {
                 let mut b = Bucket::configured(rate, now.mono);
-                if rate.period == Period::Minute {
-                    b.ramp = ramp.map(bucket::Ramp::new);
-                }
+                b.set_ramp(ramp);
                 k.buckets.push(b);
             }
         }
@@ -92,14 +82,9 @@ impl Engine {
         }
         let share = k.fleet.map_or((1.0, 1.0), |p| (p.share, p.floor));
         for b in &mut k.buckets {
-            b.share = share.0;
-            b.share_floor = share.1;
-            b.configured = None;
-            b.ramp = None;
-            b.recompute();
+            b.unconfigure(share.0, share.1);
         }
-        k.buckets
-            .retain(|b| b.headers.is_some() || b.aimd.is_some());
+        k.buckets.retain(Bucket::has_learned);
     }
 
     /// Replaces the config. Checked whole first: an invalid one changes nothing.

@@ -2,9 +2,6 @@
 
 use super::*;
 
-/// The most debt a bucket carries, in bucket capacities.
-pub const MAX_DEBT_BUCKETS: f64 = 1.0;
-
 /// The shortest first backoff of a refusal without a delay on a probed key: a few provider
 /// round trips, so the answers to what was in flight are in before the probe goes.
 pub const PROBED_BACKOFF_MIN: Duration = Duration::from_millis(200);
@@ -218,8 +215,8 @@ impl Engine {
         let key = &self.keys[id];
         let probed = self.probed_bucket(id, outcome).map(|i| &key.buckets[i]);
         match probed {
-            Some(b) if b.rate.limit.is_finite() && b.rate.limit > 0.0 => {
-                let per_request = b.rate.period.millis() / b.rate.limit;
+            Some(b) if b.rate().limit.is_finite() && b.rate().limit > 0.0 => {
+                let per_request = b.rate().period.millis() / b.rate().limit;
                 // Providers that say nothing mostly count over a second (OpenAI says it
                 // enforces a minute's limit per second; many gateways keep a rolling second):
                 // the requests it accepted since the last refusal leave that window a second
@@ -240,10 +237,8 @@ impl Engine {
     pub(super) fn probed_bucket(&self, id: usize, outcome: &Outcome) -> Option<usize> {
         let key = &self.keys[id];
         let dim = super::calibrate::refused_dimension(outcome);
-        key.find_minute_bucket(dim).filter(|&i| {
-            let b = &key.buckets[i];
-            b.aimd.is_some() && b.configured.is_none() && b.headers.is_none()
-        })
+        key.find_minute_bucket(dim)
+            .filter(|&i| key.buckets[i].is_probed_only())
     }
 
     /// Counts a provider's refusal of a lease, for the key and its client.
@@ -353,22 +348,16 @@ impl Engine {
                 .iter_mut()
                 .filter(|b| b.charged(lease.granted_at))
             {
-                let used = match b.rate.dimension {
+                let used = match b.dimension() {
                     Dimension::Requests if sent => lease.need.requests,
                     Dimension::Requests => 0,
                     Dimension::Tokens => input + output,
                     Dimension::InputTokens => input,
                     Dimension::OutputTokens => output,
                 } as f64;
-                let delta = lease.need.amount(b.rate.dimension) - used;
+                let delta = lease.need.amount(b.dimension()) - used;
                 if delta != 0.0 {
-                    b.refill(now);
-                    // However much one report says was used, the debt stays within
-                    // MAX_DEBT_BUCKETS bucket(s): an absurd count cannot block a key for hours.
-                    let floor = -MAX_DEBT_BUCKETS * b.rate.capacity;
-                    b.level = (b.level + delta)
-                        .min(b.capacity_now(now))
-                        .max(floor.min(b.level));
+                    b.settle(delta, now);
                     changed = true;
                 }
             }

@@ -27,20 +27,14 @@ impl Engine {
         let mut summary = ResetSummary::default();
         let k = &mut self.keys[id];
         let before = k.buckets.len();
-        k.buckets.retain(|b| b.configured.is_some());
+        k.buckets.retain(|b| b.configured_rate().is_some());
         summary.learned_limits = before - k.buckets.len();
         for b in &mut k.buckets {
-            b.refill(now.mono);
-            let had_headers = b.headers.take().is_some();
-            let had_probe = b.aimd.take().is_some();
-            if had_headers || had_probe {
+            let (learned, debt) = b.forget_learned(now.mono);
+            if learned {
                 summary.learned_limits += 1;
             }
-            b.recompute();
-            if b.level < 0.0 {
-                summary.debt += -b.level;
-                b.level = 0.0;
-            }
+            summary.debt += debt;
         }
         k.contacted = false;
         k.last_headers = Arc::default();

@@ -18,21 +18,12 @@ pub struct BucketStatus {
 
 impl BucketStatus {
     fn of(b: &Bucket, now: Instant) -> BucketStatus {
-        let headers = b
-            .headers
-            .as_ref()
-            .map(|h| (h.limit, h.capacity, LimitSource::Headers));
-        let aimd = b.aimd.as_ref().map(|a| (a.rate, None, LimitSource::Aimd));
-        let learned = match (headers, aimd) {
-            (Some(h), Some(a)) if a.0 < h.0 => Some(a),
-            (Some(h), _) => Some(h),
-            (None, a) => a,
-        };
+        let learned = b.learned_limit();
         BucketStatus {
             bucket: b.level_of(b.capacity_now(now)),
-            capacity_source: b.capacity_source,
-            configured_limit: b.configured.map(|c| c.limit),
-            configured_capacity: b.configured.map(|c| c.capacity),
+            capacity_source: b.capacity_source(),
+            configured_limit: b.configured_rate().map(|c| c.limit),
+            configured_capacity: b.configured_rate().map(|c| c.capacity),
             learned_limit: learned.map(|l| l.0),
             learned_capacity: learned.and_then(|l| l.1),
             learned_source: learned.map(|l| l.2),
@@ -199,7 +190,7 @@ impl Engine {
                 daily_quota,
                 fixed_window: key
                     .find_minute_bucket(Dimension::Requests)
-                    .and_then(|i| key.buckets[i].window.as_ref().map(|w| w.length)),
+                    .and_then(|i| key.buckets[i].window().map(|w| w.length)),
             });
         }
         out

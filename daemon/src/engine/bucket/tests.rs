@@ -51,7 +51,7 @@ fn whole_second_resets_are_read_short() {
 fn aimd_cuts_then_approaches_then_creeps() {
     let t = Instant::now();
     let mut b = Bucket::learned(Dimension::Requests, t);
-    let refusal = |granted_at| Refusal {
+    let refusal = |granted_at| ProviderRefusal {
         granted_at,
         cooling_until: t,
         granted: 1200.0,
@@ -120,7 +120,7 @@ fn a_fault_cuts_once_and_what_it_left_is_refused_without_a_cut_until_a_clean_int
         },
         t,
     );
-    let refusal = |at: Instant, fault_until: Option<Instant>| Refusal {
+    let refusal = |at: Instant, fault_until: Option<Instant>| ProviderRefusal {
         granted_at: at,
         cooling_until: at,
         granted: 1200.0,

@@ -11,7 +11,7 @@
 //! window the provider stated ends; a reading of a fresh window raises it to what the
 //! provider says remains, less what is in flight and unreported.
 
-use super::bucket::Bucket;
+use super::Bucket;
 use std::time::{Duration, Instant};
 
 /// A jump from at most this share of the most remaining ever seen...

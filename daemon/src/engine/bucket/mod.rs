@@ -8,11 +8,13 @@
 //! way: the configured burst, the burst inferred from `remaining` and `reset`, and the probe's.
 //! The probe itself is in `probe.rs`.
 
+pub mod window;
+
 use super::headers::HeaderLimit;
 use super::limits::{Dimension, LimitSource, Period, Rate};
 use std::time::{Duration, Instant};
 
-pub use super::probe::{aimd, Aimd, Refusal};
+pub use super::probe::{aimd, Aimd, Moved, ProviderRefusal};
 
 /// What the provider's headers said of this bucket.
 #[derive(Clone, Debug, PartialEq)]
@@ -83,41 +85,59 @@ impl Ramp {
     }
 }
 
+/// The most debt a bucket carries, in bucket capacities.
+pub const MAX_DEBT_BUCKETS: f64 = 1.0;
+
+/// Two limits the same quota would have (headers may round): within a thousandth of `b`.
+pub fn same_limit(a: f64, b: f64) -> bool {
+    (a - b).abs() <= b * 1e-3
+}
+
+/// How the burst moves with a fleet's parts, for one bucket: the share of its capacity it held
+/// when it said so (`fill`), the part it had then (`before`), and the share of the whole burst
+/// it took from the bank (`taken`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BurstMove {
+    pub fill: f64,
+    pub before: f64,
+    pub taken: f64,
+}
+
 #[derive(Clone, Debug)]
 pub struct Bucket {
     /// The effective rate: what is enforced.
-    pub rate: Rate,
-    pub level: f64,
-    pub updated: Instant,
+    rate: Rate,
+    level: f64,
+    updated: Instant,
     /// Where the effective limit came from.
-    pub source: LimitSource,
+    source: LimitSource,
     /// Where the effective capacity came from.
-    pub capacity_source: LimitSource,
+    capacity_source: LimitSource,
     /// The configured limit and burst: an upper bound on everything learned.
-    pub configured: Option<Rate>,
-    pub headers: Option<HeaderView>,
-    pub aimd: Option<Aimd>,
-    pub ramp: Option<Ramp>,
+    configured: Option<Rate>,
+    headers: Option<HeaderView>,
+    aimd: Option<Aimd>,
+    ramp: Option<Ramp>,
     /// Since when it limits: leases granted before took nothing from it, so their settlement
     /// gives nothing back to it either.
-    pub since: Instant,
+    since: Instant,
     /// The part of the limit and burst this limiter may use: 1 alone; in a fleet, the share
     /// its hosts agreed on (0 to 1).
-    pub share: f64,
+    share: f64,
     /// In a fleet, the part it can count on when the others want theirs (an even split): how
     /// long a wait will be is estimated at no less, even while its share is lower.
-    pub share_floor: f64,
+    share_floor: f64,
     /// In a fleet, made by headers for the same quota as an ancestor's: filled from it once
     /// it has a part.
-    pub mirror_pending: bool,
+    mirror_pending: bool,
     /// Set once the provider's headers show fixed windows (`window.rs`): the level is what
     /// the window has left, and comes back whole when the window begins again.
-    pub window: Option<super::window::FixedWindow>,
+    window: Option<window::FixedWindow>,
     /// The last readings of remaining and reset, by which a window is recognised.
-    pub(super) readings: Option<super::window::Readings>,
+    readings: Option<window::Readings>,
     /// What the provider's last `remaining` left of the whole burst (0 to 1), and when it
     /// was read: in a fleet cut off from Redis, whether the other hosts use their parts.
-    pub(super) room: Option<(f64, Instant)>,
+    room: Option<(f64, Instant)>,
 }
 
 impl Bucket {
@@ -341,13 +361,9 @@ impl Bucket {
             }
         }
         if let Some(a) = self.aimd.as_ref().filter(|_| self.window.is_none()) {
-            take(a.rate, LimitSource::Aimd, &mut limit, &mut source);
-            let floor = if a.slow_start { aimd::START_BURST } else { 1.0 };
-            let probed = (a.rate / self.rate.period.millis()
-                * aimd::CAPACITY_WINDOW.as_millis() as f64)
-                .max(floor);
+            take(a.rate(), LimitSource::Aimd, &mut limit, &mut source);
             take(
-                probed,
+                a.capacity(self.rate.period.millis()),
                 LimitSource::Aimd,
                 &mut capacity,
                 &mut capacity_source,
@@ -380,6 +396,215 @@ impl Bucket {
     /// Whether a lease granted at `granted_at` was charged here.
     pub fn charged(&self, granted_at: Instant) -> bool {
         self.is_limited() && granted_at >= self.since
+    }
+
+    // What others may read of it.
+
+    /// The effective rate: what is enforced.
+    pub fn rate(&self) -> &Rate {
+        &self.rate
+    }
+
+    pub fn dimension(&self) -> Dimension {
+        self.rate.dimension
+    }
+
+    /// Whether it limits `dimension` per `period`.
+    pub fn is(&self, dimension: Dimension, period: Period) -> bool {
+        self.rate.dimension == dimension && self.rate.period == period
+    }
+
+    /// What it holds (negative: in debt), as of its last refill.
+    pub fn level(&self) -> f64 {
+        self.level
+    }
+
+    /// The configured limit and burst, if any.
+    pub fn configured_rate(&self) -> Option<Rate> {
+        self.configured
+    }
+
+    /// Where the effective capacity came from.
+    pub fn capacity_source(&self) -> LimitSource {
+        self.capacity_source
+    }
+
+    /// The lower of what the headers say and what probing found: limit, capacity (the
+    /// headers' only) and where it came from.
+    pub fn learned_limit(&self) -> Option<(f64, Option<f64>, LimitSource)> {
+        let headers = self
+            .headers
+            .as_ref()
+            .map(|h| (h.limit, h.capacity, LimitSource::Headers));
+        let probe = self
+            .aimd
+            .as_ref()
+            .map(|a| (a.rate(), None, LimitSource::Aimd));
+        match (headers, probe) {
+            (Some(h), Some(a)) if a.0 < h.0 => Some(a),
+            (Some(h), _) => Some(h),
+            (None, a) => a,
+        }
+    }
+
+    /// Whether anything but the config says its limit (headers, a probe).
+    pub fn has_learned(&self) -> bool {
+        self.headers.is_some() || self.aimd.is_some()
+    }
+
+    /// Whether only probing finds its limit: nothing configured, no headers, probed.
+    pub fn is_probed_only(&self) -> bool {
+        self.aimd.is_some() && self.configured.is_none() && self.headers.is_none()
+    }
+
+    /// The provider's fixed window, once its headers showed one.
+    pub fn window(&self) -> Option<&window::FixedWindow> {
+        self.window.as_ref()
+    }
+
+    /// What the provider's last `remaining` left of the whole burst (0 to 1), if read at or
+    /// after `since`.
+    pub fn room_since(&self, since: Instant) -> Option<f64> {
+        self.room.filter(|(_, at)| *at >= since).map(|(r, _)| r)
+    }
+
+    /// Whether it limits the same quota as `other`: the same dimension and period, and the
+    /// same limit within a thousandth of `other`'s.
+    pub fn same_quota(&self, other: &Bucket) -> bool {
+        self.is(other.rate.dimension, other.rate.period)
+            && same_limit(self.rate.limit, other.rate.limit)
+    }
+
+    /// What a snapshot keeps of it, refilled to `now`.
+    pub fn snapshot(&mut self, now: Instant) -> super::BucketSnapshot {
+        self.refill(now);
+        super::BucketSnapshot {
+            bucket: self.level_of(self.rate.capacity),
+            headers_limit: self.headers.as_ref().map(|h| h.limit),
+            headers_capacity: self.headers.as_ref().and_then(|h| h.capacity),
+            aimd_rate: self.aimd.as_ref().map(Aimd::rate),
+            aimd_refused_rate: self.aimd.as_ref().map_or(0.0, Aimd::refused_rate),
+        }
+    }
+
+    // What acquire, report, the queue, persist, the fleet, reconfigure and reset do to it.
+
+    /// Whether `n` units may go now (as of its last refill): what `required` asks is there.
+    pub fn has(&self, n: f64) -> bool {
+        self.level >= self.required(n)
+    }
+
+    /// A grant takes `n` units at `now`. The provider's bucket stays full (and loses refill)
+    /// until the request reaches it, `transit` later: a full bucket here waits as long before
+    /// it refills, so it never runs ahead.
+    pub fn take(&mut self, n: f64, transit: Duration, now: Instant) {
+        self.on_grant(now);
+        if self.level >= self.capacity_now(now) {
+            self.updated = self.updated.max(now + transit);
+        }
+        self.level -= n;
+    }
+
+    /// A settled lease gives back `delta` units (taken: negative) at `now`. However much one
+    /// report says was used, the debt stays within `MAX_DEBT_BUCKETS` bucket(s): an absurd
+    /// count cannot block a key for hours.
+    pub fn settle(&mut self, delta: f64, now: Instant) {
+        self.refill(now);
+        let floor = -MAX_DEBT_BUCKETS * self.rate.capacity;
+        self.level = (self.level + delta)
+            .min(self.capacity_now(now))
+            .max(floor.min(self.level));
+    }
+
+    /// Brings back a level saved `elapsed_ms` ago, refilled at the whole rate since.
+    pub fn restore_level(&mut self, level: f64, elapsed_ms: f64, now: Instant) {
+        let refilled = level + elapsed_ms * self.rate.per_ms();
+        self.level = refilled.min(self.rate.capacity);
+        self.updated = now;
+    }
+
+    /// Full to its capacity at `now`.
+    pub fn fill(&mut self, now: Instant) {
+        self.level = self.rate.capacity;
+        self.updated = now;
+    }
+
+    /// A slow start after idleness over `ramp_up` (a minute bucket only; None: none).
+    pub fn set_ramp(&mut self, ramp_up: Option<Duration>) {
+        self.ramp = match self.rate.period {
+            Period::Minute => ramp_up.map(Ramp::new),
+            Period::Day => None,
+        };
+    }
+
+    /// The config says `rate` of it now (None: nothing), with a slow start over `ramp_up`.
+    pub fn configure(&mut self, rate: Option<Rate>, ramp_up: Option<Duration>, now: Instant) {
+        self.configured = rate;
+        self.set_ramp(rate.and(ramp_up));
+        self.refill(now);
+        self.recompute();
+    }
+
+    /// The config no longer names its key: only what was learned stays, on the part `share`
+    /// and `floor` of the limit.
+    pub fn unconfigure(&mut self, share: f64, floor: f64) {
+        self.share = share;
+        self.share_floor = floor;
+        self.configured = None;
+        self.ramp = None;
+        self.recompute();
+    }
+
+    /// Forgets what the headers and probing taught it, and forgives its debt. Returns whether
+    /// it had learned anything, and the debt forgiven.
+    pub fn forget_learned(&mut self, now: Instant) -> (bool, f64) {
+        self.refill(now);
+        let had_headers = self.headers.take().is_some();
+        let had_probe = self.aimd.take().is_some();
+        self.recompute();
+        let debt = (-self.level).max(0.0);
+        if self.level < 0.0 {
+            self.level = 0.0;
+        }
+        (had_headers || had_probe, debt)
+    }
+
+    /// In a fleet, made by headers for the same quota as an ancestor's: to be filled from it
+    /// once it has a part.
+    pub fn await_mirror(&mut self) {
+        self.mirror_pending = true;
+    }
+
+    /// Whether it waits to be filled from an ancestor's bucket, and has a part to fill.
+    pub fn wants_mirror(&self) -> bool {
+        self.mirror_pending && self.share > 0.0
+    }
+
+    /// Filled from the level an ancestor's bucket of the same quota holds (None: none had it).
+    pub fn mirror(&mut self, held: Option<f64>, now: Instant) {
+        self.mirror_pending = false;
+        if let Some(level) = held {
+            self.refill(now);
+            self.level = self.level.max(level.min(self.capacity_now(now)));
+        }
+    }
+
+    /// Takes a fleet's part `share` (and `floor`) of the limit; with `burst`, the burst moves
+    /// with the parts: what this host banked as its part shrank goes, what it took from the
+    /// bank comes (minute buckets of a finite capacity only).
+    pub fn take_part(&mut self, share: f64, floor: f64, burst: Option<BurstMove>, now: Instant) {
+        self.refill(now);
+        let held = self.level;
+        self.set_share(share, floor, now);
+        let whole = self.rate.capacity;
+        let (Some(x), Period::Minute, true) = (burst, self.rate.period, whole.is_finite()) else {
+            return;
+        };
+        // Banked on what was said; truly given up on what is left.
+        let banked = (x.fill * x.before - share).max(0.0) * whole;
+        let given_up = (held - share * whole).max(0.0);
+        self.level -= (banked - given_up).max(0.0);
+        self.level = (self.level + x.taken * whole).min(self.capacity_now(now));
     }
 
     /// Takes in one reading of the provider's headers for this bucket. True when the effective
@@ -456,24 +681,126 @@ impl Bucket {
             });
         }
         if let Some((rate, refused)) = probe.filter(|p| valid(p.0)) {
-            let never_refused = !(refused.is_finite() && refused > 0.0);
-            self.aimd = Some(Aimd {
-                rate,
-                slow_start: never_refused,
-                last_refused_rate: if never_refused { 0.0 } else { refused },
-                last_cut: None,
-                last_step: now,
-                demand: false,
-                first_contact: never_refused,
-                fault_until: None,
-                last_refusal: None,
-                before_cut: f64::INFINITY,
-            });
+            self.aimd = Some(Aimd::restored(rate, refused, now));
         }
         self.recompute();
+    }
+
+    // The probe (`probe.rs`): how this bucket starts, cuts, raises and ends it.
+
+    /// The highest limit the probe may reach: the configured or header limit.
+    fn ceiling(&self) -> f64 {
+        let c = self.configured.map_or(f64::INFINITY, |c| c.limit);
+        let h = self.headers.as_ref().map_or(f64::INFINITY, |h| h.limit);
+        c.min(h)
+    }
+
+    /// When the probe may next rise.
+    pub fn next_step(&self) -> Option<Instant> {
+        self.aimd.as_ref().map(Aimd::next_step)
+    }
+
+    /// Something could not go for want of this bucket: demand is waiting.
+    pub fn on_short(&mut self) {
+        if let Some(a) = &mut self.aimd {
+            a.note_demand();
+        }
+    }
+
+    /// The provider names its limits: a key nothing was known of needs no probing for them.
+    /// True when a first-contact probe ended.
+    pub fn end_first_contact(&mut self) -> bool {
+        if self.aimd.as_ref().is_some_and(Aimd::is_first_contact) {
+            self.aimd = None;
+            self.recompute();
+            return true;
+        }
+        false
+    }
+
+    /// Starts probing a bucket nothing is known of.
+    pub fn start_first_contact(&mut self, now: Instant) {
+        self.aimd = Some(Aimd::first_contact(self.rate.period.millis(), now));
+        self.recompute();
+        // The first few may go at once.
+        self.level = (self.rate.capacity * self.share).max(self.share.min(1.0));
+        self.updated = now;
+    }
+
+    /// A 429 (or 529) came: empties the bucket until the cooldown ends, and lowers the rate,
+    /// at most once per hold and never for a request granted before the last cut (it was in
+    /// flight already). Returns the rate it was lowered from.
+    pub fn refused(&mut self, r: ProviderRefusal, now: Instant) -> Option<f64> {
+        self.refill(now);
+        if self.window.is_some() {
+            // A fixed window refused: it is spent until it begins again, which is no news
+            // about its allowance.
+            self.level = self.level.min(0.0);
+            return None;
+        }
+        let before = self.rate.limit;
+        let current = self.rate.limit.is_finite().then_some(self.rate.limit);
+        let cut = Aimd::refused(&mut self.aimd, current, &r, self.rate.period.millis(), now);
+        if cut {
+            self.recompute();
+        }
+        if self.is_limited() {
+            // The provider says its bucket is empty until the cooldown ends: so is ours, or
+            // what it refilled meanwhile would go out at once into a provider still paying
+            // back what refused requests cost it. The probe goes when ours has refilled too.
+            let cooling = r.cooling_until.saturating_duration_since(now).as_secs_f64() * 1000.0;
+            self.level = self.level.min(-self.rate.per_ms() * self.share * cooling);
+            self.updated = now;
+        }
+        cut.then_some(before)
+    }
+
+    /// A fault lasting until `until` sends requests this limiter does not see: a cut made
+    /// lately was its doing.
+    pub fn note_fault(&mut self, until: Instant, now: Instant) {
+        if let Some(a) = &mut self.aimd {
+            a.note_fault(until, now);
+        }
+    }
+
+    /// A probe whose cut was a fault's goes back where it was before the cut once the fault is
+    /// over and a clean interval has passed (`Aimd::fault_over`). True when the effective
+    /// limit changed.
+    pub fn fault_over(&mut self, now: Instant) -> bool {
+        let ceiling = self.ceiling();
+        let Some(a) = &mut self.aimd else {
+            return false;
+        };
+        match a.fault_over(ceiling, now) {
+            Moved::Not => return false,
+            Moved::Rate => {}
+            Moved::Ended => self.aimd = None,
+        }
+        self.recompute();
+        true
+    }
+
+    /// Raises the probe if a step has passed with demand waiting and no 429. True when the
+    /// effective limit changed.
+    pub fn step(&mut self, now: Instant) -> bool {
+        if self.fault_over(now) {
+            return true;
+        }
+        let ceiling = self.ceiling();
+        let period_ms = self.rate.period.millis();
+        let Some(a) = &mut self.aimd else {
+            return false;
+        };
+        let before = a.rate();
+        match a.step(ceiling, period_ms, now) {
+            Moved::Not => return false,
+            Moved::Rate => {}
+            Moved::Ended => self.aimd = None,
+        }
+        let changed = self.recompute();
+        changed || self.aimd.as_ref().is_some_and(|a| a.rate() != before)
     }
 }
 
 #[cfg(test)]
-#[path = "bucket_tests.rs"]
 mod tests;
