@@ -3,6 +3,49 @@
 
 use super::*;
 
+/// What trying one key came to.
+pub(super) enum KeyAttempt {
+    Granted(Grant),
+    Queued(WaiterId),
+    /// Capacity or a cooldown will not come in time.
+    Late(Refusal),
+}
+
+/// Units one request reserves.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(super) struct Need {
+    pub(super) requests: u64,
+    pub(super) input: u64,
+    pub(super) output: u64,
+    /// No max_tokens was declared: `output` is an estimate, and the provider charges what is
+    /// produced.
+    pub(super) undeclared: bool,
+    /// ...and that estimate is the key's learned one (not the caller's default).
+    pub(super) learned: bool,
+}
+
+impl Need {
+    pub(super) fn amount(&self, dim: Dimension) -> f64 {
+        (match dim {
+            Dimension::Requests => self.requests,
+            Dimension::Tokens => self.input + self.output,
+            Dimension::InputTokens => self.input,
+            Dimension::OutputTokens => self.output,
+        }) as f64
+    }
+}
+
+/// Where cooldowns and the breaker let a request through.
+pub(super) enum Gate {
+    Open(Probes),
+    Until(Instant),
+    ProbeInFlight,
+}
+
+/// A blocked bucket (index) or concurrency slot (`usize::MAX`) of a key.
+pub(super) type Slot = (usize, usize);
+pub(super) const CONCURRENCY: usize = usize::MAX;
+
 impl Engine {
     /// Asks for a lease. Grants at once, queues up to `max_wait`, or refuses with `not_before`
     /// when capacity or a cooldown cannot come in time.

@@ -2,6 +2,22 @@
 
 use super::*;
 
+/// One cooldown on a key or a prefix: until when, why, how often it escalated.
+#[derive(Clone, Debug)]
+pub(super) struct CooldownEntry {
+    pub(super) until: Instant,
+    pub(super) reason: String,
+    /// When it was last installed or escalated: 429s from leases granted before this do not
+    /// escalate it again (they were already in flight).
+    pub(super) started: Instant,
+    pub(super) strikes: u32,
+    /// The lease sent first after the cooldown ended; the rest wait for its result.
+    pub(super) probe: Option<u64>,
+    /// Set when a daily quota is spent (which one, "requests per day"): every Acquire under
+    /// it is answered at once, DAILY_QUOTA.
+    pub(super) daily: Option<String>,
+}
+
 /// Where a cooldown comes from: this limiter (a fleet hears of it when it grows) or another
 /// host of its fleet (not shared back).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,7 +1,104 @@
 //! The key table: names checked, keys found or made (evicting when full), and each key's scope
-//! (itself, then its limited ancestors).
+//! (itself, then its limited ancestors); what one key holds (`KeyState`).
 
 use super::*;
+
+#[derive(Debug)]
+pub(super) struct KeyState {
+    pub(super) name: String,
+    /// This key, then each configured ancestor, nearest first.
+    pub(super) scope: Vec<usize>,
+    pub(super) buckets: Vec<Bucket>,
+    pub(super) max_concurrency: Option<u64>,
+    /// The concurrency learned from refusals of requests in flight.
+    pub(super) concurrency: Option<concurrency::ConcurrencyProbe>,
+    pub(super) in_flight: u64,
+    /// Resolved from `output_explicit`, `provider`, then `family`.
+    pub(super) output_counted_as: OutputCounting,
+    pub(super) output_source: AccountingSource,
+    pub(super) output_explicit: Option<OutputCounting>,
+    pub(super) provider: Option<Provider>,
+    /// The header family its responses carried.
+    pub(super) family: Option<Provider>,
+    /// What the movement of its remaining-tokens header against reported usage says.
+    pub(super) evidence: accounting::Evidence,
+    pub(super) ramp_up: Option<Duration>,
+    /// A provider has answered a request on this key (or saved state says one did).
+    pub(super) contacted: bool,
+    pub(super) cached_input_counts: bool,
+    pub(super) configured: bool,
+    pub(super) dirty: bool,
+    /// Index into the engine's profiles.
+    pub(super) profile: Option<usize>,
+    pub(super) breaker: breaker::Breaker,
+    pub(super) breaker_config: BreakerConfig,
+    pub(super) stats: KeyStats,
+    /// Shared with the statuses built from it (cheap to hand out under the engine's lock).
+    pub(super) last_headers: Arc<BTreeMap<String, String>>,
+    /// When it was last asked for, in the engine's use counter (the least recent is evicted
+    /// first when the key table is full).
+    pub(super) last_used: u64,
+    /// Kept out of the fleet (`fleet = false`).
+    pub(super) local_only: bool,
+    /// The part of its limits a fleet gave this limiter (None: the whole).
+    pub(super) fleet: Option<fleet::FleetPart>,
+    /// Counts the changes of `last_headers` (a fleet shares the new ones).
+    pub(super) headers_seq: u64,
+    /// What answers on it produced lately: the reservation of requests that declare no output.
+    pub(super) output: output::OutputEstimate,
+    /// Until when a fault may send requests on it this limiter does not see (`faults.rs`).
+    pub(super) fault_until: Option<Instant>,
+}
+
+impl KeyState {
+    pub(super) fn has_limits(&self) -> bool {
+        self.configured || !self.buckets.is_empty() || self.max_concurrency.is_some()
+    }
+
+    /// Output accounting: explicit config, then the provider preset, then the header family
+    /// its responses showed, then `actual`.
+    pub(super) fn resolve_accounting(&mut self) {
+        let (counting, source) = match (
+            self.output_explicit,
+            self.provider,
+            self.evidence.verdict(),
+            self.family,
+        ) {
+            (Some(c), _, _, _) => (c, AccountingSource::Config),
+            (None, Some(p), _, _) => (p.output_counting(), AccountingSource::Provider),
+            (None, None, Some(c), _) => (c, AccountingSource::Usage),
+            (None, None, None, Some(f)) => (f.output_counting(), AccountingSource::Headers),
+            (None, None, None, None) => (OutputCounting::Actual, AccountingSource::Default),
+        };
+        self.output_counted_as = counting;
+        self.output_source = source;
+    }
+
+    pub(super) fn ramp_up(&self) -> Option<Duration> {
+        self.ramp_up
+            .or_else(|| self.provider.and_then(Provider::ramp_up))
+            .filter(|d| !d.is_zero())
+    }
+
+    /// The index of the key's minute bucket of `dim`, if it has one.
+    pub(super) fn find_minute_bucket(&self, dim: Dimension) -> Option<usize> {
+        self.buckets.iter().position(|b| b.is(dim, Period::Minute))
+    }
+
+    /// The key's minute bucket of `dim`, made (learned, unlimited until told) if missing.
+    pub(super) fn minute_bucket(&mut self, dim: Dimension, now: Instant) -> usize {
+        if let Some(i) = self.find_minute_bucket(dim) {
+            return i;
+        }
+        let mut b = Bucket::learned(dim, now);
+        b.set_ramp(self.ramp_up());
+        if let Some(p) = self.fleet {
+            b.set_share(p.share, p.floor, now);
+        }
+        self.buckets.push(b);
+        self.buckets.len() - 1
+    }
+}
 
 pub(super) fn validate_units(what: &str, v: i64) -> Result<u64, EngineError> {
     if !(0..=MAX_UNITS).contains(&v) {

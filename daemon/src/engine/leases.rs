@@ -1,6 +1,48 @@
-//! Leases that end without a report: abandoned, their client gone, or their TTL run out.
+//! Leases: what a grant holds and who for, and the leases that end without a report
+//! (abandoned, their client gone, or their TTL run out).
 
 use super::*;
+
+/// Who a lease is for and how its failures are advised.
+#[derive(Clone, Debug, Default)]
+pub(super) struct LeaseCtx {
+    pub(super) client_id: String,
+    pub(super) uid: Option<u32>,
+    /// The calling process, when the socket says: it may hold at most half of the leases or
+    /// waiters once they are half full.
+    pub(super) pid: Option<u32>,
+    pub(super) run_id: String,
+    /// Index into the engine's profiles.
+    pub(super) profile: usize,
+    /// (route group, member) when acquired through a route group.
+    pub(super) route: Option<(usize, usize)>,
+}
+
+/// A grant not yet settled: what it took, on which keys, until when.
+#[derive(Debug)]
+pub(super) struct Lease {
+    pub(super) key: usize,
+    /// The keys it was charged on (the key, then its limited ancestors) when granted: its
+    /// concurrency slots go back to exactly these, whatever a reload or an eviction changed.
+    pub(super) scope: Vec<usize>,
+    pub(super) need: Need,
+    pub(super) granted_at: Instant,
+    pub(super) expires_at: Instant,
+    pub(super) granted_unix_ms: i64,
+    pub(super) holds_slot: bool,
+    /// The key's requests in flight once it was granted, itself counted: a refusal for
+    /// concurrency came at this many.
+    pub(super) in_flight_at_grant: u64,
+    pub(super) probes: Probes,
+    pub(super) ctx: LeaseCtx,
+}
+
+/// What a grant is the first request after: cooldowns (by name) and the key's breaker.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Probes {
+    pub(super) cooldowns: Vec<String>,
+    pub(super) breaker: bool,
+}
 
 impl Engine {
     /// A lease granted to a caller that went away before it heard of it: nothing was sent, so

@@ -3,6 +3,16 @@
 
 use super::*;
 
+/// An Acquire waiting for capacity, up to its deadline.
+#[derive(Debug)]
+pub(super) struct Waiter {
+    pub(super) key: usize,
+    pub(super) need: Need,
+    pub(super) deadline: Instant,
+    pub(super) enqueued: Instant,
+    pub(super) ctx: LeaseCtx,
+}
+
 impl Engine {
     /// Moves the queue: grants every waiter that can go now, in priority then arrival order;
     /// a waiter that cannot go holds back the buckets it is short of from those behind it, so

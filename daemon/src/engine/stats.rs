@@ -1,8 +1,50 @@
-//! Small fixed-size windows for the figures status shows: events per second over the last
-//! minute, and recent queue waits for percentiles; and when a key was last asked for.
+//! A key's figures (`KeyStats`) and the small fixed-size windows they are kept in: events per
+//! second over the last minute, and recent queue waits for percentiles; and when a key was last
+//! asked for.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
+
+/// A key's counters and recent rates: what status, metrics, calibration and the fleet read of
+/// its traffic.
+#[derive(Debug, Default)]
+pub(super) struct KeyStats {
+    pub(super) requests_total: u64,
+    pub(super) granted_total: u64,
+    pub(super) rejected_total: u64,
+    pub(super) rate_limited_total: u64,
+    pub(super) rate_limited: MinuteWindow,
+    pub(super) granted: MinuteWindow,
+    pub(super) waits: RecentWaits,
+    pub(super) tokens_reserved: u64,
+    pub(super) tokens_used: u64,
+    pub(super) tokens_outstanding: u64,
+    /// Of the reserved and used tokens: those of requests that declared no output.
+    pub(super) undeclared_reserved: u64,
+    pub(super) undeclared_used: u64,
+    pub(super) fallbacks_total: u64,
+    pub(super) fallbacks: MinuteWindow,
+    pub(super) retries_total: u64,
+    pub(super) give_ups_total: u64,
+    /// Tokens granted per second, to size a probe on a bucket that had no limit.
+    pub(super) tokens_granted: MinuteWindow,
+    /// Requests and tokens the provider accepted, per second: what it allows when refusing.
+    pub(super) succeeded: MinuteWindow,
+    pub(super) succeeded_tokens: MinuteWindow,
+    /// When the first request was granted, and the first success reported: since which
+    /// those rates count.
+    pub(super) first_grant: Option<Instant>,
+    /// The first grant since the provider last refused a request on the key: where the run
+    /// of requests it accepted began.
+    pub(super) run_start: Option<Instant>,
+    pub(super) first_success: Option<Instant>,
+    /// Requests refused for want of capacity, once there was one.
+    pub(super) unserved: Option<Box<Unserved>>,
+    /// When the key was last asked for, and its clients' pauses.
+    pub(super) activity: Activity,
+    /// Limit header values ignored as absurd.
+    pub(super) headers_ignored_total: u64,
+}
 
 /// Counts per whole second over the last 60 seconds, measured from `base`.
 #[derive(Clone, Debug)]
