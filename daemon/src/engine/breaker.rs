@@ -2,6 +2,7 @@
 //! stays open for a while, lets one probe through, closes when the probe succeeds.
 
 use super::stats::MinuteWindow;
+use super::{Class, Engine, EventKind, Now};
 use std::time::{Duration, Instant};
 
 #[derive(Clone, Debug, PartialEq)]
@@ -145,6 +146,41 @@ impl Breaker {
             return Some(Transition::Opened);
         }
         None
+    }
+}
+
+// The engine's breakers: every answer fed to its key's.
+
+impl Engine {
+    /// Feeds one answer to the key's breaker: 5xx, overloaded and timeouts count against it,
+    /// successes for it; rate limits and bad requests say nothing about the key's health.
+    pub(super) fn record_breaker(&mut self, id: usize, lease_no: u64, class: &Class, now: Now) {
+        let failed = matches!(class, Class::Transient | Class::Overloaded);
+        if !failed && *class != Class::Success {
+            self.keys[id].breaker.drop_probe(lease_no);
+            return;
+        }
+        let cfg = self.keys[id].breaker_config.clone();
+        let Some(t) = self.keys[id]
+            .breaker
+            .record(&cfg, self.base, now.mono, failed, lease_no)
+        else {
+            return;
+        };
+        let name = self.keys[id].name.clone();
+        let open = cfg.open_for.as_secs_f64();
+        let message = match t {
+            Transition::Opened => format!(
+                "circuit breaker opened: failures reached {:.0} % of at least {} requests in {} s; closed to traffic for {open:.0} s",
+                cfg.failure_rate * 100.0,
+                cfg.min_requests,
+                cfg.window.as_secs()
+            ),
+            Transition::Reopened => format!("probe failed: circuit breaker open again for {open:.0} s"),
+            Transition::Closed => "probe succeeded: circuit breaker closed".to_string(),
+        };
+        self.event(now, &name, EventKind::Breaker, message);
+        self.mark_dirty(id);
     }
 }
 

@@ -28,7 +28,6 @@ mod lifecycle_tests;
 pub mod limits;
 mod output;
 mod persist;
-mod policy;
 #[cfg(test)]
 mod policy_tests;
 mod probe;

@@ -440,3 +440,38 @@ fn a_group_whose_keys_all_cool_refuses_with_the_route_group_code() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn a_run_out_of_retries_gives_up_instead_of_falling_back_to_another_member() {
+    let budget = RunBudget {
+        max_calls: None,
+        max_retries: Some(0),
+        max_wall_time: None,
+    };
+    let mut fx = policy_fx(BreakerConfig::default(), budget);
+    let req = AcquireRequest {
+        route_group: "chat".into(),
+        run_id: "agent-1".into(),
+        ..AcquireRequest::default()
+    };
+    let g = match fx.acquire_req(req, 0) {
+        Acquired::Granted(g) => g,
+        other => panic!("expected a grant, got {other:?}"),
+    };
+    // A 503 past the profile's attempts on the first member falls back to `spare` (kept for
+    // outages), but the run may retry no more on any member.
+    let a =
+        fx.e.report(&g.lease_id, &failed(503, 100), fx.now(1))
+            .expect("report");
+    assert_eq!(a.action, Action::GiveUp, "{a:?}");
+    assert!(a.reason.starts_with("run_budget"), "{}", a.reason);
+    let g = via_group(&mut fx, "", 2);
+    let a =
+        fx.e.report(&g.lease_id, &failed(503, 100), fx.now(3))
+            .expect("report");
+    assert_eq!(
+        (a.action, a.fallback_key.as_str()),
+        (Action::Fallback, "spare"),
+        "without a run the same answer falls back: {a:?}"
+    );
+}

@@ -1,5 +1,6 @@
 //! Retry profiles: how many attempts, within what total deadline, with which backoff.
 
+use super::{Engine, EngineError, KeyLimits};
 use std::time::Duration;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,6 +81,69 @@ impl RetryProfile {
     pub fn delay(&self, n: u32, draw: f64) -> Duration {
         let (lo, hi) = self.bounds(n);
         lo + (hi - lo).mul_f64(draw.clamp(0.0, 1.0))
+    }
+}
+
+// The engine's profiles, and the policy checked whole: profiles, route groups, key profiles.
+
+impl Engine {
+    pub(super) fn profile_index(&self, name: &str) -> Result<usize, EngineError> {
+        self.config
+            .profiles
+            .iter()
+            .position(|p| p.name == name)
+            .ok_or_else(|| {
+                let known: Vec<&str> = self
+                    .config
+                    .profiles
+                    .iter()
+                    .map(|p| p.name.as_str())
+                    .collect();
+                EngineError::InvalidArgument(format!(
+                    "profile {name:?} is not configured; use one of {} or add [profiles.{name:?}]",
+                    known.join(", ")
+                ))
+            })
+    }
+
+    /// Checks profiles, route groups and key profiles against each other.
+    pub(super) fn check_policy(&self, keys: &[(String, KeyLimits)]) -> Result<(), EngineError> {
+        let bad = |m: String| Err(EngineError::InvalidArgument(m));
+        self.profile_index(&self.config.default_profile)?;
+        for p in &self.config.profiles {
+            if p.attempts == 0 {
+                return bad(format!(
+                    "profile {:?} has attempts = 0; give at least 1",
+                    p.name
+                ));
+            }
+        }
+        for (name, limits) in keys {
+            if let Some(p) = &limits.profile {
+                self.profile_index(p)
+                    .map_err(|e| EngineError::InvalidArgument(format!("[keys.{name:?}] {e}")))?;
+            }
+        }
+        for g in &self.config.route_groups {
+            if g.members.is_empty() {
+                return bad(format!(
+                    "route group {:?} has no members; list its keys in order",
+                    g.name
+                ));
+            }
+            for m in &g.members {
+                super::validate_key(&m.key).map_err(|e| {
+                    EngineError::InvalidArgument(format!("route group {:?}: {e}", g.name))
+                })?;
+            }
+            if g.members.iter().all(|m| !m.when.is_empty()) {
+                return bad(format!(
+                    "route group {:?} has no member without `when`; the first key must serve plain requests",
+                    g.name
+                ));
+            }
+        }
+        Ok(())
     }
 }
 

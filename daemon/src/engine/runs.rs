@@ -1,5 +1,6 @@
 //! Run budgets: an agent turns one action into many calls; a run_id bounds them.
 
+use super::{AcquireRequest, Engine, EngineError, Now, Refusal, RefusalCode, MAX_KEY_BYTES};
 use std::time::{Duration, Instant};
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -61,6 +62,130 @@ impl Run {
             ));
         }
         None
+    }
+}
+
+/// Runs idle this long are forgotten first when the run table is full.
+const RUN_IDLE: Duration = Duration::from_secs(3600);
+
+/// What status shows of one run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunStatus {
+    pub run_id: String,
+    pub calls: u64,
+    pub retries: u64,
+    pub started_unix_ms: i64,
+    pub wall: Duration,
+    pub budget: RunBudget,
+    /// Why it may make no more calls.
+    pub exhausted: Option<String>,
+}
+
+// The engine's runs: made on their first call, refused past their budget.
+
+impl Engine {
+    /// Refuses a call of a run past its budget; creates the run on its first call.
+    pub(super) fn run_refusal(
+        &mut self,
+        req: &AcquireRequest,
+        now: Now,
+    ) -> Result<Option<Refusal>, EngineError> {
+        if req.run_id.is_empty() {
+            return Ok(None);
+        }
+        self.validate_run_id(&req.run_id)?;
+        self.ensure_run(&req.run_id, now)?;
+        let Some(run) = self.runs.get_mut(&req.run_id) else {
+            return Ok(None);
+        };
+        run.last_seen = now.mono;
+        Ok(run.exhausted(&req.run_id, now.mono).map(|reason| Refusal {
+            key: if req.route_group.is_empty() {
+                req.key.clone()
+            } else {
+                String::new()
+            },
+            not_before_unix_ms: 0,
+            code: RefusalCode::RunBudget,
+            reason,
+            waited: Duration::ZERO,
+        }))
+    }
+
+    fn validate_run_id(&self, run_id: &str) -> Result<(), EngineError> {
+        super::text::check_name("run_id", run_id, false, MAX_KEY_BYTES, "agent-7")
+            .map_err(EngineError::InvalidArgument)
+    }
+
+    fn ensure_run(&mut self, run_id: &str, now: Now) -> Result<(), EngineError> {
+        if self.runs.contains_key(run_id) {
+            return Ok(());
+        }
+        if self.runs.len() >= self.config.max_runs {
+            self.runs
+                .retain(|_, r| now.mono.saturating_duration_since(r.last_seen) < RUN_IDLE);
+            if self.runs.len() >= self.config.max_runs {
+                if let Some(done) = self.finished_run() {
+                    self.runs.remove(&done);
+                }
+            }
+            if self.runs.len() >= self.config.max_runs {
+                return Err(EngineError::Exhausted {
+                    what: "runs",
+                    limit: self.config.max_runs,
+                    setting: "max_runs",
+                });
+            }
+        }
+        let run = Run::new(self.config.run_budget.clone(), now.mono, now.unix_ms);
+        self.runs.insert(run_id.to_string(), run);
+        Ok(())
+    }
+
+    /// `SetRunBudget`: sets or replaces one run's budget.
+    pub fn set_run_budget(
+        &mut self,
+        run_id: &str,
+        budget: RunBudget,
+        now: Now,
+    ) -> Result<(), EngineError> {
+        if run_id.is_empty() {
+            return Err(EngineError::InvalidArgument(
+                "run_id is empty; name the run (the id passed as run_id on Acquire)".into(),
+            ));
+        }
+        self.validate_run_id(run_id)?;
+        self.ensure_run(run_id, now)?;
+        if let Some(run) = self.runs.get_mut(run_id) {
+            run.budget = budget;
+            run.last_seen = now.mono;
+        }
+        Ok(())
+    }
+
+    /// Every run, sorted by id.
+    pub fn runs_status(&self, now: Now) -> Vec<RunStatus> {
+        let mut v: Vec<RunStatus> = self
+            .runs
+            .iter()
+            .map(|(id, r)| RunStatus {
+                run_id: id.clone(),
+                calls: r.calls,
+                retries: r.retries,
+                started_unix_ms: r.started_unix_ms,
+                wall: now.mono.saturating_duration_since(r.started),
+                budget: r.budget.clone(),
+                exhausted: r.exhausted(id, now.mono),
+            })
+            .collect();
+        v.sort_by(|a, b| a.run_id.cmp(&b.run_id));
+        v
+    }
+
+    /// A run's calls and retries, for tests.
+    #[cfg(test)]
+    pub(super) fn run_calls(&self, run_id: &str) -> Option<(u64, u64)> {
+        self.runs.get(run_id).map(|r| (r.calls, r.retries))
     }
 }
 
