@@ -1,8 +1,12 @@
 //! Between the wire and the engine: the bounds on what a client sends, checks that name the
 //! field, and the engine's answers and errors as gRPC messages and statuses.
 
-use crate::engine::{EngineError, Grant, Refusal, RefusalCode, WaiterAnswer, MAX_UNITS};
+use crate::engine::{
+    self, Action, Advice, EngineError, Grant, Outcome, ProviderSignals, Refusal, RefusalCode,
+    WaiterAnswer, MAX_UNITS,
+};
 use llmctl_proto::v1 as pb;
+use std::time::Duration;
 use tonic::Status;
 
 pub const MAX_HEADERS: usize = 64;
@@ -102,6 +106,172 @@ pub(super) fn units(what: &str, v: i64) -> Result<u64, Status> {
         )));
     }
     Ok(v as u64)
+}
+
+/// An Acquire as the engine takes it, checked: names bounded and visible, no negative wait;
+/// `uid` and `pid` are the socket's word for the caller.
+pub(super) fn acquire_request(
+    r: pb::AcquireRequest,
+    uid: Option<u32>,
+    pid: Option<u32>,
+) -> Result<engine::AcquireRequest, Status> {
+    check_name("client_id", &r.client_id, "host-pid-random")?;
+    check_name("route_group", r.route_group(), "chat")?;
+    check_name("profile", r.profile(), "interactive")?;
+    if r.max_wait_ms < 0 {
+        return Err(Status::invalid_argument(format!(
+            "max_wait_ms = {} is negative; give 0 to answer at once, or up to 3600000",
+            r.max_wait_ms
+        )));
+    }
+    Ok(engine::AcquireRequest {
+        key: r.key,
+        requests: r.requests,
+        input_tokens: r.input_tokens,
+        output_tokens: r.output_tokens,
+        priority: r.priority,
+        max_wait: Duration::from_millis(r.max_wait_ms as u64),
+        client_id: r.client_id,
+        run_id: r.run_id,
+        route_group: r.route_group.unwrap_or_default(),
+        profile: r.profile.unwrap_or_default(),
+        output_tokens_declared: r.output_tokens_declared,
+        uid,
+        pid,
+    })
+}
+
+/// A Report as the engine takes it (its lease id, and the outcome read at `unix_ms`), checked:
+/// the error type bounded, the message cut and made safe to print, at most `MAX_HEADERS`
+/// headers of at most `MAX_HEADER_BYTES`, an HTTP status (or 0), no negative attempt, token
+/// counts in range and no more cached input than input. Only limit headers are kept.
+pub(super) fn outcome_of(
+    mut r: pb::ReportRequest,
+    unix_ms: i64,
+) -> Result<(String, Outcome), Status> {
+    check_name("error_type", &r.error_type, "rate_limit_error")?;
+    r.error_message =
+        llmctl_proto::text::for_terminal(&truncated(r.error_message, MAX_ERROR_MESSAGE_BYTES));
+    if r.headers.len() > MAX_HEADERS {
+        return Err(Status::invalid_argument(format!(
+            "{} headers sent; send at most {MAX_HEADERS} (the rate-limit and retry headers are enough)",
+            r.headers.len()
+        )));
+    }
+    if let Some((name, _)) = r
+        .headers
+        .iter()
+        .find(|(n, v)| n.len() + v.len() > MAX_HEADER_BYTES)
+    {
+        return Err(Status::invalid_argument(format!(
+            "header {:?} is over {MAX_HEADER_BYTES} bytes; send only the rate-limit and retry headers",
+            name.chars().take(64).collect::<String>()
+        )));
+    }
+    if !(r.status_code == 0 || (100..=999).contains(&r.status_code)) {
+        return Err(Status::invalid_argument(format!(
+            "status_code = {} is not an HTTP status; give 100..999, or 0 when no answer came",
+            r.status_code
+        )));
+    }
+    if r.attempt < 0 {
+        return Err(Status::invalid_argument(format!(
+            "attempt = {} is negative; the first attempt is 1",
+            r.attempt
+        )));
+    }
+    let headers: Vec<(String, String)> = r
+        .headers
+        .iter()
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let outcome = Outcome {
+        status: r.status_code as u16,
+        input_tokens: units("input_tokens", r.input_tokens)?,
+        cached_input_tokens: units("cached_input_tokens", r.cached_input_tokens)?,
+        output_tokens: units("output_tokens", r.output_tokens)?,
+        usage_known: r.usage_known,
+        signals: ProviderSignals::parse(
+            headers.iter().map(|(a, b)| (a.as_str(), b.as_str())),
+            &r.error_message,
+            unix_ms,
+        ),
+        headers: headers
+            .into_iter()
+            .filter(|(n, _)| engine::is_limit_header(n))
+            .collect(),
+        error_type: r.error_type,
+        error_message: r.error_message,
+        stream_started: r.stream_started,
+        attempt: r.attempt as u32,
+        first_attempt_unix_ms: r.first_attempt_unix_ms,
+    };
+    if outcome.cached_input_tokens > outcome.input_tokens {
+        return Err(Status::invalid_argument(format!(
+            "cached_input_tokens = {} is more than input_tokens = {}; input_tokens counts all input, cached included",
+            outcome.cached_input_tokens, outcome.input_tokens
+        )));
+    }
+    Ok((r.lease_id, outcome))
+}
+
+/// The engine's advice as the Report's answer.
+pub(super) fn advice_of(advice: Advice) -> pb::ReportResponse {
+    pb::ReportResponse {
+        advice: match advice.action {
+            Action::Done => pb::Advice::Done,
+            Action::Retry => pb::Advice::Retry,
+            Action::GiveUp => pb::Advice::GiveUp,
+            Action::Fallback => pb::Advice::Fallback,
+        } as i32,
+        retry_after_ms: advice.retry_after.as_millis() as i64,
+        fallback_key: advice.fallback_key,
+        reason: advice.reason,
+    }
+}
+
+/// A Cooldown checked: a positive duration, its reason cut and made safe to print. The key,
+/// the duration and the reason.
+pub(super) fn cooldown_request(
+    r: pb::CooldownRequest,
+) -> Result<(String, Duration, String), Status> {
+    if r.duration_ms <= 0 {
+        return Err(Status::invalid_argument(format!(
+            "duration_ms = {} must be positive (up to 24 h)",
+            r.duration_ms
+        )));
+    }
+    let reason = llmctl_proto::text::for_terminal(&truncated(r.reason, MAX_REASON_BYTES));
+    Ok((r.key, Duration::from_millis(r.duration_ms as u64), reason))
+}
+
+/// A run's budget as the engine takes it: 0 is no bound, a negative one an error.
+pub(super) fn run_budget(r: &pb::SetRunBudgetRequest) -> Result<engine::RunBudget, Status> {
+    let bound = |what: &str, v: i64| -> Result<Option<u64>, Status> {
+        match v {
+            0 => Ok(None),
+            v if v < 0 => Err(Status::invalid_argument(format!(
+                "{what} = {v} is negative; give 0 for no bound or a positive number"
+            ))),
+            v => Ok(Some(v as u64)),
+        }
+    };
+    Ok(engine::RunBudget {
+        max_calls: bound("max_calls", r.max_calls)?,
+        max_retries: bound("max_retries", r.max_retries)?,
+        max_wall_time: bound("max_wall_time_ms", r.max_wall_time_ms)?.map(Duration::from_millis),
+    })
+}
+
+/// A Session's client id, checked: bounded, visible and given.
+pub(super) fn session_client(r: &pb::SessionRequest) -> Result<String, Status> {
+    check_name("client_id", &r.client_id, "host-pid-random")?;
+    if r.client_id.is_empty() {
+        return Err(Status::invalid_argument(
+            "client_id is empty; a session needs one (e.g. host-pid-random)",
+        ));
+    }
+    Ok(r.client_id.clone())
 }
 
 /// The engine's typed states as the wire's enums (`*_code` beside each name).

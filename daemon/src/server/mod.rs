@@ -236,11 +236,54 @@ async fn idle_for(shared: Arc<Shared>, idle: Option<Duration>) {
     }
 }
 
-/// Runs the daemon until `shutdown` resolves, then answers waiters, drains, flushes and returns.
+/// Runs the daemon until `shutdown` resolves, then answers waiters, drains, flushes and returns:
+/// `start` (socket, data folder, store, engine, fleet), `spawn_tasks` (everything beside the
+/// server), `serve` (until the stop and its grace), `stop` (tasks ended, state flushed).
 pub async fn run(
     opts: DaemonOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), DaemonError> {
+    let (mut started, listener) = start(&opts).await?;
+    let (health, health_service) = tonic_health::server::health_reporter();
+    let tasks = spawn_tasks(&mut started, &opts, &health).await?;
+    tracing::info!(
+        "llmctl daemon serving on {} (data in {}, {} configured key(s))",
+        started.bound.path.display(),
+        opts.data_dir.display(),
+        opts.config.keys.len()
+    );
+    let served = serve(&started, listener, &opts, shutdown, health, health_service).await?;
+    stop(started, tasks, served).await
+}
+
+/// What the start made: the socket (removed when dropped), the data folder's lock, the state
+/// every call shares, and the stop signal.
+struct Started {
+    bound: socket::SocketGuard,
+    data_lock: crate::store::datadir::DataDirLock,
+    shared: Arc<Shared>,
+    /// Until its task takes it.
+    fleet: Option<fleet::Fleet>,
+    stop_tx: watch::Sender<bool>,
+    stop_rx: watch::Receiver<bool>,
+}
+
+/// The tasks that run beside the server until the stop.
+struct Tasks {
+    driver: tokio::task::JoinHandle<()>,
+    fleet: Option<(tokio::task::JoinHandle<()>, tokio::task::JoinHandle<()>)>,
+    metrics: Option<tokio::task::JoinHandle<()>>,
+    health: Option<tokio::task::JoinHandle<()>>,
+    hangups: tokio::task::JoinHandle<()>,
+    /// Its last flush waits for `drained`: a Report in the grace may still set a cooldown.
+    writer: tokio::task::JoinHandle<bool>,
+    drained: watch::Sender<bool>,
+}
+
+/// Binds the socket, locks the data folder, opens (and if need be recovers) the store, builds
+/// the engine from the config and restores what was saved, and joins the fleet. The socket's
+/// listener comes with it, for `serve`.
+async fn start(opts: &DaemonOptions) -> Result<(Started, tokio::net::UnixListener), DaemonError> {
     // Everything the daemon creates is its user's alone (the socket is opened to a group below).
     rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o077));
     let (listener, bound) = socket::bind(&opts.socket, opts.config.daemon.socket_group.as_deref())?;
@@ -309,20 +352,38 @@ pub async fn run(
         fleet: fleet.as_ref().map(|f| f.view.clone()),
         fleet_wake: Notify::new(),
     });
+    let started = Started {
+        bound,
+        data_lock,
+        shared,
+        fleet,
+        stop_tx,
+        stop_rx,
+    };
+    Ok((started, listener))
+}
+
+/// Starts everything that runs beside the server: the queue's driver, the fleet and its claim
+/// history, the metrics and health listeners, reloads on SIGHUP and the snapshot writer.
+async fn spawn_tasks(
+    started: &mut Started,
+    opts: &DaemonOptions,
+    health: &tonic_health::server::HealthReporter,
+) -> Result<Tasks, DaemonError> {
+    let (shared, stop_rx) = (&started.shared, &started.stop_rx);
     let driver = tokio::spawn(drive_queue(shared.clone(), stop_rx.clone()));
-    let fleet_task = fleet.map(|f| {
+    let fleet = started.fleet.take().map(|f| {
         let history = tokio::spawn(claims::watch_history(shared.clone(), stop_rx.clone()));
         (
             tokio::spawn(fleet::run(shared.clone(), f, stop_rx.clone())),
             history,
         )
     });
-    let metrics_task = match opts.metrics_addr {
+    let metrics = match opts.metrics_addr {
         Some(addr) => Some(serve_metrics(shared.clone(), addr, stop_rx.clone()).await?),
         None => None,
     };
     // grpc.health.v1: SERVING for "" and llmctl.v1.Limiter until the daemon stops.
-    let (health, health_service) = tonic_health::server::health_reporter();
     health
         .set_serving::<llmctl_proto::LimiterServer<LimiterService>>()
         .await;
@@ -333,6 +394,44 @@ pub async fn run(
     health
         .set_service_status("", tonic_health::ServingStatus::Serving)
         .await;
+    let hangups = tokio::spawn(reload::reload_on_hangup(
+        shared.clone(),
+        opts.reload.clone(),
+        opts.config.clone(),
+        stop_rx.clone(),
+    ));
+    let (drained, drained_rx) = watch::channel(false);
+    let writer = tokio::spawn(writer::write_snapshots(
+        shared.clone(),
+        opts.config.daemon.snapshot_interval(),
+        SHUTDOWN_GRACE,
+        drained_rx,
+    ));
+    Ok(Tasks {
+        driver,
+        fleet,
+        metrics,
+        health: health_task,
+        hangups,
+        writer,
+        drained,
+    })
+}
+
+/// Serves gRPC (the limiter, health and reflection) on the socket until `shutdown` resolves or
+/// the daemon is idle long enough; then says NOT_SERVING, answers every waiter and gives the
+/// calls still open `SHUTDOWN_GRACE`. The server's result; None when it was stopped past the
+/// grace.
+async fn serve(
+    started: &Started,
+    listener: tokio::net::UnixListener,
+    opts: &DaemonOptions,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    health: tonic_health::server::HealthReporter,
+    health_service: tonic_health::pb::health_server::HealthServer<
+        impl tonic_health::pb::health_server::Health,
+    >,
+) -> Result<Served, DaemonError> {
     // Server reflection (v1 and v1alpha): grpcurl and buf curl see the service without a schema.
     let described = || {
         tonic_reflection::server::Builder::configure()
@@ -341,31 +440,10 @@ pub async fn run(
     };
     let reflection_v1 = described().build_v1()?;
     let reflection_v1alpha = described().build_v1alpha()?;
-    let hangups = tokio::spawn(reload::reload_on_hangup(
-        shared.clone(),
-        opts.reload.clone(),
-        opts.config.clone(),
-        stop_rx.clone(),
-    ));
-    // The writer's last flush waits for the calls still draining after the stop began: a
-    // Report in the grace may still set a cooldown.
-    let (drained_tx, drained_rx) = watch::channel(false);
-    let writer = tokio::spawn(writer::write_snapshots(
-        shared.clone(),
-        interval,
-        SHUTDOWN_GRACE,
-        drained_rx,
-    ));
-
-    tracing::info!(
-        "llmctl daemon serving on {} (data in {}, {} configured key(s))",
-        bound.path.display(),
-        opts.data_dir.display(),
-        opts.config.keys.len()
-    );
-    let signal_shared = shared.clone();
-    let idle = idle_for(shared.clone(), opts.idle_exit);
+    let signal_shared = started.shared.clone();
+    let idle = idle_for(started.shared.clone(), opts.idle_exit);
     let idle_exit = opts.idle_exit;
+    let stop_tx = started.stop_tx.clone();
     let signal = async move {
         tokio::select! {
             _ = shutdown => {}
@@ -391,12 +469,12 @@ pub async fn run(
         }
         let _ = stop_tx.send(true);
     };
-    let service = LimiterService::new(shared.clone());
+    let service = LimiterService::new(started.shared.clone());
     let max_connections = conn::raise_file_limit();
     let incoming = tokio_stream::wrappers::ReceiverStream::new(conn::accept(
         listener,
         max_connections,
-        stop_rx.clone(),
+        started.stop_rx.clone(),
     ));
     let (stopped_tx, stopped_rx) = oneshot::channel::<()>();
     let mut server = tokio::spawn(
@@ -413,7 +491,7 @@ pub async fn run(
                 let _ = stopped_tx.send(());
             }),
     );
-    let served = tokio::select! {
+    Ok(tokio::select! {
         res = &mut server => Some(res),
         _ = stopped_rx => match tokio::time::timeout(SHUTDOWN_GRACE, &mut server).await {
             Ok(res) => Some(res),
@@ -424,21 +502,40 @@ pub async fn run(
                 None
             }
         },
-    };
-    let _ = drained_tx.send(true);
-    let _ = driver.await;
-    if let Some((t, history)) = fleet_task {
+    })
+}
+
+/// What the server came to: its result, None when it was stopped past the grace.
+type Served = Option<Result<Result<(), tonic::transport::Error>, tokio::task::JoinError>>;
+
+/// Waits for the tasks, flushes the state and marks the stop clean; the socket goes and the
+/// data folder's lock is let go.
+async fn stop(started: Started, tasks: Tasks, served: Served) -> Result<(), DaemonError> {
+    let Started {
+        bound,
+        data_lock,
+        shared,
+        fleet: _,
+        stop_tx,
+        stop_rx: _,
+    } = started;
+    // Sent already when the stop began; a server that ended on its own stops the tasks here.
+    let _ = stop_tx.send(true);
+    drop(stop_tx);
+    let _ = tasks.drained.send(true);
+    let _ = tasks.driver.await;
+    if let Some((t, history)) = tasks.fleet {
         let _ = t.await;
         let _ = history.await;
     }
-    let _ = hangups.await;
-    if let Some(t) = health_task {
+    let _ = tasks.hangups.await;
+    if let Some(t) = tasks.health {
         let _ = t.await;
     }
-    if let Some(t) = metrics_task {
+    if let Some(t) = tasks.metrics {
         let _ = t.await;
     }
-    let flushed = writer.await.unwrap_or(false);
+    let flushed = tasks.writer.await.unwrap_or(false);
     drop(bound);
     if !flushed {
         drop(data_lock);
