@@ -43,7 +43,7 @@ pub(super) enum Gate {
 }
 
 /// A blocked bucket (index) or concurrency slot (`usize::MAX`) of a key.
-pub(super) type Slot = (usize, usize);
+pub(super) type Slot = (KeyId, usize);
 pub(super) const CONCURRENCY: usize = usize::MAX;
 
 impl Engine {
@@ -97,7 +97,7 @@ impl Engine {
     }
 
     /// The key's profile when the request named none.
-    pub(super) fn with_key_profile(&self, mut ctx: LeaseCtx, id: usize, named: bool) -> LeaseCtx {
+    pub(super) fn with_key_profile(&self, mut ctx: LeaseCtx, id: KeyId, named: bool) -> LeaseCtx {
         if !named {
             ctx.profile = self.keys[id].profile.unwrap_or(self.default_profile);
         }
@@ -107,7 +107,7 @@ impl Engine {
     /// Grants on one key at once, queues up to `max_wait`, or says it would be late.
     pub(super) fn acquire_key(
         &mut self,
-        id: usize,
+        id: KeyId,
         need: Need,
         priority: i32,
         max_wait: Duration,
@@ -188,7 +188,7 @@ impl Engine {
         }
     }
 
-    pub(super) fn check_fits(&self, id: usize, need: Need) -> Result<(), EngineError> {
+    pub(super) fn check_fits(&self, id: KeyId, need: Need) -> Result<(), EngineError> {
         for &k in &self.keys[id].scope {
             let key = &self.keys[k];
             // Only a capacity the user chose refuses a request: a learned one may be short.
@@ -212,7 +212,7 @@ impl Engine {
     }
 
     /// Whether a cooldown on the key or an ancestor name, or the key's breaker, holds it back.
-    pub(super) fn gate(&self, id: usize, now: Instant) -> Gate {
+    pub(super) fn gate(&self, id: KeyId, now: Instant) -> Gate {
         let mut probes = Probes::default();
         let mut until: Option<Instant> = None;
         let mut probe_busy = false;
@@ -244,7 +244,7 @@ impl Engine {
     /// now or is already `blocked` by a waiter ahead. True when anything is short.
     pub(super) fn shortfall(
         &mut self,
-        id: usize,
+        id: KeyId,
         need: Need,
         now: Instant,
         blocked: &[Slot],
@@ -291,7 +291,7 @@ impl Engine {
 
     pub(super) fn grant(
         &mut self,
-        id: usize,
+        id: KeyId,
         need: Need,
         ctx: LeaseCtx,
         probes: Probes,

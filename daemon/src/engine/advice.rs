@@ -3,7 +3,7 @@
 
 use super::breaker::BreakerGate;
 use super::routes::Condition;
-use super::{Engine, Lease, Now, Outcome};
+use super::{Engine, KeyId, Lease, Now, Outcome};
 use std::time::Duration;
 
 /// What a caller should do next.
@@ -215,7 +215,7 @@ impl Engine {
     /// deadline, fallback to the next suitable member of the lease's route group, or give up.
     pub(super) fn advise(
         &mut self,
-        id: usize,
+        id: KeyId,
         lease: &Lease,
         class: &Class,
         outcome: &Outcome,
@@ -334,7 +334,7 @@ impl Engine {
     #[allow(clippy::too_many_arguments)]
     fn retry_ruled_out(
         &self,
-        id: usize,
+        id: KeyId,
         key: &str,
         profile: &super::RetryProfile,
         attempt: u32,

@@ -2,7 +2,7 @@
 //! stays open for a while, lets one probe through, closes when the probe succeeds.
 
 use super::stats::MinuteWindow;
-use super::{Class, Engine, EventKind, Now};
+use super::{Class, Engine, EventKind, KeyId, Now};
 use std::time::{Duration, Instant};
 
 #[derive(Clone, Debug, PartialEq)]
@@ -154,7 +154,7 @@ impl Breaker {
 impl Engine {
     /// Feeds one answer to the key's breaker: 5xx, overloaded and timeouts count against it,
     /// successes for it; rate limits and bad requests say nothing about the key's health.
-    pub(super) fn record_breaker(&mut self, id: usize, lease_no: u64, class: &Class, now: Now) {
+    pub(super) fn record_breaker(&mut self, id: KeyId, lease_no: u64, class: &Class, now: Now) {
         let failed = matches!(class, Class::Transient | Class::Overloaded);
         if !failed && *class != Class::Success {
             self.keys[id].breaker.drop_probe(lease_no);

@@ -35,14 +35,14 @@ impl Engine {
     /// Recomputes every key's scope: after a key gains its first limits, its descendants
     /// count against it too.
     pub(super) fn rescope(&mut self) {
-        for id in 0..self.keys.len() {
+        for id in self.key_ids() {
             self.keys[id].scope = self.scope_of(id);
         }
     }
 
     /// Whether nothing limits requests on this key yet: no configured or learned bucket and no
     /// concurrency bound anywhere in its scope.
-    pub(super) fn unknown(&self, id: usize) -> bool {
+    pub(super) fn unknown(&self, id: KeyId) -> bool {
         self.keys[id].scope.iter().all(|&k| {
             let key = &self.keys[k];
             key.max_concurrency.is_none() && key.buckets.iter().all(|b| !b.is_limited())
@@ -52,7 +52,7 @@ impl Engine {
     /// A key no provider has answered for and nothing limits: start it slowly, so a crowd of
     /// workers does not storm a provider whose limits nobody knows. The first answers either
     /// name the limits (headers) or the probe goes on until a 429 finds them.
-    pub(super) fn first_contact(&mut self, id: usize, now: Instant) {
+    pub(super) fn first_contact(&mut self, id: KeyId, now: Instant) {
         if self.keys[id].contacted || !self.unknown(id) {
             return;
         }
@@ -70,7 +70,7 @@ impl Engine {
     /// the config, and follow the headers both ways when learned), capacities inferred from
     /// remaining and reset, levels the provider says are lower than ours, and the header family
     /// that tells how output is counted.
-    pub(super) fn apply_headers(&mut self, id: usize, outcome: &Outcome, at: Now) {
+    pub(super) fn apply_headers(&mut self, id: KeyId, outcome: &Outcome, at: Now) {
         let now = at.mono;
         let mut changed = false;
         let mut created = false;
@@ -177,7 +177,7 @@ impl Engine {
 
     /// The header family a key's responses carry says how its provider counts output, for the
     /// key and the ancestors it counts against, unless their config says otherwise.
-    pub(super) fn infer_family(&mut self, id: usize, family: Provider) {
+    pub(super) fn infer_family(&mut self, id: KeyId, family: Provider) {
         for si in 0..self.keys[id].scope.len() {
             let k = self.keys[id].scope[si];
             let key = &mut self.keys[k];
@@ -191,7 +191,7 @@ impl Engine {
 
     /// What the usage says of how output counts holds for the key and the ancestors it counts
     /// against (which see no readings of their own), unless their config says otherwise.
-    pub(super) fn infer_usage(&mut self, id: usize, verdict: OutputCounting) {
+    pub(super) fn infer_usage(&mut self, id: KeyId, verdict: OutputCounting) {
         for si in 0..self.keys[id].scope.len() {
             let k = self.keys[id].scope[si];
             let key = &mut self.keys[k];
@@ -206,7 +206,7 @@ impl Engine {
     /// effective rate of the dimension that refused, found by probing from then on.
     pub(super) fn refused(
         &mut self,
-        id: usize,
+        id: KeyId,
         lease: &Lease,
         outcome: &Outcome,
         until: Instant,

@@ -148,7 +148,7 @@ impl Engine {
     }
 
     /// The daily quota spent on a key or an ancestor, if any: until when, and which.
-    pub(super) fn daily_on(&self, id: usize, now: Instant) -> Option<(Instant, String)> {
+    pub(super) fn daily_on(&self, id: KeyId, now: Instant) -> Option<(Instant, String)> {
         self.cooldowns_on(&self.keys[id].name)
             .filter(|(_, c)| now < c.until)
             .find_map(|(_, c)| c.daily.clone().map(|d| (c.until, d)))
@@ -181,7 +181,7 @@ impl Engine {
         Ok(now.unix_of(until))
     }
 
-    pub(super) fn cooldowns_reason(&self, id: usize, now: Instant) -> Option<String> {
+    pub(super) fn cooldowns_reason(&self, id: KeyId, now: Instant) -> Option<String> {
         self.cooldowns_on(&self.keys[id].name)
             .find(|(_, c)| now < c.until)
             .map(|(_, c)| c.reason.clone())

@@ -11,10 +11,10 @@ impl Engine {
     /// keys it is limited by), or on every key when None.
     pub fn note_fault(&mut self, key: Option<&str>, until: Instant, now: Now) {
         let later = |u: Option<Instant>| Some(u.map_or(until, |u| u.max(until)));
-        let ids: Vec<usize> = match key {
+        let ids: Vec<KeyId> = match key {
             None => {
                 self.fault_until = later(self.fault_until);
-                (0..self.keys.len()).collect()
+                self.key_ids().collect()
             }
             Some(name) => match self.index.get(name) {
                 Some(&id) => self.keys[id].scope.clone(),
@@ -32,7 +32,7 @@ impl Engine {
 
     /// Ends the probes of `id`'s scope that a fault cut, once it is over (asked before the
     /// gate, so that a key still cooling down comes back too).
-    pub(super) fn end_faults(&mut self, id: usize, now: Instant) {
+    pub(super) fn end_faults(&mut self, id: KeyId, now: Instant) {
         for si in 0..self.keys[id].scope.len() {
             let k = self.keys[id].scope[si];
             let mut changed = false;
@@ -46,7 +46,7 @@ impl Engine {
     }
 
     /// Until when a fault is on for key `id`, if one is now.
-    pub(super) fn fault_in_force(&self, id: usize, now: Instant) -> Option<Instant> {
+    pub(super) fn fault_in_force(&self, id: KeyId, now: Instant) -> Option<Instant> {
         std::iter::once(id)
             .chain(self.keys[id].scope.iter().copied())
             .filter_map(|k| self.keys[k].fault_until)

@@ -112,8 +112,8 @@ impl Engine {
     /// near 1 while hosts that cannot agree through Redis leave their parts unused; 0 while
     /// it cools down after a refusal. One pass over the keys.
     pub fn provider_rooms(&self, since: Instant) -> HashMap<String, f64> {
-        let mut rooms: HashMap<usize, f64> = HashMap::new();
-        for (id, k) in self.keys.iter().enumerate() {
+        let mut rooms: HashMap<KeyId, f64> = HashMap::new();
+        for (id, k) in self.key_ids().zip(&self.keys) {
             let cooling = self.cooldowns_on(&k.name).any(|(_, c)| since < c.until);
             let read = k
                 .buckets
@@ -184,7 +184,7 @@ impl Engine {
     /// enforces the same limit, it is the same quota, and holds what the ancestor's part holds
     /// (the provider's remaining also counts what the other hosts took from their parts, so it
     /// says little of this host's). Without a part yet, it does so when it gets one.
-    pub(super) fn fleet_fresh_level(&mut self, id: usize, dim: Dimension, now: Instant) {
+    pub(super) fn fleet_fresh_level(&mut self, id: KeyId, dim: Dimension, now: Instant) {
         if self.keys[id].fleet.is_none() {
             return;
         }
@@ -195,7 +195,7 @@ impl Engine {
     }
 
     /// Fills a pending bucket from the same quota's bucket on an ancestor, once it has a part.
-    fn mirror_ancestor(&mut self, id: usize, i: usize, now: Instant) {
+    fn mirror_ancestor(&mut self, id: KeyId, i: usize, now: Instant) {
         let b = &self.keys[id].buckets[i];
         if !b.wants_mirror() {
             return;
@@ -214,7 +214,7 @@ impl Engine {
     /// The shared ancestor whose quota this key only mirrors: nothing configured on it, and
     /// each of its limits is the same as one of the ancestor's (as when the provider's headers
     /// name, for a model, the limits configured on its parent). It needs no part of its own.
-    pub(super) fn mirror_of(&self, id: usize) -> Option<usize> {
+    pub(super) fn mirror_of(&self, id: KeyId) -> Option<KeyId> {
         let k = &self.keys[id];
         if k.configured || k.local_only || k.fleet.is_none() || k.max_concurrency.is_some() {
             return None;
@@ -244,11 +244,11 @@ impl Engine {
         let mut waiting = vec![0u64; n];
         let mut own_waiting = vec![0u64; n];
         for w in self.queue.values() {
-            own_waiting[w.key] += 1;
+            own_waiting[w.key.at()] += 1;
             for &s in &self.keys[w.key].scope {
-                waiting[s] += 1;
+                waiting[s.at()] += 1;
                 for (i, d) in Dimension::ALL.iter().enumerate() {
-                    queued[s][i] += w.need.amount(*d);
+                    queued[s.at()][i] += w.need.amount(*d);
                 }
             }
         }
@@ -260,8 +260,8 @@ impl Engine {
             for &s in &k.scope {
                 for (i, d) in Dimension::ALL.iter().enumerate() {
                     let j = usize::from(*d != Dimension::Requests);
-                    rate[s][i] += asked.granted[j];
-                    unserved[s][i] += asked.unserved[j];
+                    rate[s.at()][i] += asked.granted[j];
+                    unserved[s.at()][i] += asked.unserved[j];
                 }
             }
         }
@@ -269,20 +269,20 @@ impl Engine {
         let mut wants = Vec::new();
         // A key that only mirrors an ancestor's quota follows that ancestor's part (which
         // changes no key's being a mirror), and wants nothing of its own.
-        let mirrors: Vec<Option<usize>> = (0..n).map(|id| self.mirror_of(id)).collect();
-        for (id, a) in mirrors.iter().enumerate() {
+        let mirrors: Vec<Option<KeyId>> = self.key_ids().map(|id| self.mirror_of(id)).collect();
+        for (id, a) in self.key_ids().zip(&mirrors) {
             if let Some(part) = a.and_then(|a| self.keys[a].fleet) {
                 self.exchange_part_of(id, part, None, now.mono);
             }
         }
-        for (id, k) in self.keys.iter().enumerate() {
+        for (id, k) in self.key_ids().zip(&self.keys) {
             // A key that never saw its provider's headers asks the fleet for them.
             let unknown = k.last_headers.is_empty() && k.buckets.is_empty();
             if k.local_only
                 || (k.max_concurrency.is_none()
                     && !k.buckets.iter().any(|b| b.is_limited())
                     && !unknown)
-                || mirrors[id].is_some()
+                || mirrors[id.at()].is_some()
             {
                 continue;
             }
@@ -292,8 +292,9 @@ impl Engine {
                 let i = b.dimension().index();
                 let per_slice = b.rate().per_ms() * slice_ms;
                 if per_slice > 0.0 {
-                    let served = (rate[id][i] * slice_ms / 1000.0 + queued[id][i]) / per_slice;
-                    let refused = unserved[id][i] * slice_ms / 1000.0 / per_slice;
+                    let at = id.at();
+                    let served = (rate[at][i] * slice_ms / 1000.0 + queued[at][i]) / per_slice;
+                    let refused = unserved[at][i] * slice_ms / 1000.0 / per_slice;
                     share = share.max(served + refused.min(floor));
                 }
             }
@@ -311,7 +312,7 @@ impl Engine {
             wants.push(FleetWant {
                 key: k.name.clone(),
                 share,
-                slots: k.in_flight + waiting[id],
+                slots: k.in_flight + waiting[id.at()],
                 in_flight: k.in_flight,
                 max_slots: k.max_concurrency,
                 held: k.fleet,
@@ -353,7 +354,8 @@ impl Engine {
             return false;
         }
         // The keys that mirror this one's quota move with it.
-        let mirrors: Vec<usize> = (0..self.keys.len())
+        let mirrors: Vec<KeyId> = self
+            .key_ids()
             .filter(|&m| m != id && self.mirror_of(m) == Some(id))
             .collect();
         for k in std::iter::once(id).chain(mirrors) {
@@ -366,7 +368,7 @@ impl Engine {
     /// One key's side of `exchange_fleet_part`.
     fn exchange_part_of(
         &mut self,
-        id: usize,
+        id: KeyId,
         part: FleetPart,
         exchange: Option<BurstExchange>,
         now: Instant,

@@ -2,12 +2,39 @@
 //! (itself, then its limited ancestors); what one key holds (`KeyState`).
 
 use super::*;
+use std::ops::{Index, IndexMut};
+
+/// A key's place in the engine's key table: what scopes, leases, waiters, the index and the
+/// dirty list hold. Made only by the table (`insert_key`, `key_ids`); a key evicted gives its
+/// place to the key that replaces it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(super) struct KeyId(usize);
+
+impl KeyId {
+    /// Its position, for the tables kept beside the keys (one entry per key).
+    pub(super) fn at(self) -> usize {
+        self.0
+    }
+}
+
+impl Index<KeyId> for Vec<KeyState> {
+    type Output = KeyState;
+    fn index(&self, id: KeyId) -> &KeyState {
+        &self[id.0]
+    }
+}
+
+impl IndexMut<KeyId> for Vec<KeyState> {
+    fn index_mut(&mut self, id: KeyId) -> &mut KeyState {
+        &mut self[id.0]
+    }
+}
 
 #[derive(Debug)]
 pub(super) struct KeyState {
     pub(super) name: String,
     /// This key, then each configured ancestor, nearest first.
-    pub(super) scope: Vec<usize>,
+    pub(super) scope: Vec<KeyId>,
     pub(super) buckets: Vec<Bucket>,
     pub(super) max_concurrency: Option<u64>,
     /// The concurrency learned from refusals of requests in flight.
@@ -152,7 +179,12 @@ pub(super) fn ancestors(key: &str) -> impl Iterator<Item = &str> {
 }
 
 impl Engine {
-    pub(super) fn scope_of(&self, id: usize) -> Vec<usize> {
+    /// Every key's id, in table order.
+    pub(super) fn key_ids(&self) -> impl Iterator<Item = KeyId> + use<> {
+        (0..self.keys.len()).map(KeyId)
+    }
+
+    pub(super) fn scope_of(&self, id: KeyId) -> Vec<KeyId> {
         let name = &self.keys[id].name;
         let mut scope = vec![id];
         scope.extend(
@@ -165,7 +197,7 @@ impl Engine {
 
     /// A new key. When the table is full, the least recently used evictable key makes room;
     /// `bounded: false` (a configured key on reload) may go past the bound instead.
-    pub(super) fn insert_key(&mut self, name: &str, bounded: bool) -> Result<usize, EngineError> {
+    pub(super) fn insert_key(&mut self, name: &str, bounded: bool) -> Result<KeyId, EngineError> {
         let fresh = KeyState {
             name: name.to_string(),
             scope: Vec::new(),
@@ -198,7 +230,7 @@ impl Engine {
         };
         let id = if self.keys.len() < self.config.max_keys || !bounded {
             self.keys.push(fresh);
-            self.keys.len() - 1
+            KeyId(self.keys.len() - 1)
         } else if self.restoring {
             // Saved state beyond the table is dropped, never traded for what was just restored.
             return Err(EngineError::Exhausted {
@@ -227,7 +259,7 @@ impl Engine {
         Ok(id)
     }
 
-    pub(super) fn resolve(&mut self, name: &str) -> Result<usize, EngineError> {
+    pub(super) fn resolve(&mut self, name: &str) -> Result<KeyId, EngineError> {
         self.use_tick += 1;
         if let Some(&id) = self.index.get(name) {
             self.keys[id].last_used = self.use_tick;
@@ -239,7 +271,7 @@ impl Engine {
         Ok(id)
     }
 
-    pub(super) fn mark_dirty(&mut self, id: usize) {
+    pub(super) fn mark_dirty(&mut self, id: KeyId) {
         if !self.keys[id].dirty {
             self.keys[id].dirty = true;
             self.dirty_keys.push(id);

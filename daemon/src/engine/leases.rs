@@ -21,10 +21,10 @@ pub(super) struct LeaseCtx {
 /// A grant not yet settled: what it took, on which keys, until when.
 #[derive(Debug)]
 pub(super) struct Lease {
-    pub(super) key: usize,
+    pub(super) key: KeyId,
     /// The keys it was charged on (the key, then its limited ancestors) when granted: its
     /// concurrency slots go back to exactly these, whatever a reload or an eviction changed.
-    pub(super) scope: Vec<usize>,
+    pub(super) scope: Vec<KeyId>,
     pub(super) need: Need,
     pub(super) granted_at: Instant,
     pub(super) expires_at: Instant,

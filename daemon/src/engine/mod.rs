@@ -80,7 +80,7 @@ pub use types::*;
 use acquire::{Gate, KeyAttempt, Need, Slot};
 use bucket::Bucket;
 use cooldowns::CooldownEntry;
-use keys::KeyState;
+use keys::{KeyId, KeyState};
 use leases::{Lease, LeaseCtx, Probes};
 use queue::Waiter;
 use serde::{Deserialize, Serialize};
@@ -102,7 +102,7 @@ pub struct Engine {
     config: EngineConfig,
     base: Instant,
     keys: Vec<KeyState>,
-    index: HashMap<String, usize>,
+    index: HashMap<String, KeyId>,
     /// Ordered by priority (highest first), then arrival.
     queue: BTreeMap<(Reverse<i32>, WaiterId), Waiter>,
     waiter_priority: HashMap<WaiterId, i32>,
@@ -126,7 +126,7 @@ pub struct Engine {
     spenders: HashMap<(spenders::SpenderKind, String), spenders::Spending>,
     cooldowns: HashMap<String, CooldownEntry>,
     cooldowns_dirty: bool,
-    dirty_keys: Vec<usize>,
+    dirty_keys: Vec<KeyId>,
     answers: Vec<(WaiterId, WaiterAnswer)>,
     rng: fastrand::Rng,
     events: VecDeque<EngineEvent>,

@@ -38,7 +38,7 @@ impl OutputEstimate {
 impl Engine {
     /// `need` as reserved on key `id`: an undeclared output becomes the key's learned
     /// estimate once it has one (the caller's own figure until then).
-    pub(super) fn output_need(&self, id: usize, mut need: Need) -> Need {
+    pub(super) fn output_need(&self, id: KeyId, mut need: Need) -> Need {
         if need.undeclared {
             if let Some(e) = self.keys[id].output.estimate() {
                 need.output = e;

@@ -81,7 +81,8 @@ impl Engine {
     /// Every key with buckets or headers, for a final flush.
     pub fn snapshot_all(&mut self, now: Now) -> Vec<KeySnapshot> {
         self.dirty_keys.clear();
-        let ids: Vec<usize> = (0..self.keys.len())
+        let ids: Vec<KeyId> = self
+            .key_ids()
             .filter(|&id| {
                 !self.keys[id].buckets.is_empty() || !self.keys[id].last_headers.is_empty()
             })
@@ -94,7 +95,7 @@ impl Engine {
             .collect()
     }
 
-    pub(super) fn snapshot_key(&mut self, id: usize, now: Now) -> KeySnapshot {
+    pub(super) fn snapshot_key(&mut self, id: KeyId, now: Now) -> KeySnapshot {
         let key = &mut self.keys[id];
         KeySnapshot {
             key: key.name.clone(),
@@ -154,8 +155,8 @@ impl Engine {
             let Ok(id) = self.resolve(&snap.key) else {
                 continue;
             };
-            if restored.len() <= id {
-                restored.resize(id + 1, false);
+            if restored.len() <= id.at() {
+                restored.resize(id.at() + 1, false);
             }
             let elapsed_ms = (now.unix_ms - snap.saved_unix_ms).max(0) as f64;
             for b in &snap.buckets {
@@ -194,7 +195,7 @@ impl Engine {
                     continue;
                 }
                 bucket.restore_level(b.bucket.level, elapsed_ms, now.mono);
-                restored[id] = true;
+                restored[id.at()] = true;
             }
             let key = &mut self.keys[id];
             key.last_headers =
@@ -210,7 +211,7 @@ impl Engine {
             }
         }
         self.restoring = false;
-        for id in 0..self.keys.len() {
+        for id in self.key_ids() {
             self.keys[id].scope = self.scope_of(id);
         }
         for c in cooldowns {
@@ -243,13 +244,12 @@ impl Engine {
                 );
             }
         }
-        self.keys
-            .iter()
-            .enumerate()
+        self.key_ids()
+            .zip(&self.keys)
             .filter(|(id, k)| {
                 k.configured
                     && !k.buckets.is_empty()
-                    && !restored.get(*id).copied().unwrap_or(false)
+                    && !restored.get(id.at()).copied().unwrap_or(false)
             })
             .map(|(_, k)| k.name.clone())
             .collect()

@@ -6,7 +6,7 @@ use super::*;
 /// An Acquire waiting for capacity, up to its deadline.
 #[derive(Debug)]
 pub(super) struct Waiter {
-    pub(super) key: usize,
+    pub(super) key: KeyId,
     pub(super) need: Need,
     pub(super) deadline: Instant,
     pub(super) enqueued: Instant,
@@ -221,7 +221,7 @@ impl Engine {
     pub fn next_wakeup(&mut self, now: Now) -> Option<Instant> {
         let mut next = self.expiries.peek().map(|Reverse((at, _))| *at);
         let mut consider = |at: Instant| next = Some(next.map_or(at, |n: Instant| n.min(at)));
-        let waiters: Vec<(usize, Need)> = self.queue.values().map(|w| (w.key, w.need)).collect();
+        let waiters: Vec<(KeyId, Need)> = self.queue.values().map(|w| (w.key, w.need)).collect();
         for (id, need) in waiters {
             match self.gate(id, now.mono) {
                 Gate::Until(u) => consider(u),
@@ -259,7 +259,7 @@ impl Engine {
     /// Fills every bucket to capacity: for a limiter that knows its quota is unused (a fresh
     /// in-process bucket, a test). The daemon never does this on its own.
     pub fn fill(&mut self, now: Now) {
-        for id in 0..self.keys.len() {
+        for id in self.key_ids() {
             for b in &mut self.keys[id].buckets {
                 b.fill(now.mono);
             }

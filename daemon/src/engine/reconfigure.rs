@@ -9,7 +9,7 @@ impl Engine {
     /// the key learned a limit of its own for it.
     pub(super) fn apply_limits(
         &mut self,
-        id: usize,
+        id: KeyId,
         limits: &KeyLimits,
         now: Now,
     ) -> Result<(), EngineError> {
@@ -63,7 +63,7 @@ impl Engine {
     }
 
     /// A key the config no longer names keeps only what it learned.
-    fn unconfigure(&mut self, id: usize) {
+    fn unconfigure(&mut self, id: KeyId) {
         let breaker = self.config.breaker.clone();
         let k = &mut self.keys[id];
         k.configured = false;
@@ -118,7 +118,7 @@ impl Engine {
         self.leases.values_mut().for_each(|l| carry(&mut l.ctx));
         self.queue.values_mut().for_each(|w| carry(&mut w.ctx));
         let named: std::collections::HashSet<&str> = keys.iter().map(|(n, _)| n.as_str()).collect();
-        for id in 0..self.keys.len() {
+        for id in self.key_ids() {
             if self.keys[id].configured && !named.contains(self.keys[id].name.as_str()) {
                 self.unconfigure(id);
                 self.mark_dirty(id);

@@ -210,7 +210,7 @@ impl Engine {
     /// herd's first contact),
     /// two requests' worth at the rate refused, at least `PROBED_BACKOFF_MIN`: the rate is cut
     /// as well, so a whole second of nothing would only waste what the provider allows.
-    fn probed_backoff(&self, id: usize, outcome: &Outcome, now: Instant) -> Duration {
+    fn probed_backoff(&self, id: KeyId, outcome: &Outcome, now: Instant) -> Duration {
         let base = self.config.cooldown_base;
         let key = &self.keys[id];
         let probed = self.probed_bucket(id, outcome).map(|i| &key.buckets[i]);
@@ -234,7 +234,7 @@ impl Engine {
 
     /// The bucket of the dimension a refusal names, when only probing finds its limit: nothing
     /// configured, no headers, probed.
-    pub(super) fn probed_bucket(&self, id: usize, outcome: &Outcome) -> Option<usize> {
+    pub(super) fn probed_bucket(&self, id: KeyId, outcome: &Outcome) -> Option<usize> {
         let key = &self.keys[id];
         let dim = super::calibrate::refused_dimension(outcome);
         key.find_minute_bucket(dim)

@@ -85,7 +85,7 @@ pub struct KeyStatus {
 impl Engine {
     /// Waiters by key and priority.
     pub fn queue_depths(&self) -> Vec<(String, i32, u64)> {
-        let mut m: BTreeMap<(usize, i32), u64> = BTreeMap::new();
+        let mut m: BTreeMap<(KeyId, i32), u64> = BTreeMap::new();
         for ((Reverse(p), _), w) in &self.queue {
             *m.entry((w.key, *p)).or_insert(0) += 1;
         }
@@ -112,13 +112,14 @@ impl Engine {
         let ids = ids.start.min(self.keys.len())..ids.end.min(self.keys.len());
         let mut depth = vec![0u64; ids.len()];
         for w in self.queue.values() {
-            if ids.contains(&w.key) {
-                depth[w.key - ids.start] += 1;
+            if ids.contains(&w.key.at()) {
+                depth[w.key.at() - ids.start] += 1;
             }
         }
         let base = self.base;
         let mut out = Vec::with_capacity(ids.len());
-        for (id, &queue_depth) in ids.zip(depth.iter()) {
+        let in_range = self.key_ids().skip(ids.start).take(ids.len());
+        for (id, &queue_depth) in in_range.zip(depth.iter()) {
             let daily_quota = self
                 .cooldowns_on(&self.keys[id].name)
                 .filter(|(_, c)| now.mono < c.until)

@@ -9,30 +9,29 @@ impl Engine {
     /// The least recently used key that may go: not configured, not an ancestor other keys are
     /// limited by, nothing in flight or waiting on it or below it, no cooldown in force, no
     /// breaker open.
-    pub(super) fn eviction_victim(&self) -> Option<usize> {
+    pub(super) fn eviction_victim(&self) -> Option<KeyId> {
         let mut held: Vec<bool> = vec![false; self.keys.len()];
         for w in self.queue.values() {
             for &k in &self.keys[w.key].scope {
-                held[k] = true;
+                held[k.at()] = true;
             }
         }
         for l in self.leases.values() {
             for &k in &l.scope {
-                held[k] = true;
+                held[k.at()] = true;
             }
         }
         for k in &self.keys {
             for &a in k.scope.iter().skip(1) {
-                held[a] = true;
+                held[a.at()] = true;
             }
         }
-        self.keys
-            .iter()
-            .enumerate()
+        self.key_ids()
+            .zip(&self.keys)
             .filter(|(id, k)| {
                 !k.configured
                     && k.in_flight == 0
-                    && !held[*id]
+                    && !held[id.at()]
                     && !self.cooldowns.contains_key(&k.name)
                     && k.breaker.open_until().is_none()
             })
