@@ -237,22 +237,23 @@ async fn idle_for(shared: Arc<Shared>, idle: Option<Duration>) {
 }
 
 /// Runs the daemon until `shutdown` resolves, then answers waiters, drains, flushes and returns:
-/// `start` (socket, data folder, store, engine, fleet), `spawn_tasks` (everything beside the
-/// server), `serve` (until the stop and its grace), `stop` (tasks ended, state flushed).
+/// `start` (socket, data folder, store, engine, fleet), `services` (health, reflection),
+/// `spawn_tasks` (everything beside the server), `serve` (until the stop and its grace), `stop`
+/// (tasks ended, state flushed).
 pub async fn run(
     opts: DaemonOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), DaemonError> {
     let (mut started, listener) = start(&opts).await?;
-    let (health, health_service) = tonic_health::server::health_reporter();
-    let tasks = spawn_tasks(&mut started, &opts, &health).await?;
+    let services = services()?;
+    let tasks = spawn_tasks(&mut started, &opts, &services.health).await?;
     tracing::info!(
         "llmctl daemon serving on {} (data in {}, {} configured key(s))",
         started.bound.path.display(),
         opts.data_dir.display(),
         opts.config.keys.len()
     );
-    let served = serve(&started, listener, &opts, shutdown, health, health_service).await?;
+    let served = serve(&started, listener, &opts, shutdown, services).await;
     stop(started, tasks, served).await
 }
 
@@ -266,6 +267,39 @@ struct Started {
     fleet: Option<fleet::Fleet>,
     stop_tx: watch::Sender<bool>,
     stop_rx: watch::Receiver<bool>,
+}
+
+/// The services served beside the limiter: health (and its reporter) and reflection (v1 and
+/// v1alpha), made before anything starts.
+struct Services<H, V1, V1a> {
+    health: tonic_health::server::HealthReporter,
+    health_service: tonic_health::pb::health_server::HealthServer<H>,
+    reflection_v1: tonic_reflection::server::v1::ServerReflectionServer<V1>,
+    reflection_v1alpha: tonic_reflection::server::v1alpha::ServerReflectionServer<V1a>,
+}
+
+/// Health (SERVING once the tasks run) and server reflection (v1 and v1alpha: grpcurl and buf
+/// curl see the service without a schema).
+fn services() -> Result<
+    Services<
+        impl tonic_health::pb::health_server::Health,
+        impl tonic_reflection::server::v1::ServerReflection,
+        impl tonic_reflection::server::v1alpha::ServerReflection,
+    >,
+    DaemonError,
+> {
+    let (health, health_service) = tonic_health::server::health_reporter();
+    let described = || {
+        tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(llmctl_proto::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+    };
+    Ok(Services {
+        health,
+        health_service,
+        reflection_v1: described().build_v1()?,
+        reflection_v1alpha: described().build_v1alpha()?,
+    })
 }
 
 /// The tasks that run beside the server until the stop.
@@ -422,24 +456,24 @@ async fn spawn_tasks(
 /// the daemon is idle long enough; then says NOT_SERVING, answers every waiter and gives the
 /// calls still open `SHUTDOWN_GRACE`. The server's result; None when it was stopped past the
 /// grace.
-async fn serve(
+async fn serve<H, V1, V1a>(
     started: &Started,
     listener: tokio::net::UnixListener,
     opts: &DaemonOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
-    health: tonic_health::server::HealthReporter,
-    health_service: tonic_health::pb::health_server::HealthServer<
-        impl tonic_health::pb::health_server::Health,
-    >,
-) -> Result<Served, DaemonError> {
-    // Server reflection (v1 and v1alpha): grpcurl and buf curl see the service without a schema.
-    let described = || {
-        tonic_reflection::server::Builder::configure()
-            .register_encoded_file_descriptor_set(llmctl_proto::FILE_DESCRIPTOR_SET)
-            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-    };
-    let reflection_v1 = described().build_v1()?;
-    let reflection_v1alpha = described().build_v1alpha()?;
+    services: Services<H, V1, V1a>,
+) -> Served
+where
+    H: tonic_health::pb::health_server::Health,
+    V1: tonic_reflection::server::v1::ServerReflection,
+    V1a: tonic_reflection::server::v1alpha::ServerReflection,
+{
+    let Services {
+        health,
+        health_service,
+        reflection_v1,
+        reflection_v1alpha,
+    } = services;
     let signal_shared = started.shared.clone();
     let idle = idle_for(started.shared.clone(), opts.idle_exit);
     let idle_exit = opts.idle_exit;
@@ -491,7 +525,7 @@ async fn serve(
                 let _ = stopped_tx.send(());
             }),
     );
-    Ok(tokio::select! {
+    tokio::select! {
         res = &mut server => Some(res),
         _ = stopped_rx => match tokio::time::timeout(SHUTDOWN_GRACE, &mut server).await {
             Ok(res) => Some(res),
@@ -502,7 +536,7 @@ async fn serve(
                 None
             }
         },
-    })
+    }
 }
 
 /// What the server came to: its result, None when it was stopped past the grace.
