@@ -143,24 +143,7 @@ pub struct Bucket {
 impl Bucket {
     /// A configured bucket, empty.
     pub fn configured(rate: Rate, now: Instant) -> Bucket {
-        Bucket {
-            rate,
-            level: 0.0,
-            updated: now,
-            source: LimitSource::Config,
-            capacity_source: LimitSource::Config,
-            configured: Some(rate),
-            headers: None,
-            aimd: None,
-            ramp: None,
-            since: now,
-            share: 1.0,
-            share_floor: 1.0,
-            mirror_pending: false,
-            window: None,
-            readings: None,
-            room: None,
-        }
+        Bucket::empty(rate, Some(rate), LimitSource::Config, now)
     }
 
     /// A bucket nothing configured: its limit comes from headers or probing.
@@ -171,13 +154,17 @@ impl Bucket {
             limit: f64::INFINITY,
             capacity: f64::INFINITY,
         };
+        Bucket::empty(rate, None, LimitSource::Headers, now)
+    }
+
+    fn empty(rate: Rate, configured: Option<Rate>, source: LimitSource, now: Instant) -> Bucket {
         Bucket {
             rate,
             level: 0.0,
             updated: now,
-            source: LimitSource::Headers,
-            capacity_source: LimitSource::Headers,
-            configured: None,
+            source,
+            capacity_source: source,
+            configured,
             headers: None,
             aimd: None,
             ramp: None,
