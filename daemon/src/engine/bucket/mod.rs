@@ -7,6 +7,10 @@
 //! nothing learned ever rises above the configured limit. Capacity (burst) is resolved the same
 //! way: the configured burst, the burst inferred from `remaining` and `reset`, and the probe's.
 //! The probe itself is in `probe.rs`.
+//!
+//! Its state is its own: the fields are private, and the engine takes from a bucket, settles,
+//! restores, fills, reconfigures, resets and shares it through the verbs below, so the rules of
+//! its level (refill, debt, a fleet's part of the burst) are written once, here.
 
 pub mod window;
 
@@ -292,8 +296,8 @@ impl Bucket {
         }
     }
 
-    /// A grant is taking `n` units at `now`.
-    pub fn on_grant(&mut self, now: Instant) {
+    /// A grant is made at `now`: a ramp idle for its length starts again from its first share.
+    fn on_grant(&mut self, now: Instant) {
         if let Some(r) = &mut self.ramp {
             let idle = r
                 .last_grant
@@ -309,7 +313,7 @@ impl Bucket {
 
     /// Resolves the effective limit and capacity from what is configured, read and probed.
     /// Returns whether anything changed.
-    pub fn recompute(&mut self) -> bool {
+    fn recompute(&mut self) -> bool {
         let before = (self.rate, self.source, self.capacity_source);
         let was_limited = self.is_limited();
         let mut limit = f64::INFINITY;
