@@ -30,6 +30,8 @@ impl IndexMut<KeyId> for Vec<KeyState> {
     }
 }
 
+/// What the engine knows and holds of one key: its scope and buckets, what is in flight on it,
+/// how its output counts, its breaker, its figures and its part of a fleet.
 #[derive(Debug)]
 pub(super) struct KeyState {
     pub(super) name: String,
