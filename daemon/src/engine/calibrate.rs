@@ -1,6 +1,6 @@
 //! Calibration on the engine's side: limits from headers, the probe's cuts on refusals, header
 //! families and usage evidence for output accounting, and slow start for keys nothing limits.
-//! The bucket's own rules live in `bucket.rs`.
+//! The bucket's own rules live in `bucket/`.
 
 use super::*;
 
