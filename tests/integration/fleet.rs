@@ -599,6 +599,14 @@ async fn claims_outlive_a_redis_that_restarts_empty() {
         .expect("claim")
         .into_inner();
     assert_eq!(held.state, State::Claimed as i32);
+    // b knew the fleet's history before Redis lost it (a host whose first look at Redis comes
+    // after the loss cannot tell it from a new fleet; the hosts with copies notice it).
+    let before = b
+        .claim(claim("done", false))
+        .await
+        .expect("claim")
+        .into_inner();
+    assert_eq!(before.state, State::Done as i32);
     redis.stop();
     redis.restart();
     // Redis forgot both. Never CLAIMED again: DONE once a's copy is back, DATA_LOSS before.
@@ -747,4 +755,156 @@ fn the_bench_compares_fleet_on_and_off_in_alternating_rounds_and_times_propagati
         r["max"].as_f64().expect("max"),
     );
     assert!(0.0 < min && min <= ratio && ratio <= max, "{v}");
+}
+
+/// One renewal of `host`'s part of the key "b", as the daemon sends it (part.lua's KEYS and
+/// ARGV, as its header states them): what it wants, how full its requests bucket is and the
+/// share it holds here. The share given, the share the burst moved from, and the requests
+/// burst taken from the bank.
+async fn renew_part(
+    conn: &mut redis::aio::MultiplexedConnection,
+    host: &str,
+    want: f64,
+    fill: f64,
+    held: f64,
+) -> (f64, f64, f64) {
+    let script = redis::Script::new(include_str!("../../daemon/src/server/fleet/part.lua"));
+    let reply: (
+        String,
+        i64,
+        u64,
+        String,
+        i64,
+        String,
+        i64,
+        i64,
+        String,
+        String,
+        i64,
+        String,
+    ) = script
+        .key("llmctl:{b}:parts")
+        .key("llmctl:{b}:cooldown")
+        .key("llmctl:{b}:epoch")
+        .key("llmctl:{b}:fault")
+        .arg(host)
+        .arg(format!("{want:.6}"))
+        .arg(0)
+        .arg(0)
+        .arg(-1)
+        .arg(5000)
+        .arg(vec![
+            format!("{fill:.6}"),
+            "0".into(),
+            "0".into(),
+            "0".into(),
+        ])
+        .arg("")
+        .arg(0)
+        .arg(format!("{held:.6}"))
+        .arg(0)
+        .arg(60_000)
+        .invoke_async(conn)
+        .await
+        .expect("part.lua answers");
+    let taken: f64 = reply
+        .9
+        .split_whitespace()
+        .next()
+        .expect("taken")
+        .parse()
+        .expect("a number");
+    (
+        reply.0.parse().expect("a share"),
+        reply.8.parse().expect("a share"),
+        taken,
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_part_held_here_other_than_the_one_redis_recorded_moves_no_burst_that_was_not_held() {
+    let redis = Redis::start();
+    let client = redis::Client::open(redis.url()).expect("a Redis URL");
+    let mut conn = client
+        .get_multiplexed_async_connection()
+        .await
+        .expect("Redis answers");
+    // Not a new epoch (whose first renewals keep what each host held): an epoch long settled.
+    let _: () = redis::cmd("SET")
+        .arg("llmctl:{b}:epoch")
+        .arg(0)
+        .query_async(&mut conn)
+        .await
+        .expect("SET");
+    // Host a alone takes the whole; b, asking next, gets nothing yet.
+    let (a, _, _) = renew_part(&mut conn, "a", 0.5, 1.0, 0.0).await;
+    assert_eq!(a, 1.0);
+    let (b, _, _) = renew_part(&mut conn, "b", 0.5, 0.0, 0.0).await;
+    assert_eq!(b, 0.0);
+    // Then Redis was away: each host served the even split, a half, and filled it. Redis still
+    // records a at the whole. a renews holding its half, full: it gives back nothing it holds...
+    let (a, from, _) = renew_part(&mut conn, "a", 0.5, 1.0, 0.5).await;
+    assert_eq!((a, from), (0.5, 0.5), "a keeps its half and moved from it");
+    // ...so b, holding its half here too, takes nothing more: 1.5 bursts would reach the
+    // provider, which holds one.
+    let (b, from, taken) = renew_part(&mut conn, "b", 0.5, 1.0, 0.5).await;
+    assert_eq!((b, from), (0.5, 0.5));
+    assert_eq!(taken, 0.0, "b took burst a never gave back");
+    // Without an outage the burst still moves: b gives its half back (idle, wanting nothing)
+    // and a, growing from the half it holds, takes what b held.
+    let (b, _, _) = renew_part(&mut conn, "b", 0.0, 1.0, 0.5).await;
+    assert!(b < 0.5, "b's part shrinks: {b}");
+    let (a, from, taken) = renew_part(&mut conn, "a", 1.0, 1.0, 0.5).await;
+    assert!(a > 0.5 && from == 0.5, "a grows from its half: {a}, {from}");
+    assert!(taken > 0.0, "what b gave back is taken: {taken}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_alone_now_that_saw_the_fleet_takes_a_redis_without_its_mark_as_one_that_lost_it() {
+    use pb::claim_response::State;
+    let mut redis = Redis::start();
+    let mut d: Vec<Daemon> = ["a", "b"]
+        .iter()
+        .map(|h| Daemon::start(&fleet_config(&redis, h, RPM600)))
+        .collect();
+    for h in &d {
+        eventually(Duration::from_secs(10), "two live hosts", || async {
+            fleet_of(h).await.hosts == 2
+        })
+        .await;
+    }
+    let claim = |key: &str| pb::ClaimRequest {
+        key: key.into(),
+        ttl_ms: 60_000,
+        accept_lost_history: false,
+    };
+    let mut a = d[0].client().await;
+    let done = a.claim(claim("done")).await.expect("claim").into_inner();
+    assert_eq!(done.state, State::Claimed as i32);
+    a.complete(pb::CompleteRequest {
+        key: "done".into(),
+        result: b"42".to_vec(),
+    })
+    .await
+    .expect("complete");
+    // a (which keeps the copy) is gone, and Redis comes back empty: b, which never wrote a
+    // claim, now counts itself alone.
+    d[0].kill9();
+    redis.stop();
+    redis.restart();
+    let b_host = &d[1];
+    eventually(Duration::from_secs(10), "b alone", || async {
+        let f = fleet_of(b_host).await;
+        f.connected && f.hosts == 1
+    })
+    .await;
+    // The job done on a is not b's to hand out again: Redis lost what the fleet knew.
+    let mut b = d[1].client().await;
+    match b.claim(claim("done")).await {
+        Ok(r) => panic!(
+            "a job done on another host answered {:?} by a host that saw that host",
+            State::try_from(r.into_inner().state)
+        ),
+        Err(s) => assert_eq!(s.code(), tonic::Code::DataLoss, "{s:?}"),
+    }
 }

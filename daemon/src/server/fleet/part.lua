@@ -39,15 +39,17 @@
 -- given at most what the others do not hold, so the parts never add up to more than the whole:
 -- a host that holds more than its part gives it back at its next renewal (it is asked to).
 -- A host whose part shrinks gives back the burst it held above its new part to the bank; a
--- host whose part grows takes from the bank up to its growth. The bank never holds more than
--- the share nobody holds, so the burst is kept, never made.
+-- host whose part grows takes from the bank up to its growth, each from the part it holds
+-- here. The bank never holds more than the share nobody holds, so the burst is kept, never
+-- made.
 --
 -- Returns { share (string), slots (-1: no limit), live hosts, target share (string),
 --           cooldown ms left (0: none), cooldown reason, asks others to renew (0 or 1),
 --           ms until another host's lease lapses when this one got less than its part (0),
---           the share it held before (string), burst taken from the bank (string, four
---           dimensions, space separated), the Redis time of the fleet's last headers when
---           another host stored them after the time given (0: nothing new), those headers }
+--           the share the burst moved from (string: what it holds here), burst taken from
+--           the bank (string, four dimensions, space separated), the Redis time of the
+--           fleet's last headers when another host stored them after the time given (0:
+--           nothing new), those headers }
 -- where "asks others to renew" also has 2 added when a fault may send requests nobody here
 -- sees (a host gone silent or restarted, the parts being rebuilt in a new epoch after Redis
 -- lost them).
@@ -68,6 +70,8 @@ end
 local headers = ARGV[11] or ''
 local seen_ms = tonumber(ARGV[12]) or 0
 local held_here = math.max(tonumber(ARGV[13]) or 0, 0)
+-- (A daemon older than the burst's moving from what a host holds sends none.)
+local held_given = ARGV[13] ~= nil and ARGV[13] ~= ''
 local hosts_seen = math.max(tonumber(ARGV[14]) or 0, 0)
 local grace = math.max(tonumber(ARGV[15]) or 0, 0)
 
@@ -200,12 +204,18 @@ end
 share = tonumber(string.format('%.6f', share))
 
 -- The burst: what a shrinking part held above its new part is banked; a growing part takes.
+-- Both from the part the host holds here, which is the one Redis recorded unless Redis was
+-- away meanwhile (the host served the even split, or borrowed more, or its record lapsed):
+-- banking a recorded part the host no longer held, or growing from one smaller than it held,
+-- would make burst the provider does not have.
+local from = before
+if held_given then from = held_here end
 local taken = { 0, 0, 0, 0 }
 for d = 1, 4 do
-  if share < before then
-    bank[d] = bank[d] + math.max(0, fill[d] * before - share)
-  elseif share > before then
-    taken[d] = math.min(bank[d], share - before)
+  if share < from then
+    bank[d] = bank[d] + math.max(0, fill[d] * from - share)
+  elseif share > from then
+    taken[d] = math.min(bank[d], share - from)
     bank[d] = bank[d] - taken[d]
   end
   bank[d] = math.min(math.max(bank[d], 0), math.max(0, 1.0 - silent_share - others_share - share))
@@ -254,6 +264,6 @@ if #silent > 0 or (now < settle_until and held_here > 0) or redis.call('PTTL', K
   ask = ask + 2
 end
 return { string.format('%.6f', share), slots, n, string.format('%.6f', target),
-  cooldown_ms, cooldown_reason, ask, lapse, string.format('%.6f', before),
+  cooldown_ms, cooldown_reason, ask, lapse, string.format('%.6f', from),
   string.format('%.6f %.6f %.6f %.6f', taken[1], taken[2], taken[3], taken[4]),
   headers_ms, headers_out }
