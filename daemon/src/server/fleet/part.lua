@@ -39,15 +39,16 @@
 -- given at most what the others do not hold, so the parts never add up to more than the whole:
 -- a host that holds more than its part gives it back at its next renewal (it is asked to).
 -- A host whose part shrinks gives back the burst it held above its new part to the bank; a
--- host whose part grows takes from the bank up to its growth, each from the part it holds
--- here. The bank never holds more than the share nobody holds, so the burst is kept, never
--- made.
+-- host whose part grows takes from the bank up to its growth, counted from the part it holds
+-- here as well as the one recorded. The bank never holds more than the share nobody holds, so
+-- the burst is kept, never made.
 --
 -- Returns { share (string), slots (-1: no limit), live hosts, target share (string),
 --           cooldown ms left (0: none), cooldown reason, asks others to renew (0 or 1),
 --           ms until another host's lease lapses when this one got less than its part (0),
---           the share the burst moved from (string: what it holds here), burst taken from
---           the bank (string, four dimensions, space separated), the Redis time of the
+--           the part its burst was banked from (string: the lesser of the part recorded and
+--           the part it holds here), burst taken from the bank (string, four dimensions,
+--           space separated), the Redis time of the
 --           fleet's last headers when another host stored them after the time given (0:
 --           nothing new), those headers }
 -- where "asks others to renew" also has 2 added when a fault may send requests nobody here
@@ -204,18 +205,19 @@ end
 share = tonumber(string.format('%.6f', share))
 
 -- The burst: what a shrinking part held above its new part is banked; a growing part takes.
--- Both from the part the host holds here, which is the one Redis recorded unless Redis was
--- away meanwhile (the host served the even split, or borrowed more, or its record lapsed):
--- banking a recorded part the host no longer held, or growing from one smaller than it held,
--- would make burst the provider does not have.
-local from = before
-if held_given then from = held_here end
+-- The part Redis recorded and the part the host holds here are one, unless Redis was away
+-- meanwhile: then the host served the even split or borrowed more, or its record lapsed. What
+-- is banked is what it held within both (a part no longer held, or burst borrowed beyond its
+-- record, is not the provider's to give again); what is taken is growth beyond either.
+local held_part = before
+if held_given then held_part = held_here end
+local had = math.min(before, held_part)
+local grew_from = math.max(before, held_part)
 local taken = { 0, 0, 0, 0 }
 for d = 1, 4 do
-  if share < from then
-    bank[d] = bank[d] + math.max(0, fill[d] * from - share)
-  elseif share > from then
-    taken[d] = math.min(bank[d], share - from)
+  bank[d] = bank[d] + math.max(0, math.min(fill[d] * held_part, had) - share)
+  if share > grew_from then
+    taken[d] = math.min(bank[d], share - grew_from)
     bank[d] = bank[d] - taken[d]
   end
   bank[d] = math.min(math.max(bank[d], 0), math.max(0, 1.0 - silent_share - others_share - share))
@@ -264,6 +266,6 @@ if #silent > 0 or (now < settle_until and held_here > 0) or redis.call('PTTL', K
   ask = ask + 2
 end
 return { string.format('%.6f', share), slots, n, string.format('%.6f', target),
-  cooldown_ms, cooldown_reason, ask, lapse, string.format('%.6f', from),
+  cooldown_ms, cooldown_reason, ask, lapse, string.format('%.6f', had),
   string.format('%.6f %.6f %.6f %.6f', taken[1], taken[2], taken[3], taken[4]),
   headers_ms, headers_out }

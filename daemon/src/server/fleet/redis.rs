@@ -44,8 +44,8 @@ pub struct PartAnswer {
     pub ask_others: bool,
     /// When this host got less than its part: the time until another host's lease lapses.
     pub next_lapse: Option<Duration>,
-    /// The share the burst moved from: what this host said it held here (the part Redis last
-    /// gave it, unless Redis was away since).
+    /// The part its burst was banked from: the lesser of the part Redis recorded and the part
+    /// this host said it held here (one and the same unless Redis was away since).
     pub before: f64,
     /// Burst taken from the bank, per dimension, as shares of each burst.
     pub taken: [f64; 4],
