@@ -48,9 +48,8 @@
 --           ms until another host's lease lapses when this one got less than its part (0),
 --           the part its burst was banked from (string: the lesser of the part recorded and
 --           the part it holds here), burst taken from the bank (string, four dimensions,
---           space separated), the Redis time of the
---           fleet's last headers when another host stored them after the time given (0:
---           nothing new), those headers }
+--           space separated), the Redis time of the fleet's last headers when another host
+--           stored them after the time given (0: nothing new), those headers }
 -- where "asks others to renew" also has 2 added when a fault may send requests nobody here
 -- sees (a host gone silent or restarted, the parts being rebuilt in a new epoch after Redis
 -- lost them).
