@@ -9,85 +9,25 @@
 //! The probe itself is in `probe.rs`.
 //!
 //! Its state is its own: the fields are private, and the engine takes from a bucket, settles,
-//! restores, fills, reconfigures, resets and shares it through the verbs below, so the rules of
-//! its level (refill, debt, a fleet's part of the burst) are written once, here.
+//! restores, fills, reconfigures, resets and shares it through its verbs, so the rules of its
+//! level are written once: here (the level, refill, the limit in force, take and settle), and
+//! in its parts: `headers.rs` (what the headers say), `ramp.rs` (slow start after idleness),
+//! `probing.rs` (its AIMD probe), `share.rs` (a fleet's part), `window.rs` (fixed windows).
 
+mod headers;
+mod probing;
+mod ramp;
+mod share;
 pub mod window;
 
-use super::headers::HeaderLimit;
+pub use headers::HeaderView;
+pub use ramp::{Ramp, RAMP_FROM};
+pub use share::BurstMove;
+
 use super::limits::{Dimension, LimitSource, Period, Rate};
 use std::time::{Duration, Instant};
 
 pub use super::probe::{aimd, Aimd, Moved, ProviderRefusal};
-
-/// What the provider's headers said of this bucket.
-#[derive(Clone, Debug, PartialEq)]
-pub struct HeaderView {
-    pub limit: f64,
-    /// Inferred capacity, once a reading had both `remaining` and `reset`.
-    pub capacity: Option<f64>,
-    samples: Samples,
-}
-
-/// The last few capacity estimates; their median resists a reading taken while the provider's
-/// bucket was in debt (which overstates it).
-#[derive(Clone, Debug, Default, PartialEq)]
-struct Samples {
-    v: [f64; 8],
-    n: usize,
-    next: usize,
-}
-
-impl Samples {
-    fn push(&mut self, x: f64) {
-        self.v[self.next] = x;
-        self.next = (self.next + 1) % self.v.len();
-        self.n = (self.n + 1).min(self.v.len());
-    }
-
-    /// The smallest of the first few (safe while little is known), then the median.
-    fn estimate(&self) -> Option<f64> {
-        let mut s: Vec<f64> = self.v[..self.n].to_vec();
-        s.sort_by(f64::total_cmp);
-        match s.len() {
-            0 => None,
-            1..=2 => s.first().copied(),
-            n => s.get(n / 2).copied(),
-        }
-    }
-}
-
-/// Slow start after idleness (acceleration limits).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Ramp {
-    pub over: Duration,
-    started: Option<Instant>,
-    last_grant: Option<Instant>,
-}
-
-/// A ramp starts at this share of the limit.
-pub const RAMP_FROM: f64 = 0.2;
-
-impl Ramp {
-    pub fn new(over: Duration) -> Ramp {
-        Ramp {
-            over,
-            started: None,
-            last_grant: None,
-        }
-    }
-
-    /// The share of the limit allowed at `now`.
-    fn factor(&self, now: Instant) -> f64 {
-        match self.started {
-            Some(s) if !self.over.is_zero() => {
-                let p = now.saturating_duration_since(s).as_secs_f64() / self.over.as_secs_f64();
-                (RAMP_FROM + (1.0 - RAMP_FROM) * p).min(1.0)
-            }
-            _ => 1.0,
-        }
-    }
-}
 
 /// The most debt a bucket carries, in bucket capacities.
 pub const MAX_DEBT_BUCKETS: f64 = 1.0;
@@ -95,16 +35,6 @@ pub const MAX_DEBT_BUCKETS: f64 = 1.0;
 /// Two limits the same quota would have (headers may round): within a thousandth of `b`.
 pub fn same_limit(a: f64, b: f64) -> bool {
     (a - b).abs() <= b * 1e-3
-}
-
-/// How the burst moves with a fleet's parts, for one bucket: the share of its capacity it held
-/// when it said so (`fill`), the part it had then (`before`), and the share of the whole burst
-/// it took from the bank (`taken`).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct BurstMove {
-    pub fill: f64,
-    pub before: f64,
-    pub taken: f64,
 }
 
 #[derive(Clone, Debug)]
@@ -213,23 +143,6 @@ impl Bucket {
         self.ramp.as_ref().map_or(1.0, |r| r.factor(now)) * self.share
     }
 
-    /// Takes part of the limit (fleet mode): what was refilled so far counts at the old part;
-    /// a smaller part keeps no more than its part of the burst.
-    pub fn set_share(&mut self, share: f64, floor: f64, now: Instant) {
-        self.refill(now);
-        self.share = if share.is_finite() {
-            share.clamp(0.0, 1.0)
-        } else {
-            0.0
-        };
-        self.share_floor = if floor.is_finite() {
-            floor.clamp(0.0, 1.0)
-        } else {
-            0.0
-        };
-        self.refill(now);
-    }
-
     /// What the bucket enforces and holds, with `capacity` as the caller reads it.
     pub fn level_of(&self, capacity: f64) -> super::BucketLevel {
         super::BucketLevel {
@@ -293,21 +206,6 @@ impl Bucket {
         match (self.rate.dimension, self.rate.period) {
             (d, Period::Minute) => format!("burst_{d}"),
             (d, Period::Day) => format!("{d}_per_day"),
-        }
-    }
-
-    /// A grant is made at `now`: a ramp idle for its length starts again from its first share.
-    fn on_grant(&mut self, now: Instant) {
-        if let Some(r) = &mut self.ramp {
-            let idle = r
-                .last_grant
-                .is_none_or(|g| now.saturating_duration_since(g) >= r.over);
-            if idle {
-                r.started = Some(now);
-                let cap = self.rate.capacity * RAMP_FROM * self.share;
-                self.level = self.level.min(cap);
-            }
-            r.last_grant = Some(now);
         }
     }
 
@@ -558,238 +456,6 @@ impl Bucket {
             self.level = 0.0;
         }
         (had_headers || had_probe, debt)
-    }
-
-    /// In a fleet, made by headers for the same quota as an ancestor's: to be filled from it
-    /// once it has a part.
-    pub fn await_mirror(&mut self) {
-        self.mirror_pending = true;
-    }
-
-    /// Whether it waits to be filled from an ancestor's bucket, and has a part to fill.
-    pub fn wants_mirror(&self) -> bool {
-        self.mirror_pending && self.share > 0.0
-    }
-
-    /// Filled from the level an ancestor's bucket of the same quota holds (None: none had it).
-    pub fn mirror(&mut self, held: Option<f64>, now: Instant) {
-        self.mirror_pending = false;
-        if let Some(level) = held {
-            self.refill(now);
-            self.level = self.level.max(level.min(self.capacity_now(now)));
-        }
-    }
-
-    /// Takes a fleet's part `share` (and `floor`) of the limit; with `burst`, the burst moves
-    /// with the parts: what this host banked as its part shrank goes, what it took from the
-    /// bank comes (minute buckets of a finite capacity only).
-    pub fn take_part(&mut self, share: f64, floor: f64, burst: Option<BurstMove>, now: Instant) {
-        self.refill(now);
-        let held = self.level;
-        self.set_share(share, floor, now);
-        let whole = self.rate.capacity;
-        let (Some(x), Period::Minute, true) = (burst, self.rate.period, whole.is_finite()) else {
-            return;
-        };
-        // Banked on what was said; truly given up on what is left.
-        let banked = (x.fill * x.before - share).max(0.0) * whole;
-        let given_up = (held - share * whole).max(0.0);
-        self.level -= (banked - given_up).max(0.0);
-        self.level = (self.level + x.taken * whole).min(self.capacity_now(now));
-    }
-
-    /// Takes in one reading of the provider's headers for this bucket. True when the effective
-    /// limit or capacity changed.
-    pub fn read_headers(&mut self, hl: &HeaderLimit, now: Instant) -> bool {
-        self.refill(now);
-        let mut changed = false;
-        // A bucket the headers create starts where the provider says it is.
-        let fresh = self.headers.is_none() && self.configured.is_none() && self.aimd.is_none();
-        if let Some(limit) = hl.limit {
-            let view = self.headers.get_or_insert_with(|| HeaderView {
-                limit,
-                capacity: None,
-                samples: Samples::default(),
-            });
-            view.limit = limit;
-            if let (Some(rem), Some(reset)) = (hl.remaining, hl.reset) {
-                // Continuous refill: what is left plus what comes back before it is full. The
-                // reset may be up to its granularity longer than written; reading it short
-                // errs on the safe side.
-                let per_ms = limit / self.rate.period.millis();
-                let reset_ms = reset.saturating_sub(hl.reset_granularity).as_secs_f64() * 1000.0;
-                let estimate = (rem + per_ms * reset_ms).clamp(1.0, limit);
-                view.samples.push(estimate);
-                view.capacity = view.samples.estimate();
-            }
-            self.end_first_contact();
-            changed |= self.recompute();
-            if fresh {
-                self.level =
-                    (hl.remaining.unwrap_or(0.0) * self.share).min(self.rate.capacity * self.share);
-                self.updated = now;
-            }
-        }
-        // Of the provider's own burst when the readings told it, else of the one enforced.
-        let whole = self
-            .headers
-            .as_ref()
-            .and_then(|h| h.capacity)
-            .unwrap_or(self.rate.capacity);
-        if let Some(rem) = hl.remaining.filter(|_| whole > 0.0) {
-            self.room = Some(((rem / whole).clamp(0.0, 1.0), now));
-        }
-        // In a fleet the provider's remaining already counts what the other hosts took from
-        // their own parts: following it down would count their grants twice. The parts keep
-        // the fleet within the limit; a 429 still empties the bucket.
-        if let Some(rem) = hl.remaining.filter(|_| self.share >= 1.0) {
-            if rem < self.level {
-                self.level = rem;
-                changed = true;
-            }
-        }
-        changed
-    }
-
-    /// Brings back what was learned before a restart.
-    pub fn restore_learned(
-        &mut self,
-        headers: Option<(f64, Option<f64>)>,
-        probe: Option<(f64, f64)>,
-        now: Instant,
-    ) {
-        let valid = |v: f64| v.is_finite() && v > 0.0;
-        if let Some((limit, capacity)) = headers.filter(|h| valid(h.0)) {
-            let mut samples = Samples::default();
-            let capacity = capacity.filter(|c| valid(*c));
-            if let Some(c) = capacity {
-                samples.push(c);
-            }
-            self.headers = Some(HeaderView {
-                limit,
-                capacity,
-                samples,
-            });
-        }
-        if let Some((rate, refused)) = probe.filter(|p| valid(p.0)) {
-            self.aimd = Some(Aimd::restored(rate, refused, now));
-        }
-        self.recompute();
-    }
-
-    // The probe (`probe.rs`): how this bucket starts, cuts, raises and ends it.
-
-    /// The highest limit the probe may reach: the configured or header limit.
-    fn ceiling(&self) -> f64 {
-        let c = self.configured.map_or(f64::INFINITY, |c| c.limit);
-        let h = self.headers.as_ref().map_or(f64::INFINITY, |h| h.limit);
-        c.min(h)
-    }
-
-    /// When the probe may next rise.
-    pub fn next_step(&self) -> Option<Instant> {
-        self.aimd.as_ref().map(Aimd::next_step)
-    }
-
-    /// Something could not go for want of this bucket: demand is waiting.
-    pub fn on_short(&mut self) {
-        if let Some(a) = &mut self.aimd {
-            a.note_demand();
-        }
-    }
-
-    /// The provider names its limits: a key nothing was known of needs no probing for them.
-    /// True when a first-contact probe ended.
-    pub fn end_first_contact(&mut self) -> bool {
-        if self.aimd.as_ref().is_some_and(Aimd::is_first_contact) {
-            self.aimd = None;
-            self.recompute();
-            return true;
-        }
-        false
-    }
-
-    /// Starts probing a bucket nothing is known of.
-    pub fn start_first_contact(&mut self, now: Instant) {
-        self.aimd = Some(Aimd::first_contact(self.rate.period.millis(), now));
-        self.recompute();
-        // The first few may go at once.
-        self.level = (self.rate.capacity * self.share).max(self.share.min(1.0));
-        self.updated = now;
-    }
-
-    /// A 429 (or 529) came: empties the bucket until the cooldown ends, and lowers the rate,
-    /// at most once per hold and never for a request granted before the last cut (it was in
-    /// flight already). Returns the rate it was lowered from.
-    pub fn refused(&mut self, r: ProviderRefusal, now: Instant) -> Option<f64> {
-        self.refill(now);
-        if self.window.is_some() {
-            // A fixed window refused: it is spent until it begins again, which is no news
-            // about its allowance.
-            self.level = self.level.min(0.0);
-            return None;
-        }
-        let before = self.rate.limit;
-        let current = self.rate.limit.is_finite().then_some(self.rate.limit);
-        let cut = Aimd::refused(&mut self.aimd, current, &r, self.rate.period.millis(), now);
-        if cut {
-            self.recompute();
-        }
-        if self.is_limited() {
-            // The provider says its bucket is empty until the cooldown ends: so is ours, or
-            // what it refilled meanwhile would go out at once into a provider still paying
-            // back what refused requests cost it. The probe goes when ours has refilled too.
-            let cooling = r.cooling_until.saturating_duration_since(now).as_secs_f64() * 1000.0;
-            self.level = self.level.min(-self.rate.per_ms() * self.share * cooling);
-            self.updated = now;
-        }
-        cut.then_some(before)
-    }
-
-    /// A fault lasting until `until` sends requests this limiter does not see: a cut made
-    /// lately was its doing.
-    pub fn note_fault(&mut self, until: Instant, now: Instant) {
-        if let Some(a) = &mut self.aimd {
-            a.note_fault(until, now);
-        }
-    }
-
-    /// A probe whose cut was a fault's goes back where it was before the cut once the fault is
-    /// over and a clean interval has passed (`Aimd::fault_over`). True when the effective
-    /// limit changed.
-    pub fn fault_over(&mut self, now: Instant) -> bool {
-        let ceiling = self.ceiling();
-        let Some(a) = &mut self.aimd else {
-            return false;
-        };
-        match a.fault_over(ceiling, now) {
-            Moved::Not => return false,
-            Moved::Rate => {}
-            Moved::Ended => self.aimd = None,
-        }
-        self.recompute();
-        true
-    }
-
-    /// Raises the probe if a step has passed with demand waiting and no 429. True when the
-    /// effective limit changed.
-    pub fn step(&mut self, now: Instant) -> bool {
-        if self.fault_over(now) {
-            return true;
-        }
-        let ceiling = self.ceiling();
-        let period_ms = self.rate.period.millis();
-        let Some(a) = &mut self.aimd else {
-            return false;
-        };
-        let before = a.rate();
-        match a.step(ceiling, period_ms, now) {
-            Moved::Not => return false,
-            Moved::Rate => {}
-            Moved::Ended => self.aimd = None,
-        }
-        let changed = self.recompute();
-        changed || self.aimd.as_ref().is_some_and(|a| a.rate() != before)
     }
 }
 

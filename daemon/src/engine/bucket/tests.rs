@@ -1,6 +1,8 @@
 //! One bucket on a fake clock: refill, readings from headers, probing after 429s.
 
+use super::headers::Samples;
 use super::*;
+use crate::engine::headers::HeaderLimit;
 
 fn reading(limit: f64, remaining: f64, reset_ms: u64) -> HeaderLimit {
     HeaderLimit {

@@ -1,0 +1,120 @@
+//! How a bucket starts, cuts, raises and ends its AIMD probe; the probe itself, its constants
+//! and its steps are in `engine/probe.rs`, which knows nothing of the bucket.
+
+use super::{Aimd, Bucket, Moved, ProviderRefusal};
+use std::time::Instant;
+
+impl Bucket {
+    /// The highest limit the probe may reach: the configured or header limit.
+    fn ceiling(&self) -> f64 {
+        let c = self.configured.map_or(f64::INFINITY, |c| c.limit);
+        let h = self.headers.as_ref().map_or(f64::INFINITY, |h| h.limit);
+        c.min(h)
+    }
+
+    /// When the probe may next rise.
+    pub fn next_step(&self) -> Option<Instant> {
+        self.aimd.as_ref().map(Aimd::next_step)
+    }
+
+    /// Something could not go for want of this bucket: demand is waiting.
+    pub fn on_short(&mut self) {
+        if let Some(a) = &mut self.aimd {
+            a.note_demand();
+        }
+    }
+
+    /// The provider names its limits: a key nothing was known of needs no probing for them.
+    /// True when a first-contact probe ended.
+    pub fn end_first_contact(&mut self) -> bool {
+        if self.aimd.as_ref().is_some_and(Aimd::is_first_contact) {
+            self.aimd = None;
+            self.recompute();
+            return true;
+        }
+        false
+    }
+
+    /// Starts probing a bucket nothing is known of.
+    pub fn start_first_contact(&mut self, now: Instant) {
+        self.aimd = Some(Aimd::first_contact(self.rate.period.millis(), now));
+        self.recompute();
+        // The first few may go at once.
+        self.level = (self.rate.capacity * self.share).max(self.share.min(1.0));
+        self.updated = now;
+    }
+
+    /// A 429 (or 529) came: empties the bucket until the cooldown ends, and lowers the rate,
+    /// at most once per hold and never for a request granted before the last cut (it was in
+    /// flight already). Returns the rate it was lowered from.
+    pub fn refused(&mut self, r: ProviderRefusal, now: Instant) -> Option<f64> {
+        self.refill(now);
+        if self.window.is_some() {
+            // A fixed window refused: it is spent until it begins again, which is no news
+            // about its allowance.
+            self.level = self.level.min(0.0);
+            return None;
+        }
+        let before = self.rate.limit;
+        let current = self.rate.limit.is_finite().then_some(self.rate.limit);
+        let cut = Aimd::refused(&mut self.aimd, current, &r, self.rate.period.millis(), now);
+        if cut {
+            self.recompute();
+        }
+        if self.is_limited() {
+            // The provider says its bucket is empty until the cooldown ends: so is ours, or
+            // what it refilled meanwhile would go out at once into a provider still paying
+            // back what refused requests cost it. The probe goes when ours has refilled too.
+            let cooling = r.cooling_until.saturating_duration_since(now).as_secs_f64() * 1000.0;
+            self.level = self.level.min(-self.rate.per_ms() * self.share * cooling);
+            self.updated = now;
+        }
+        cut.then_some(before)
+    }
+
+    /// A fault lasting until `until` sends requests this limiter does not see: a cut made
+    /// lately was its doing.
+    pub fn note_fault(&mut self, until: Instant, now: Instant) {
+        if let Some(a) = &mut self.aimd {
+            a.note_fault(until, now);
+        }
+    }
+
+    /// A probe whose cut was a fault's goes back where it was before the cut once the fault is
+    /// over and a clean interval has passed (`Aimd::fault_over`). True when the effective
+    /// limit changed.
+    pub fn fault_over(&mut self, now: Instant) -> bool {
+        let ceiling = self.ceiling();
+        let Some(a) = &mut self.aimd else {
+            return false;
+        };
+        match a.fault_over(ceiling, now) {
+            Moved::Not => return false,
+            Moved::Rate => {}
+            Moved::Ended => self.aimd = None,
+        }
+        self.recompute();
+        true
+    }
+
+    /// Raises the probe if a step has passed with demand waiting and no 429. True when the
+    /// effective limit changed.
+    pub fn step(&mut self, now: Instant) -> bool {
+        if self.fault_over(now) {
+            return true;
+        }
+        let ceiling = self.ceiling();
+        let period_ms = self.rate.period.millis();
+        let Some(a) = &mut self.aimd else {
+            return false;
+        };
+        let before = a.rate();
+        match a.step(ceiling, period_ms, now) {
+            Moved::Not => return false,
+            Moved::Rate => {}
+            Moved::Ended => self.aimd = None,
+        }
+        let changed = self.recompute();
+        changed || self.aimd.as_ref().is_some_and(|a| a.rate() != before)
+    }
+}
