@@ -19,6 +19,9 @@ pub struct CheckArgs {
     /// The file [default: the daemon's: $XDG_CONFIG_HOME/llmctl/config.toml when it exists, else
     /// the embedded defaults]
     file: Option<PathBuf>,
+    /// The file, as `llmctl daemon`, `proxy` and `exec` take it (the same as FILE)
+    #[arg(long = "config", value_name = "FILE", conflicts_with = "file")]
+    config: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -37,6 +40,7 @@ fn check(args: CheckArgs) -> ExitCode {
     let env = |k: &str| std::env::var(k).ok();
     let path = args
         .file
+        .or(args.config)
         .or_else(|| llmctl_daemon::paths::config_file(&env).filter(|p| p.exists()));
     let config = match &path {
         Some(p) => match Config::load(p) {

@@ -431,3 +431,32 @@ async fn a_client_filling_every_table_leaves_room_for_a_well_behaved_one() {
     d.restart();
     assert_eq!(names(&d), before, "evicted keys came back from the store");
 }
+
+#[test]
+fn a_client_asking_whether_the_daemon_answers_makes_it_warn_of_nothing() {
+    let mut d = Daemon::start("");
+    // Connect and close at once, as the clients' autostart check does before every start.
+    for _ in 0..5 {
+        drop(std::os::unix::net::UnixStream::connect(&d.socket).expect("connect"));
+    }
+    // Then one that speaks something else: its line says what the probes were counted as.
+    {
+        use std::io::Write;
+        let mut s = std::os::unix::net::UnixStream::connect(&d.socket).expect("connect");
+        s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            .expect("write");
+        let mut out = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut s, &mut out);
+    }
+    let log = d.stop_and_log();
+    let lines: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("connections closed"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{log}");
+    assert!(
+        lines[0].contains("0 silent") && lines[0].contains("1 not speaking HTTP/2"),
+        "probes are not silent connections: {}",
+        lines[0]
+    );
+}

@@ -62,6 +62,10 @@ fn config_check_says_what_the_daemon_would_and_prints_the_limits() {
     let o = run(&["config", "check", example]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
+    // `--config FILE`, as `daemon`, `proxy` and `exec` take it, says the same.
+    let flagged = run(&["config", "check", "--config", example]);
+    assert!(flagged.status.success(), "{}", stderr(&flagged));
+    assert_eq!(stdout(&flagged), text);
     assert!(text.contains(": ok"), "{text}");
     assert!(
         text.lines()

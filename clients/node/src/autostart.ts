@@ -1,5 +1,5 @@
 /** Starting the daemon on first use: where no daemon answers on the default socket and an
- * `llmctl` binary is found (the active Python venv's, as `pip install "llmctl[daemon]"` puts it
+ * `llmctl` binary is found (the active Python venv's, as `pip install "llmctl-client[daemon]"` puts it
  * there, then `PATH`), a client starts `llmctl daemon --idle-exit 10m` detached in a session of
  * its own, its log under the state folder, and waits for it (bounded). Many processes starting
  * at once start one daemon: the data folder's lock decides and the others connect.
@@ -72,7 +72,7 @@ export async function ensureDaemon(socket: string, env: NodeJS.ProcessEnv = proc
   if (binary === null) {
     process.emitWarning(
       `llmctl: no daemon on ${socket} and no llmctl binary on PATH to start one; install it with ` +
-        '`pip install "llmctl[daemon]"`, or start one with `llmctl daemon`',
+        '`pip install "llmctl-client[daemon]"`, or start one with `llmctl daemon`',
     );
     return false;
   }

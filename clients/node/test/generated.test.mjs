@@ -32,3 +32,25 @@ test("src/gen matches proto/", () => {
     fs.rmSync(out, { recursive: true, force: true });
   }
 });
+
+function files(dir, rel = "") {
+  return fs
+    .readdirSync(path.join(dir, rel), { withFileTypes: true })
+    .flatMap((e) => (e.isDirectory() ? files(dir, path.join(rel, e.name)) : [path.join(rel, e.name)]))
+    .sort();
+}
+
+test("the committed dist/ is what src/ builds", () => {
+  const out = fs.mkdtempSync(path.join(os.tmpdir(), "llmctl-dist-"));
+  try {
+    const r = spawnSync(process.execPath, [path.join(pkg, "build.mjs"), out], { cwd: pkg, encoding: "utf8" });
+    assert.equal(r.status, 0, r.stderr);
+    const stale = "dist/ is stale: run `npm run build` in clients/node and commit dist/";
+    assert.deepEqual(files(path.join(pkg, "dist")), files(out), stale);
+    for (const f of files(out)) {
+      assert.equal(fs.readFileSync(path.join(pkg, "dist", f), "utf8"), fs.readFileSync(path.join(out, f), "utf8"), `${f}: ${stale}`);
+    }
+  } finally {
+    fs.rmSync(out, { recursive: true, force: true });
+  }
+});

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import subprocess
 import sys
 import time
@@ -26,16 +28,16 @@ SDK = ["openai==3.57.0", "httpx==0.28.1"]
 def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     wheels = sorted(WHEELS.glob("*.whl"))
     names = {w.name.split("-")[0] for w in wheels}
-    if names != {"llmctl", "llmctl_daemon"}:
+    if names != {"llmctl_client", "llmctl_daemon"}:
         pytest.fail(
-            f"{WHEELS} should hold the llmctl and llmctl-daemon wheels; build them with scripts/build-wheels"
+            f"{WHEELS} should hold the llmctl-client and llmctl-daemon wheels; build them with scripts/build-wheels"
         )
     root = tmp_path_factory.mktemp("venv") / "v"
     subprocess.run([sys.executable, "-m", "venv", str(root)], check=True)
     pip = [str(root / "bin" / "python"), "-m", "pip", "--disable-pip-version-check", "--quiet", "install"]
     # The client's dependencies and the SDK from the index; llmctl itself only from the wheels.
     subprocess.run([*pip, "grpcio>=1.80.1", "protobuf>=6.31.1", *SDK], check=True)
-    subprocess.run([*pip, "--no-index", "--find-links", str(WHEELS), "llmctl[daemon]"], check=True)
+    subprocess.run([*pip, "--no-index", "--find-links", str(WHEELS), "llmctl-client[daemon]"], check=True)
     assert (root / "bin" / "llmctl").is_file(), "the llmctl-daemon wheel puts llmctl in the venv"
     return root
 
@@ -167,3 +169,77 @@ def test_autostart_off_starts_nothing(venv: Path, home: Dict[str, str]) -> None:
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "False", "failed open, unlimited"
     assert not daemons_on(sock)
+
+
+READMES = [REPO / "README.md", *sorted((REPO / "clients").glob("*/README.md"))]
+
+
+def install_lines() -> List[str]:
+    """Every `pip install` line of the READMEs' shell blocks, and the inline ones that install
+    from the checkout, as written."""
+    lines = []
+    for readme in READMES:
+        text = readme.read_text()
+        for block in re.findall(r"```sh\n(.*?)```", text, re.S):
+            for line in block.splitlines():
+                line = line.split("#", 1)[0].strip()
+                if line.startswith("pip install"):
+                    lines.append(line)
+        lines += re.findall(r"`(pip install \./[^`]+)`", text)
+    return sorted(set(lines))
+
+
+def test_the_readmes_name_the_projects_own_distributions() -> None:
+    lines = install_lines()
+    assert any('"llmctl-client[daemon]"' in line for line in lines), lines
+    for line in lines:
+        names = [a for a in shlex.split(line)[2:] if not a.startswith("-") and a != str(WHEELS)]
+        for name in names:
+            # PyPI's `llmctl` (and npm's) is another project: only ours may be named.
+            assert not re.fullmatch(r"llmctl(\[.*\])?(==.*)?", name), f"{line!r} installs PyPI's llmctl"
+
+
+@pytest.mark.parametrize("line", install_lines())
+def test_each_readme_install_line_installs_ours_with_the_index_reachable(
+    line: str, tmp_path: Path
+) -> None:
+    """The line as a user types it, in a fresh venv, PyPI reachable: what gets installed is this
+    project's llmctl-client (and llmctl-daemon where the line asks for it), never PyPI's llmctl.
+    The wheels are found where the published ones would be (PIP_FIND_LINKS, pip's own setting)."""
+    root = tmp_path / "v"
+    subprocess.run([sys.executable, "-m", "venv", str(root)], check=True)
+    env = {
+        **os.environ,
+        "PATH": f"{root / 'bin'}:{os.environ['PATH']}",
+        "VIRTUAL_ENV": str(root),
+        "PIP_FIND_LINKS": str(WHEELS),
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+    }
+    env.pop("PYTHONPATH", None)
+    args = shlex.split(line)
+    r = subprocess.run(
+        [str(root / "bin" / "python"), "-m", *args], cwd=REPO, env=env, capture_output=True, text=True
+    )
+    assert r.returncode == 0, f"{line}:\n{r.stdout}\n{r.stderr}"
+    assert "does not provide the extra" not in r.stderr, r.stderr
+    show = subprocess.run(
+        [
+            str(root / "bin" / "python"),
+            "-c",
+            "import importlib.metadata as m, json, llmctl\n"
+            "d = {x.metadata['Name'].lower(): x.version for x in m.distributions()}\n"
+            "print(json.dumps({'dists': d, 'module': llmctl.__file__, 'client': hasattr(llmctl, 'Client')}))",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert show.returncode == 0, show.stderr
+    got = json.loads(show.stdout)
+    assert got["dists"].get("llmctl-client") == "0.1.0", got
+    assert "llmctl" not in got["dists"], f"PyPI's llmctl was installed: {got}"
+    assert got["client"] and str(root) in got["module"], got
+    if "[daemon]" in line:
+        assert got["dists"].get("llmctl-daemon") == "0.1.0", got
+        assert (root / "bin" / "llmctl").is_file()

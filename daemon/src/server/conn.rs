@@ -170,6 +170,19 @@ impl Closed {
     }
 }
 
+/// Reads up to the preface's 24 bytes: how many came before the peer closed (0 when it closed
+/// at once, as a client probing whether the daemon answers does).
+async fn read_preface(stream: &mut UnixStream, buf: &mut [u8; 24]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match stream.read(&mut buf[n..]).await? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}
+
 /// Accepts connections until `stop`, handing each that sent the preface to `tx`.
 pub fn accept(
     listener: UnixListener,
@@ -204,8 +217,12 @@ pub fn accept(
             tokio::spawn(async move {
                 let mut stream = stream;
                 let mut first = [0u8; 24];
-                match tokio::time::timeout(PREFACE_TIMEOUT, stream.read_exact(&mut first)).await {
-                    Ok(Ok(_)) if &first == PREFACE => {
+                match tokio::time::timeout(PREFACE_TIMEOUT, read_preface(&mut stream, &mut first))
+                    .await
+                {
+                    // Closed before a byte: a client asking whether the daemon answers.
+                    Ok(Ok(0)) => {}
+                    Ok(Ok(24)) if &first == PREFACE => {
                         let info = UdsConnectInfo {
                             peer_addr: stream.peer_addr().ok().map(Arc::new),
                             peer_cred: stream.peer_cred().ok(),

@@ -74,7 +74,7 @@ def ensure_daemon(path: str) -> bool:
     if binary is None:
         logger.warning(
             "llmctl: no daemon on %s and no llmctl binary in this environment or on PATH to start "
-            'one; install it with `pip install "llmctl[daemon]"`, or start one with `llmctl daemon`',
+            'one; install it with `pip install "llmctl-client[daemon]"`, or start one with `llmctl daemon`',
             path,
         )
         return False
