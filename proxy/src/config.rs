@@ -75,6 +75,73 @@ pub struct Upstream {
     pub key: String,
     /// Extra root certificates (PEM) trusted for this upstream.
     pub ca: Option<PathBuf>,
+    /// Paths go to it exactly as the caller wrote them (a route `llmctl exec` made to a base URL
+    /// the command's environment named): no API version is added to a path without one.
+    pub verbatim: bool,
+}
+
+impl Upstream {
+    /// A route to `url` that `llmctl exec` makes for a base URL the command's environment
+    /// already named: requests go where they would have gone, as written, limited on `key`.
+    pub fn verbatim(name: &str, url: &str, api: Api, key: &str) -> Result<Upstream, String> {
+        check_name(name)?;
+        check_key(key)?;
+        Ok(Upstream {
+            name: name.to_string(),
+            url: check_url(url)?,
+            api,
+            key: key.to_string(),
+            ca: None,
+            verbatim: true,
+        })
+    }
+
+    /// The path to ask the upstream for, for `rest` (the caller's path after the upstream's
+    /// name). The Anthropic API lives under `/v1`, and SDKs write its base URL either way (the
+    /// official ones without `/v1`, the Vercel AI SDK's with it): a resource path without its
+    /// version gets it, unless the upstream's URL ends in it already. The same for an
+    /// OpenAI-style upstream served from its root (`/chat/completions` is `/v1/chat/completions`).
+    pub fn path_for<'a>(&self, rest: &'a str) -> std::borrow::Cow<'a, str> {
+        use std::borrow::Cow;
+        if self.verbatim || self.url.ends_with("/v1") {
+            return Cow::Borrowed(rest);
+        }
+        let resources: &[&str] = match self.api {
+            Api::Anthropic => &["messages", "complete", "models", "files"],
+            // Only at the root: a base path (Azure's /openai/deployments/…, a gateway's) is
+            // the server's own layout.
+            Api::OpenAi if !has_path(&self.url) => &[
+                "chat/completions",
+                "responses",
+                "completions",
+                "embeddings",
+                "models",
+                "files",
+                "batches",
+                "uploads",
+                "audio",
+                "images",
+                "moderations",
+            ],
+            _ => &[],
+        };
+        let bare = rest.strip_prefix('/').unwrap_or(rest);
+        let unversioned = resources.iter().any(|r| {
+            bare.strip_prefix(r)
+                .is_some_and(|after| after.is_empty() || after.starts_with('/'))
+        });
+        if unversioned {
+            Cow::Owned(format!("/v1{rest}"))
+        } else {
+            Cow::Borrowed(rest)
+        }
+    }
+}
+
+/// Whether a URL (scheme and authority, checked) has a path after its authority.
+fn has_path(url: &str) -> bool {
+    url.split_once("://")
+        .is_some_and(|(_, rest)| rest.trim_end_matches('/').contains('/'))
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -194,6 +261,7 @@ impl ProxyConfig {
                     api,
                     key: name.to_string(),
                     ca: None,
+                    verbatim: false,
                 },
             );
         }
@@ -237,6 +305,7 @@ impl ProxyConfig {
                     api,
                     key,
                     ca: u.ca,
+                    verbatim: false,
                 },
             );
         }
@@ -405,6 +474,49 @@ url = "http://127.0.0.1:9000"
             (o.url.as_str(), o.key.as_str()),
             ("http://127.0.0.1:9000", "openai")
         );
+    }
+
+    #[test]
+    fn a_path_without_its_api_version_gets_it_where_the_api_has_one() {
+        let c = ProxyConfig::default();
+        let (oa, an, ge) = (
+            &c.upstreams["openai"],
+            &c.upstreams["anthropic"],
+            &c.upstreams["gemini"],
+        );
+        // The Vercel AI SDK writes Anthropic's base with /v1, the official SDKs without.
+        assert_eq!(an.path_for("/messages"), "/v1/messages");
+        assert_eq!(an.path_for("/v1/messages"), "/v1/messages");
+        assert_eq!(
+            an.path_for("/messages/count_tokens"),
+            "/v1/messages/count_tokens"
+        );
+        assert_eq!(an.path_for("/messagesx"), "/messagesx");
+        assert_eq!(oa.path_for("/chat/completions"), "/v1/chat/completions");
+        assert_eq!(oa.path_for("/v1/responses"), "/v1/responses");
+        assert_eq!(
+            ge.path_for("/v1beta/models/g:generateContent"),
+            "/v1beta/models/g:generateContent"
+        );
+        // A base path is the server's own layout (Azure's deployments, a gateway's prefix).
+        let azure = ProxyConfig::parse(
+            "[proxy.upstreams.azure]\nurl = \"https://r.openai.azure.com/openai\"\n",
+            "t",
+        )
+        .expect("parses");
+        let az = &azure.upstreams["azure"];
+        assert_eq!(az.path_for("/chat/completions"), "/chat/completions");
+        // A route exec made to the user's own base URL goes exactly as written.
+        let mine = Upstream::verbatim(
+            "exec-anthropic",
+            "http://10.0.0.7:9000",
+            Api::Anthropic,
+            "10.0.0.7:9000",
+        )
+        .expect("a route");
+        assert_eq!(mine.path_for("/messages"), "/messages");
+        let v1 = Upstream::verbatim("x", "http://h/v1", Api::Anthropic, "h").expect("a route");
+        assert!(!v1.path_for("/messages").starts_with("/v1/v1"));
     }
 
     #[test]

@@ -71,6 +71,8 @@ impl Proxy {
                 String::new(),
             );
         };
+        let rest = up.path_for(rest);
+        let rest = rest.as_ref();
         let target = match req.uri().query() {
             Some(q) => format!("{}{rest}?{q}", up.url),
             None => format!("{}{rest}", up.url),

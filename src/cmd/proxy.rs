@@ -1,6 +1,7 @@
 //! `llmctl proxy` (the providers' APIs on loopback, limited by the daemon) and `llmctl exec`
 //! (a command run with the SDKs' base-URL variables pointed at a proxy).
 
+use super::exec_env;
 use crate::exit;
 use clap::Args;
 use llmctl_proxy::config::parse_listen;
@@ -28,6 +29,9 @@ pub struct ExecArgs {
     /// Config file whose [proxy] table to read [default: $XDG_CONFIG_HOME/llmctl/config.toml, if it exists]
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+    /// Say on stderr which variables were set, to what, and where their requests go
+    #[arg(long, short)]
+    verbose: bool,
     /// The command and its arguments
     #[arg(
         required = true,
@@ -99,32 +103,21 @@ async fn answers(url: &str) -> bool {
     )
 }
 
-/// The base URLs the SDKs read from the environment, for a proxy at `url`.
-pub fn base_url_env(url: &str, config: &ProxyConfig) -> Vec<(&'static str, String)> {
-    let url = url.trim_end_matches('/');
-    // The OpenAI SDKs want the base with its /v1; an upstream whose url has it already does not.
-    let openai_v1 = config
-        .upstreams
-        .get("openai")
-        .is_some_and(|u| u.url.ends_with("/v1"));
-    let openai = if openai_v1 {
-        format!("{url}/openai")
-    } else {
-        format!("{url}/openai/v1")
-    };
-    vec![
-        ("OPENAI_BASE_URL", openai),
-        ("ANTHROPIC_BASE_URL", format!("{url}/anthropic")),
-        ("GOOGLE_GEMINI_BASE_URL", format!("{url}/gemini")),
-        ("GEMINI_BASE_URL", format!("{url}/gemini")),
-        ("LLMCTL_PROXY_URL", url.to_string()),
-    ]
-}
-
 pub async fn exec(args: ExecArgs, socket: PathBuf) -> ExitCode {
     let mut config = match load(args.config) {
         Ok(c) => c,
         Err(code) => return code,
+    };
+    let env = |k: &str| std::env::var(k).ok();
+    let configured = format!("http://{}", config.listen);
+    let proxies: Vec<String> = [env("LLMCTL_PROXY_URL"), args.proxy.clone()]
+        .into_iter()
+        .flatten()
+        .chain([configured.clone()])
+        .collect();
+    let plan = match exec_env::plan(&env, &config, &proxies) {
+        Ok(p) => p,
+        Err(e) => return exit::fail(exit::USAGE, format!("exec: {e}")),
     };
     let mut private: Option<Running> = None;
     let url = match &args.proxy {
@@ -135,6 +128,18 @@ pub async fn exec(args: ExecArgs, socket: PathBuf) -> ExitCode {
                     format!("--proxy {u}: give the proxy's http:// URL, like http://127.0.0.1:8790 (it serves plain HTTP on loopback)"),
                 );
             }
+            if let Some(r) = plan.routes.first() {
+                let var = plan
+                    .settings
+                    .iter()
+                    .find(|s| s.destination.trim_end_matches('/') == r.url)
+                    .map(|s| s.name)
+                    .unwrap_or("a base-URL variable");
+                return exit::fail(
+                    exit::USAGE,
+                    format!("exec: the command's environment sends {var} to {}, which no upstream in [proxy.upstreams] serves; add one with url = \"{}\" to the config of the proxy at {u}, or leave out --proxy (a private proxy then gets a route to it)", r.url, r.url),
+                );
+            }
             if !answers(u).await {
                 return exit::fail(
                     exit::UNAVAILABLE,
@@ -143,30 +148,65 @@ pub async fn exec(args: ExecArgs, socket: PathBuf) -> ExitCode {
             }
             u.trim_end_matches('/').to_string()
         }
+        // The shared proxy serves every destination: use it.
+        None if plan.routes.is_empty() && answers(&configured).await => configured,
         None => {
-            let configured = format!("http://{}", config.listen);
-            if answers(&configured).await {
-                configured
-            } else {
-                config.listen = SocketAddr::from(([127, 0, 0, 1], 0));
-                match Running::start(config.clone(), socket.clone()).await {
-                    Ok(r) => {
-                        let u = r.url();
-                        private = Some(r);
-                        u
-                    }
-                    Err(e) => {
-                        return exit::fail(exit::USAGE, format!("starting a private proxy: {e}"))
-                    }
+            config.listen = SocketAddr::from(([127, 0, 0, 1], 0));
+            for r in &plan.routes {
+                config.upstreams.insert(r.name.clone(), r.clone());
+            }
+            match Running::start(config.clone(), socket.clone()).await {
+                Ok(r) => {
+                    let u = r.url();
+                    private = Some(r);
+                    u
                 }
+                Err(e) => return exit::fail(exit::USAGE, format!("starting a private proxy: {e}")),
             }
         }
     };
-    let code = run_command(&args.command, &base_url_env(&url, &config)).await;
+    let vars = plan.env(&url);
+    if args.verbose {
+        let how = if private.is_some() {
+            "a private proxy, for the command's lifetime"
+        } else {
+            "the proxy there"
+        };
+        eprintln!("llmctl exec: requests limited through {url} ({how}):");
+        for s in &plan.settings {
+            let value = vars
+                .iter()
+                .find(|(k, _)| *k == s.name)
+                .map(|(_, v)| v.as_str());
+            let was = match &s.was {
+                Some(w) => format!("was {}", redact(w)),
+                None => "was unset".to_string(),
+            };
+            match value {
+                Some(v) => eprintln!("  {}={v}  ({was}; to {})", s.name, redact(&s.destination)),
+                None => eprintln!("  {} kept ({was}: an llmctl proxy already)", s.name),
+            }
+        }
+    }
+    let code = run_command(&args.command, &vars).await;
     if let Some(p) = private {
         p.stop().await;
     }
     code
+}
+
+/// A URL as it may be printed: without a password in it.
+fn redact(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => match rest.split_once('@') {
+            Some((creds, host)) if !creds.contains('/') => {
+                let user = creds.split(':').next().unwrap_or("");
+                format!("{scheme}://{user}:***@{host}")
+            }
+            _ => url.to_string(),
+        },
+        None => url.to_string(),
+    }
 }
 
 /// Runs the command to its end with `env` added, passing on TERM and HUP (a terminal's INT and

@@ -757,6 +757,100 @@ fn exec_points_the_sdks_at_a_private_proxy_and_exits_as_the_command_did() {
     assert_eq!(run("kill -TERM $$").status.code(), Some(128 + 15));
 }
 
+#[test]
+fn exec_keeps_the_destination_the_environment_names_and_sets_the_aliases_frameworks_read_first() {
+    let daemon = Daemon::start("");
+    let rt = tokio::runtime::Runtime::new().expect("rt");
+    // `builtin` stands in for api.openai.com and api.anthropic.com; `mine` is the user's server.
+    let builtin = rt.block_on(provider(quick()));
+    let mine = rt.block_on(provider(quick()));
+    let config = daemon.dir.path().join("proxy.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[proxy]\nlisten = \"127.0.0.1:1\"\n[proxy.upstreams.openai]\nurl = \"{0}\"\n[proxy.upstreams.anthropic]\nurl = \"{0}\"\n",
+            builtin.url()
+        ),
+    )
+    .expect("config");
+    let mine_v1 = format!("{}/v1", mine.url());
+    let chat = r#"-H 'content-type: application/json' -d '{"model":"gpt-x","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}'"#;
+    let msg = r#"-H 'content-type: application/json' -d '{"model":"claude-x","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}'"#;
+    let script = format!(
+        r#"set -e
+curl -sf "$OPENAI_BASE_URL/chat/completions" {chat} >/dev/null
+curl -sf "$OPENAI_API_BASE/chat/completions" {chat} >/dev/null
+curl -sf "$ANTHROPIC_BASE_URL/messages" {msg} >/dev/null
+curl -sf "$ANTHROPIC_API_URL/v1/messages" {msg} >/dev/null
+curl -s -o /dev/null "$ANTHROPIC_API_BASE/v1/models"
+echo "$OPENAI_BASE_URL $OPENAI_API_BASE""#
+    );
+    let out = std::process::Command::new(BIN)
+        .args(["exec", "--verbose", "--config"])
+        .arg(&config)
+        .arg("--socket")
+        .arg(&daemon.socket)
+        .args(["--", "sh", "-c", &script])
+        .env("OPENAI_BASE_URL", &mine_v1)
+        .env_remove("OPENAI_API_BASE")
+        .env_remove("ANTHROPIC_BASE_URL")
+        .env_remove("ANTHROPIC_API_URL")
+        .env_remove("ANTHROPIC_API_BASE")
+        .output()
+        .expect("exec");
+    let (text, err) = (
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    );
+    assert!(out.status.success(), "{text}\n{err}");
+    let urls: Vec<&str> = text.split_whitespace().collect();
+    assert_eq!(urls.len(), 2, "{text}");
+    assert_eq!(
+        urls[0], urls[1],
+        "the alias goes where the user's variable went"
+    );
+    assert!(urls[0].ends_with("/exec-openai"), "{text}");
+    assert!(
+        err.contains(&format!("OPENAI_BASE_URL={}", urls[0]))
+            && err.contains(&format!("was {mine_v1}"))
+            && err.contains("ANTHROPIC_API_URL="),
+        "--verbose says what it set: {err}"
+    );
+    // Both OpenAI calls went to the user's server, limited, and none to the built-in upstream.
+    assert_eq!(mine.provider.stats().requests, 2);
+    let status = rt.block_on(daemon.status());
+    let port = mine.url().rsplit(':').next().unwrap_or("").to_string();
+    let key = format!("127.0.0.1:{port}/gpt-x");
+    let k = status
+        .keys
+        .iter()
+        .find(|k| k.key == key)
+        .unwrap_or_else(|| {
+            panic!(
+                "{key} in status: {:?}",
+                status.keys.iter().map(|k| &k.key).collect::<Vec<_>>()
+            )
+        });
+    assert_eq!(k.granted_total, 2);
+    // Anthropic's path with and without /v1 both reached the built-in upstream's /v1/messages,
+    // limited; the models list passed through with no lease.
+    assert_eq!(
+        builtin.provider.stats().requests,
+        2,
+        "the two messages calls"
+    );
+    let a = status
+        .keys
+        .iter()
+        .find(|k| k.key == "anthropic/claude-x")
+        .expect("limited");
+    assert_eq!(a.granted_total, 2);
+    assert!(
+        status.keys.iter().all(|k| !k.key.contains("models")),
+        "no lease for a path it does not limit"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_error_inside_a_200_stream_is_reported_as_that_error() {
     let daemon = Daemon::start("");

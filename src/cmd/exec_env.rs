@@ -1,0 +1,415 @@
+//! Where `llmctl exec` points a command's base-URL variables: every variable an SDK or a
+//! framework reads for an API's base URL goes to the proxy, and on from there to where the
+//! command would have gone without llmctl. A variable the environment already sets keeps its
+//! destination (a vLLM server, an Azure endpoint, a company gateway: its requests, and the
+//! credentials meant for it, never reach another host); one that is unset follows the API's
+//! main variable when that is set, else the proxy's built-in upstream.
+
+use llmctl_proxy::{Api, ProxyConfig, Upstream};
+
+/// The base-URL variables by API: the official SDKs' first, then the aliases frameworks read
+/// before it (LangChain's `OPENAI_API_BASE` and `ANTHROPIC_API_URL`, LiteLLM's
+/// `ANTHROPIC_API_BASE` and `GEMINI_API_BASE`, …).
+pub const VARIABLES: [(Api, &[&str]); 3] = [
+    (Api::OpenAi, &["OPENAI_BASE_URL", "OPENAI_API_BASE"]),
+    (
+        Api::Anthropic,
+        &[
+            "ANTHROPIC_BASE_URL",
+            "ANTHROPIC_API_URL",
+            "ANTHROPIC_API_BASE",
+        ],
+    ),
+    (
+        Api::Gemini,
+        &[
+            "GOOGLE_GEMINI_BASE_URL",
+            "GEMINI_BASE_URL",
+            "GEMINI_API_BASE",
+        ],
+    ),
+];
+
+/// What a variable is set to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Value {
+    /// A path on the proxy (`/openai/v1`).
+    Proxy(String),
+    /// Left as the environment had it: it names an llmctl proxy already.
+    Kept,
+    /// This URL (an llmctl proxy's), as the variable it follows has it.
+    Url(String),
+}
+
+/// One variable as the command gets it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Setting {
+    pub name: &'static str,
+    pub value: Value,
+    /// What the environment had, if anything.
+    pub was: Option<String>,
+    /// Where its requests go from the proxy.
+    pub destination: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Plan {
+    /// Routes the proxy needs to destinations the environment named and no upstream serves.
+    pub routes: Vec<Upstream>,
+    pub settings: Vec<Setting>,
+}
+
+impl Plan {
+    /// The variables' values for a proxy at `url`, and `LLMCTL_PROXY_URL`.
+    pub fn env(&self, url: &str) -> Vec<(&'static str, String)> {
+        let url = url.trim_end_matches('/');
+        let mut out: Vec<(&'static str, String)> = self
+            .settings
+            .iter()
+            .filter_map(|s| match &s.value {
+                Value::Proxy(p) => Some((s.name, format!("{url}{p}"))),
+                Value::Url(u) => Some((s.name, u.clone())),
+                Value::Kept => None,
+            })
+            .collect();
+        out.push(("LLMCTL_PROXY_URL", url.to_string()));
+        out
+    }
+}
+
+/// Plans the variables for `config`'s upstreams, reading the command's environment with `env`.
+/// `proxies` are URLs of llmctl proxies: a variable already pointing under one is left as it is
+/// (an `exec` inside an `exec` limits each request once).
+pub fn plan(
+    env: &dyn Fn(&str) -> Option<String>,
+    config: &ProxyConfig,
+    proxies: &[String],
+) -> Result<Plan, String> {
+    let mut plan = Plan::default();
+    for (api, names) in VARIABLES {
+        let set: Vec<(&'static str, String)> = names
+            .iter()
+            .filter_map(|n| {
+                env(n)
+                    .map(|v| v.trim().to_string())
+                    .filter(|v| !v.is_empty())
+                    .map(|v| (*n, v))
+            })
+            .collect();
+        // An unset variable follows the first one set (the main one when it is), as the
+        // frameworks that read it fall back to the main one.
+        let leader = set.first().map(|(_, v)| v.clone());
+        for name in names {
+            let was = set.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
+            let target = was.clone().or_else(|| leader.clone());
+            let setting = match target {
+                Some(url) if under_proxy(&url, proxies) => Setting {
+                    name,
+                    value: match was {
+                        Some(_) => Value::Kept,
+                        None => Value::Url(url.clone()),
+                    },
+                    was: was.clone(),
+                    destination: url,
+                },
+                Some(url) => {
+                    let path = route_to(&mut plan.routes, config, api, &url)
+                        .map_err(|e| format!("{}={url}: {e}", was_name(name, &set)))?;
+                    Setting {
+                        name,
+                        value: Value::Proxy(path),
+                        was,
+                        destination: url,
+                    }
+                }
+                None => built_in(name, api, config),
+            };
+            plan.settings.push(setting);
+        }
+    }
+    Ok(plan)
+}
+
+/// The variable whose value a setting followed, for messages.
+fn was_name(name: &'static str, set: &[(&'static str, String)]) -> &'static str {
+    if set.iter().any(|(n, _)| *n == name) {
+        name
+    } else {
+        set.first().map(|(n, _)| *n).unwrap_or(name)
+    }
+}
+
+fn under_proxy(url: &str, proxies: &[String]) -> bool {
+    let url = url.trim_end_matches('/');
+    proxies.iter().any(|p| {
+        let p = p.trim_end_matches('/');
+        !p.is_empty()
+            && url
+                .strip_prefix(p)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+    })
+}
+
+/// The built-in upstream's path for a variable nobody set.
+fn built_in(name: &'static str, api: Api, config: &ProxyConfig) -> Setting {
+    let upstream = api.as_str();
+    let url = config
+        .upstreams
+        .get(upstream)
+        .map(|u| u.url.clone())
+        .unwrap_or_default();
+    // The OpenAI SDKs want the base with its /v1; an upstream whose url has it already does not.
+    let path = match api {
+        Api::OpenAi if !url.ends_with("/v1") => format!("/{upstream}/v1"),
+        _ => format!("/{upstream}"),
+    };
+    Setting {
+        name,
+        value: Value::Proxy(path),
+        was: None,
+        destination: url,
+    }
+}
+
+/// The proxy path that reaches `url`: under a configured upstream of the same API whose URL it
+/// starts with, else under a route made for it (one per distinct URL), limited on a key named
+/// after its host.
+fn route_to(
+    routes: &mut Vec<Upstream>,
+    config: &ProxyConfig,
+    api: Api,
+    url: &str,
+) -> Result<String, String> {
+    let url = url.trim_end_matches('/');
+    let configured = config
+        .upstreams
+        .values()
+        .filter(|u| u.api == api)
+        .filter_map(|u| {
+            url.strip_prefix(u.url.as_str())
+                .filter(|rest| rest.is_empty() || rest.starts_with('/'))
+                .map(|rest| (u, rest))
+        })
+        // The longest base that fits: the most specific upstream.
+        .max_by_key(|(u, _)| u.url.len());
+    if let Some((u, rest)) = configured {
+        return Ok(format!("/{}{rest}", u.name));
+    }
+    if let Some(r) = routes.iter().find(|r| r.url == url) {
+        return Ok(format!("/{}", r.name));
+    }
+    let authority = url
+        .split_once("://")
+        .map(|(_, rest)| rest.split('/').next().unwrap_or(""))
+        .unwrap_or("");
+    // user:password@ never becomes part of a key (keys are shown in status and top).
+    let host = authority.rsplit('@').next().unwrap_or(authority);
+    if host.is_empty() {
+        return Err(
+            "is not an http(s) URL with a host; fix the variable or unset it (then the built-in upstream is used)"
+                .into(),
+        );
+    }
+    let base = format!("exec-{}", api.as_str());
+    let taken = |n: &str| config.upstreams.contains_key(n) || routes.iter().any(|r| r.name == n);
+    let name = (1..)
+        .map(|i| {
+            if i == 1 {
+                base.clone()
+            } else {
+                format!("{base}-{i}")
+            }
+        })
+        .find(|n| !taken(n))
+        .unwrap_or(base);
+    let route = Upstream::verbatim(&name, url, api, host).map_err(|e| {
+        format!("{e}; fix the variable or unset it (then the built-in upstream is used)")
+    })?;
+    routes.push(route);
+    Ok(format!("/{name}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn planned(vars: &[(&str, &str)], config: &ProxyConfig, proxies: &[&str]) -> Plan {
+        let vars: BTreeMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let proxies: Vec<String> = proxies.iter().map(|p| p.to_string()).collect();
+        plan(&|k| vars.get(k).cloned(), config, &proxies).expect("a plan")
+    }
+
+    fn value(p: &Plan, name: &str) -> String {
+        p.env("http://127.0.0.1:9")
+            .into_iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v)
+            .unwrap_or_else(|| format!("{name} unset"))
+    }
+
+    #[test]
+    fn unset_variables_and_their_aliases_get_the_built_in_upstreams() {
+        let p = planned(&[], &ProxyConfig::default(), &[]);
+        assert!(p.routes.is_empty());
+        assert_eq!(value(&p, "OPENAI_BASE_URL"), "http://127.0.0.1:9/openai/v1");
+        assert_eq!(value(&p, "OPENAI_API_BASE"), "http://127.0.0.1:9/openai/v1");
+        assert_eq!(
+            value(&p, "ANTHROPIC_BASE_URL"),
+            "http://127.0.0.1:9/anthropic"
+        );
+        assert_eq!(
+            value(&p, "ANTHROPIC_API_URL"),
+            "http://127.0.0.1:9/anthropic"
+        );
+        assert_eq!(
+            value(&p, "ANTHROPIC_API_BASE"),
+            "http://127.0.0.1:9/anthropic"
+        );
+        assert_eq!(value(&p, "GEMINI_API_BASE"), "http://127.0.0.1:9/gemini");
+        assert_eq!(value(&p, "LLMCTL_PROXY_URL"), "http://127.0.0.1:9");
+    }
+
+    #[test]
+    fn a_base_url_the_user_set_keeps_its_destination_and_its_aliases_follow_it() {
+        let p = planned(
+            &[("OPENAI_BASE_URL", "http://10.0.0.7:8000/v1/")],
+            &ProxyConfig::default(),
+            &[],
+        );
+        assert_eq!(p.routes.len(), 1);
+        let r = &p.routes[0];
+        assert_eq!(
+            (r.name.as_str(), r.url.as_str(), r.key.as_str(), r.verbatim),
+            (
+                "exec-openai",
+                "http://10.0.0.7:8000/v1",
+                "10.0.0.7:8000",
+                true
+            )
+        );
+        assert_eq!(
+            value(&p, "OPENAI_BASE_URL"),
+            "http://127.0.0.1:9/exec-openai"
+        );
+        assert_eq!(
+            value(&p, "OPENAI_API_BASE"),
+            "http://127.0.0.1:9/exec-openai",
+            "LangChain reads it first: it must go where the user's variable went"
+        );
+        // The other APIs are untouched by it.
+        assert_eq!(
+            value(&p, "ANTHROPIC_BASE_URL"),
+            "http://127.0.0.1:9/anthropic"
+        );
+    }
+
+    #[test]
+    fn each_variable_set_keeps_its_own_destination() {
+        let p = planned(
+            &[
+                ("ANTHROPIC_API_URL", "https://gw.example/anthropic"),
+                ("ANTHROPIC_BASE_URL", "https://other.example"),
+                (
+                    "OPENAI_API_BASE",
+                    "https://user:secret@gw.example/openai/v1",
+                ),
+            ],
+            &ProxyConfig::default(),
+            &[],
+        );
+        let names: Vec<(&str, &str, &str)> = p
+            .routes
+            .iter()
+            .map(|r| (r.name.as_str(), r.url.as_str(), r.key.as_str()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                (
+                    "exec-openai",
+                    "https://user:secret@gw.example/openai/v1",
+                    "gw.example"
+                ),
+                ("exec-anthropic", "https://other.example", "other.example"),
+                (
+                    "exec-anthropic-2",
+                    "https://gw.example/anthropic",
+                    "gw.example"
+                ),
+            ]
+        );
+        assert_eq!(
+            value(&p, "ANTHROPIC_BASE_URL"),
+            "http://127.0.0.1:9/exec-anthropic"
+        );
+        assert_eq!(
+            value(&p, "ANTHROPIC_API_URL"),
+            "http://127.0.0.1:9/exec-anthropic-2"
+        );
+        assert_eq!(
+            value(&p, "ANTHROPIC_API_BASE"),
+            "http://127.0.0.1:9/exec-anthropic",
+            "an unset alias follows the main variable"
+        );
+        assert_eq!(
+            value(&p, "OPENAI_BASE_URL"),
+            "http://127.0.0.1:9/exec-openai",
+            "the main variable unset follows the alias that is"
+        );
+    }
+
+    #[test]
+    fn a_destination_an_upstream_serves_goes_through_that_upstream() {
+        let config = ProxyConfig::parse(
+            "[proxy.upstreams.vllm]\nurl = \"http://10.0.0.7:8000\"\nkey = \"local/vllm\"\n",
+            "t",
+        )
+        .expect("parses");
+        let p = planned(
+            &[
+                ("OPENAI_BASE_URL", "http://10.0.0.7:8000/v1"),
+                ("ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
+            ],
+            &config,
+            &[],
+        );
+        assert!(p.routes.is_empty(), "{:?}", p.routes);
+        assert_eq!(value(&p, "OPENAI_BASE_URL"), "http://127.0.0.1:9/vllm/v1");
+        assert_eq!(
+            value(&p, "ANTHROPIC_BASE_URL"),
+            "http://127.0.0.1:9/anthropic"
+        );
+    }
+
+    #[test]
+    fn a_variable_already_under_a_proxy_is_left_as_it_is() {
+        let p = planned(
+            &[("OPENAI_BASE_URL", "http://127.0.0.1:8790/openai/v1")],
+            &ProxyConfig::default(),
+            &["http://127.0.0.1:8790"],
+        );
+        assert!(p.routes.is_empty());
+        let env = p.env("http://127.0.0.1:9");
+        assert!(env.iter().all(|(k, _)| *k != "OPENAI_BASE_URL"), "kept");
+        assert_eq!(
+            value(&p, "OPENAI_API_BASE"),
+            "http://127.0.0.1:8790/openai/v1",
+            "its alias follows it"
+        );
+    }
+
+    #[test]
+    fn a_value_that_is_no_url_is_refused_naming_the_variable() {
+        let vars = [("ANTHROPIC_API_URL", "not a url")];
+        let vars: BTreeMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let e = plan(&|k| vars.get(k).cloned(), &ProxyConfig::default(), &[]).expect_err("refused");
+        assert!(e.starts_with("ANTHROPIC_API_URL=not a url: "), "{e}");
+    }
+}
