@@ -2,7 +2,7 @@
 //! answer), the upstream's answer streamed back and reported, the daemon's advice followed
 //! before any byte reached the caller.
 
-use crate::body::{Seen, Watched};
+use crate::body::{Seen, Unasked, Watched};
 use crate::config::{FailMode, Upstream};
 use crate::forward::Proxy;
 use crate::lease::{report_request, InFlight, LeaseGuard};
@@ -10,6 +10,7 @@ use crate::limiter::Grant;
 use crate::rules::advice::{local_advice, LocalAdvice};
 use crate::rules::estimate::Estimate;
 use crate::rules::fail_static::{Phase, Turn};
+use crate::rules::stream_usage;
 use crate::rules::usage::error_info;
 use crate::shape::{self, bytes_body};
 use crate::steer::{header, put, returned_headers, Steer};
@@ -41,6 +42,8 @@ pub(crate) struct Attempt {
     pub(crate) method: http::Method,
     pub(crate) headers: HeaderMap,
     pub(crate) body: Bytes,
+    /// The caller's own body, when `body` asks for the stream's usage on its behalf.
+    pub(crate) caller_body: Option<Bytes>,
     pub(crate) est: Estimate,
     pub(crate) key: String,
     pub(crate) client_id: String,
@@ -133,7 +136,7 @@ impl Attempt {
         resp
     }
 
-    pub(crate) async fn run(self) -> Response<Body> {
+    pub(crate) async fn run(mut self) -> Response<Body> {
         let started = Instant::now();
         let deadline = started + self.steer.max_wait;
         let first_attempt_ms = now_unix_ms();
@@ -272,9 +275,31 @@ impl Attempt {
                         _ => Bytes::new(),
                     };
                     let status = parts.status.as_u16();
-                    let error = serde_json::from_slice::<Value>(&bytes)
-                        .ok()
-                        .and_then(|v| error_info(&v));
+                    let parsed = serde_json::from_slice::<Value>(&bytes).ok();
+                    let error = parsed.as_ref().and_then(error_info);
+                    let refused_usage = self.caller_body.is_some()
+                        && parsed
+                            .as_ref()
+                            .is_some_and(|v| stream_usage::refuses(status, v));
+                    if refused_usage {
+                        // The upstream refuses to be asked for the stream's usage: this try is
+                        // reported (nothing used), and the caller's own body goes, once.
+                        self.advise(
+                            guard,
+                            status,
+                            &parts.headers,
+                            error,
+                            attempt,
+                            first_attempt_ms,
+                            deadline,
+                        )
+                        .await;
+                        self.proxy.remember_stream_usage_refused(&self.up);
+                        if let Some(b) = self.caller_body.take() {
+                            self.body = b;
+                        }
+                        continue;
+                    }
                     let next = self
                         .advise(
                             guard,
@@ -462,8 +487,14 @@ impl Attempt {
                 });
             }
         });
-        let body =
-            Watched::new(body, &content_type, self.proxy.config.read_timeout, on_end).boxed();
+        let watched = Watched::new(body, &content_type, self.proxy.config.read_timeout, on_end);
+        let body = if self.caller_body.is_some() && content_type.starts_with("text/event-stream") {
+            // Its usage was asked for on the caller's behalf: the caller gets the stream it
+            // would have had (the watcher above saw all of it).
+            Unasked::new(watched).boxed()
+        } else {
+            watched.boxed()
+        };
         let mut r = Response::from_parts(parts, body);
         self.mark(&mut r, waited);
         r

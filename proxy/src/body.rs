@@ -4,6 +4,7 @@
 //! timeout or the caller goes away, what was seen is handed to `on_end` once, to be reported.
 
 use crate::rules::sse::StreamWatcher;
+use crate::rules::stream_usage;
 use crate::rules::usage::{body_usage, error_info, Usage};
 use crate::upstream::BoxError;
 use bytes::Bytes;
@@ -229,5 +230,66 @@ impl<B> Drop for Watched<B> {
         } else {
             Ending::CallerGone
         });
+    }
+}
+
+/// A stream whose usage was asked for on the caller's behalf, as the caller would have had it
+/// (`rules::stream_usage`): whole events, the usage it did not ask for taken out.
+pub struct Unasked<B> {
+    inner: B,
+    filter: stream_usage::Unasked,
+    done: bool,
+}
+
+impl<B> Unasked<B> {
+    pub fn new(inner: B) -> Unasked<B> {
+        Unasked {
+            inner,
+            filter: stream_usage::Unasked::default(),
+            done: false,
+        }
+    }
+}
+
+impl<B> Body for Unasked<B>
+where
+    B: Body<Data = Bytes, Error = BoxError> + Unpin,
+{
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        let this = self.get_mut();
+        loop {
+            if this.done {
+                return Poll::Ready(None);
+            }
+            match std::task::ready!(Pin::new(&mut this.inner).poll_frame(cx)) {
+                Some(Ok(frame)) => match frame.into_data() {
+                    Ok(data) => {
+                        let out = this.filter.feed(&data);
+                        if !out.is_empty() {
+                            return Poll::Ready(Some(Ok(Frame::data(Bytes::from(out)))));
+                        }
+                    }
+                    Err(frame) => return Poll::Ready(Some(Ok(frame))),
+                },
+                Some(Err(e)) => return Poll::Ready(Some(Err(e))),
+                None => {
+                    this.done = true;
+                    let rest = this.filter.finish();
+                    if !rest.is_empty() {
+                        return Poll::Ready(Some(Ok(Frame::data(Bytes::from(rest)))));
+                    }
+                }
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.done
     }
 }

@@ -7,6 +7,7 @@ use crate::config::{Api, ProxyConfig, Upstream, MAX_BODY_BYTES};
 use crate::limiter::Limiter;
 use crate::routes::{self, Call};
 use crate::rules::estimate::estimate;
+use crate::rules::stream_usage;
 use crate::shape::{self, bytes_body};
 use crate::steer::{forwarded_headers, header, returned_headers, split_path, Steer};
 use crate::upstream::{error_chain, Body, BoxError, Clients};
@@ -27,6 +28,9 @@ pub struct Proxy {
     pub config: ProxyConfig,
     pub clients: Clients,
     pub limiter: Limiter,
+    /// Upstreams that refused to be asked for a stream's usage (`rules::stream_usage`): their
+    /// streams are sent as the caller wrote them, and settled at the estimate.
+    refuse_stream_usage: std::sync::Mutex<std::collections::HashSet<String>>,
 }
 
 impl Proxy {
@@ -35,6 +39,30 @@ impl Proxy {
             config,
             clients,
             limiter,
+            refuse_stream_usage: Default::default(),
+        }
+    }
+
+    /// Whether upstream `name` refused `stream_options` before.
+    pub(crate) fn refuses_stream_usage(&self, name: &str) -> bool {
+        self.refuse_stream_usage
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(name)
+    }
+
+    /// Remembers that upstream `name` refuses `stream_options`, saying so once.
+    pub(crate) fn remember_stream_usage_refused(&self, up: &Upstream) {
+        let mut set = self
+            .refuse_stream_usage
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if set.insert(up.name.clone()) {
+            tracing::warn!(
+                "llmctl proxy: upstream {} ({}) refuses stream_options.include_usage; its chat streams go as the caller wrote them and are settled at the estimate (status counts them)",
+                up.name,
+                up.url
+            );
         }
     }
 
@@ -268,6 +296,14 @@ impl Proxy {
                 )
             }
         };
+        // A stream that omits its usage unless asked is asked for it; the caller's own body is
+        // kept, to give it the stream it would have had and to send again if refused.
+        let (body, caller_body) = match usage_asked(&self, &up, &parts, &json)
+            .and_then(|sent| serde_json::to_vec(&sent).ok())
+        {
+            Some(sent) => (Bytes::from(sent), Some(body)),
+            None => (body, None),
+        };
         let mut est = estimate(&json);
         est.stream |= call.stream;
         let model = call.model.clone().unwrap_or_else(|| est.model.clone());
@@ -297,6 +333,7 @@ impl Proxy {
             method: parts.method,
             headers,
             body,
+            caller_body,
             est,
             key: key.clone(),
             client_id,
@@ -304,4 +341,18 @@ impl Proxy {
         };
         (attempt.run().await, key)
     }
+}
+
+/// The body to send asking for a stream's usage, when the call is such a stream, the caller did
+/// not ask, and the upstream has not refused it.
+fn usage_asked(
+    proxy: &Proxy,
+    up: &Upstream,
+    parts: &http::request::Parts,
+    json: &Value,
+) -> Option<Value> {
+    if up.api != Api::OpenAi || proxy.refuses_stream_usage(&up.name) {
+        return None;
+    }
+    stream_usage::ask(parts.uri.path(), json)
 }

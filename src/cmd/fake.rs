@@ -110,6 +110,10 @@ pub struct FakeArgs {
     /// After DUR, every limit times F: a tier halved (0.5) or doubled (2) mid-run ("8s:0.5")
     #[arg(long, value_name = "DUR:F")]
     scale_limits: Option<String>,
+    /// Answer 400 to a request with stream_options, as older Azure api-versions and some
+    /// OpenAI-compatible servers do
+    #[arg(long)]
+    refuse_stream_options: bool,
 }
 
 /// `DUR:F` of --scale-limits.
@@ -209,6 +213,7 @@ impl FakeArgs {
             },
             limit_change: self.scale_limits.as_deref().map(scale_limits).transpose()?,
             rolling_window: self.rolling_window,
+            refuse_stream_options: self.refuse_stream_options,
         })
     }
 }

@@ -19,6 +19,12 @@ pub struct StatusArgs {
 }
 
 pub fn key_json(k: &pb::KeyStatus) -> Value {
+    let mut v = key_json_core(k);
+    v["settled_at_estimate_total"] = json!(k.settled_at_estimate_total);
+    v
+}
+
+fn key_json_core(k: &pb::KeyStatus) -> Value {
     json!({
         "key": k.key,
         "ancestors": k.ancestors,
@@ -162,6 +168,12 @@ pub fn key_line(k: &pb::KeyStatus) -> String {
         parts.push(format!(
             "no max_tokens: output estimate {} (reserved {} used {})",
             k.output_tokens_estimate, k.undeclared_tokens_reserved, k.undeclared_tokens_used
+        ));
+    }
+    if k.settled_at_estimate_total > 0 {
+        parts.push(format!(
+            "{} answers without usage settled at the estimate",
+            k.settled_at_estimate_total
         ));
     }
     if k.fixed_window_ms > 0 {

@@ -851,6 +851,88 @@ echo "$OPENAI_BASE_URL $OPENAI_API_BASE""#
     );
 }
 
+/// A chat stream through the proxy: the caller's body as given, the text it got back.
+async fn chat_stream(proxy: &Running, model: &str) -> String {
+    let body = serde_json::json!({"model": model, "stream": true, "messages": [{"role": "user", "content": "hello there"}]});
+    let r = send(
+        &format!("{}/openai/v1/chat/completions", proxy.url()),
+        &[],
+        body.to_string(),
+    )
+    .await;
+    assert_eq!(r.status(), 200);
+    String::from_utf8_lossy(&r.into_body().collect().await.expect("body").to_bytes()).to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_that_did_not_ask_for_its_usage_is_settled_at_it_and_gets_the_stream_it_asked_for()
+{
+    let daemon = Daemon::start("");
+    let p = provider(quick()).await;
+    let proxy = proxy_for(&daemon, &p.url(), "").await;
+    let text = chat_stream(&proxy, "gpt-u").await;
+    assert!(
+        text.contains("tok") && text.trim_end().ends_with("data: [DONE]"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("usage"),
+        "the caller did not ask for the usage and sees none of it: {text}"
+    );
+    let stats = p.provider.stats();
+    let used = (stats.input_tokens + stats.output_tokens) as i64;
+    assert!(used > 0);
+    settled(&daemon, "openai/gpt-u", used).await;
+    let k = key_status(&daemon, "openai/gpt-u").await.expect("limited");
+    assert_eq!(k.settled_at_estimate_total, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_that_refuses_stream_options_is_asked_once_and_then_never() {
+    let daemon = Daemon::start("");
+    let p = provider(ProviderConfig {
+        refuse_stream_options: true,
+        ..quick()
+    })
+    .await;
+    let proxy = proxy_for(&daemon, &p.url(), "").await;
+    let first = chat_stream(&proxy, "gpt-r").await;
+    assert!(
+        first.contains("tok"),
+        "sent again without the option: {first}"
+    );
+    let answered = |status: u16| {
+        p.provider
+            .stats()
+            .responses
+            .get(&status)
+            .copied()
+            .unwrap_or(0)
+    };
+    assert_eq!(
+        (answered(400), answered(200)),
+        (1, 1),
+        "refused once, then as the caller wrote it"
+    );
+    let second = chat_stream(&proxy, "gpt-r").await;
+    assert!(second.contains("tok"));
+    assert_eq!(
+        (answered(400), answered(200)),
+        (1, 2),
+        "remembered: not asked again"
+    );
+    eventually(
+        Duration::from_secs(10),
+        "both streams settled at the estimate, and status says so",
+        || async {
+            key_status(&daemon, "openai/gpt-r")
+                .await
+                .is_some_and(|k| k.settled_at_estimate_total == 2 && k.tokens_outstanding == 0)
+        },
+    )
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_error_inside_a_200_stream_is_reported_as_that_error() {
     let daemon = Daemon::start("");

@@ -143,6 +143,9 @@ impl Engine {
         let usage = if outcome.usage_known {
             Some(outcome)
         } else if outcome.status == 0 || (200..300).contains(&outcome.status) {
+            if outcome.status != 0 {
+                self.keys[lease.key].stats.settled_at_estimate_total += 1;
+            }
             None
         } else {
             Some(&Outcome::default())

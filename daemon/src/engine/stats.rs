@@ -22,6 +22,9 @@ pub(super) struct KeyStats {
     /// Of the reserved and used tokens: those of requests that declared no output.
     pub(super) undeclared_reserved: u64,
     pub(super) undeclared_used: u64,
+    /// Answers that may have been served (2xx) reported without their usage, so settled at
+    /// the estimate: a stream whose upstream sends no usage, say.
+    pub(super) settled_at_estimate_total: u64,
     pub(super) fallbacks_total: u64,
     pub(super) fallbacks: MinuteWindow,
     pub(super) retries_total: u64,

@@ -73,6 +73,8 @@ pub struct KeyStatus {
     /// the learned estimate (the caller's default, before any answer, is left out).
     pub undeclared_tokens_reserved: u64,
     pub undeclared_tokens_used: u64,
+    /// Answers served (2xx) but reported without their usage: settled at the estimate.
+    pub settled_at_estimate_total: u64,
     /// Where max_concurrency comes from (None: unlimited), and what refusals taught.
     pub concurrency_source: Option<LimitSource>,
     pub learned_concurrency: Option<u64>,
@@ -186,6 +188,7 @@ impl Engine {
                 output_tokens_estimate: key.output.estimate(),
                 undeclared_tokens_reserved: key.stats.undeclared_reserved,
                 undeclared_tokens_used: key.stats.undeclared_used,
+                settled_at_estimate_total: key.stats.settled_at_estimate_total,
                 concurrency_source: concurrency.map(|(_, s)| s),
                 learned_concurrency: key.concurrency.as_ref().map(|c| c.limit),
                 daily_quota,

@@ -164,6 +164,7 @@ fn key_status(k: KeyStatus) -> pb::KeyStatus {
         output_tokens_estimate: k.output_tokens_estimate.map_or(0, |e| e as i64),
         undeclared_tokens_reserved: k.undeclared_tokens_reserved as i64,
         undeclared_tokens_used: k.undeclared_tokens_used as i64,
+        settled_at_estimate_total: k.settled_at_estimate_total as i64,
         concurrency_source: k
             .concurrency_source
             .map_or(String::new(), |s| s.as_str().to_string()),

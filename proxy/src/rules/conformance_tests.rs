@@ -4,6 +4,7 @@ use super::advice::{local_advice, LocalAdvice, FAIL_OPEN_ATTEMPTS};
 use super::estimate::{estimate, DEFAULT_OUTPUT_TOKENS};
 use super::headers::is_limit_header;
 use super::sse::StreamWatcher;
+use super::stream_usage::{ask, refuses, Unasked};
 use super::usage::{body_usage, error_info};
 use serde_json::Value;
 
@@ -208,6 +209,48 @@ fn fail_static_phases_and_limits() {
                 );
             }
             (got, want) => panic!("{name}: {got:?}, want {want:?}"),
+        }
+    }
+}
+
+fn section(name: &str, key: &str) -> Vec<Value> {
+    let cases = table(name)[key].as_array().cloned().unwrap_or_default();
+    assert!(!cases.is_empty(), "{name} has no {key}");
+    cases
+}
+
+#[test]
+fn stream_usage_is_asked_for_and_taken_out_again() {
+    for c in section("stream_usage.json", "requests") {
+        let got = ask(str_of(&c, "path"), &c["body"]);
+        let want = (!c["body_sent"].is_null()).then(|| c["body_sent"].clone());
+        assert_eq!(got, want, "{}", str_of(&c, "name"));
+    }
+    for c in section("stream_usage.json", "refusals") {
+        let got = refuses(c["status"].as_u64().unwrap_or(0) as u16, &c["body"]);
+        assert_eq!(
+            got,
+            c["refuses"].as_bool().unwrap_or(false),
+            "{}",
+            str_of(&c, "name")
+        );
+    }
+    for c in section("stream_usage.json", "streams") {
+        let input = str_of(&c, "in").as_bytes();
+        // Whole, and cut at every size an upstream might write.
+        for size in [input.len().max(1), 1, 3, 17] {
+            let mut f = Unasked::default();
+            let mut out = Vec::new();
+            for chunk in input.chunks(size) {
+                out.extend(f.feed(chunk));
+            }
+            out.extend(f.finish());
+            assert_eq!(
+                String::from_utf8_lossy(&out),
+                str_of(&c, "out"),
+                "{} (chunks of {size})",
+                str_of(&c, "name")
+            );
         }
     }
 }

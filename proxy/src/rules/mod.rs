@@ -6,6 +6,7 @@ pub mod estimate;
 pub mod fail_static;
 pub mod headers;
 pub mod sse;
+pub mod stream_usage;
 pub mod usage;
 
 #[cfg(test)]

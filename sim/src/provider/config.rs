@@ -71,6 +71,9 @@ pub struct ProviderConfig {
     /// The requests limit counted over a rolling window of this length (at most its share of
     /// a minute in any such window: a sliding log, as many gateways keep) instead of a bucket.
     pub rolling_window: Option<Duration>,
+    /// Answers 400 to a request with `stream_options` (older Azure api-versions, some
+    /// OpenAI-compatible servers).
+    pub refuse_stream_options: bool,
 }
 
 impl Default for ProviderConfig {
@@ -92,6 +95,7 @@ impl Default for ProviderConfig {
             quota_style: QuotaStyle::Openai,
             limit_change: None,
             rolling_window: None,
+            refuse_stream_options: false,
         }
     }
 }

@@ -374,6 +374,18 @@ impl Provider {
             .and_then(Value::as_str)
             .unwrap_or("fake-model")
             .to_string();
+        if self.config.refuse_stream_options && body.get("stream_options").is_some() {
+            return self.finish(
+                api,
+                shapes::error(
+                    api,
+                    400,
+                    "invalid_request_error",
+                    "Unrecognized request argument supplied: stream_options",
+                    None,
+                ),
+            );
+        }
         let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
         let include_usage = body
             .pointer("/stream_options/include_usage")

@@ -1251,6 +1251,13 @@ export type KeyStatus = Message<"llmctl.v1.KeyStatus"> & {
      * @generated from field: llmctl.v1.LimitSource concurrency_source_code = 46;
      */
     concurrencySourceCode: LimitSource;
+    /**
+     * Answers served (2xx) that were reported without their usage and so settled at the
+     * estimate (a stream whose upstream sends no usage: one that refuses to be asked for it).
+     *
+     * @generated from field: int64 settled_at_estimate_total = 47;
+     */
+    settledAtEstimateTotal: bigint;
 };
 /**
  * Describes the message llmctl.v1.KeyStatus.

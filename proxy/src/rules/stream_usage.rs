@@ -1,0 +1,252 @@
+//! A stream that omits its usage unless asked (OpenAI-style chat and legacy completions:
+//! `stream_options.include_usage`) is asked for it when the caller did not, and the caller gets
+//! the stream it would have had: the usage-only chunk dropped, the `usage` member of the other
+//! chunks removed. An upstream that refuses the option (a 400 naming it) is asked again without
+//! it (`conformance/stream_usage.json`).
+
+use serde_json::{json, Value};
+use std::borrow::Cow;
+
+/// The body to send instead of `body` on `path` (an OpenAI-style API's path), asking for the
+/// stream's usage; `None` when the caller asked already, or the call is not such a stream.
+pub fn ask(path: &str, body: &Value) -> Option<Value> {
+    let path = path.split('?').next().unwrap_or(path).trim_end_matches('/');
+    if !path.ends_with("/completions") || body.get("stream") != Some(&Value::Bool(true)) {
+        return None;
+    }
+    if body.pointer("/stream_options/include_usage") == Some(&Value::Bool(true)) {
+        return None;
+    }
+    let mut sent = body.clone();
+    match sent.get_mut("stream_options") {
+        Some(Value::Object(o)) => {
+            o.insert("include_usage".into(), Value::Bool(true));
+        }
+        _ => {
+            sent["stream_options"] = json!({"include_usage": true});
+        }
+    }
+    Some(sent)
+}
+
+/// Whether an error answer refuses the option: a 400 whose error names `stream_options` (or
+/// `include_usage`), as older Azure api-versions and some compatible servers answer.
+pub fn refuses(status: u16, body: &Value) -> bool {
+    if status != 400 {
+        return false;
+    }
+    let text = body.to_string();
+    text.contains("stream_options") || text.contains("include_usage")
+}
+
+/// The caller's side of a stream whose usage was asked for on its behalf: fed the upstream's
+/// bytes, it gives back the bytes of the stream the caller would have had, whole events at a
+/// time.
+#[derive(Default)]
+pub struct Unasked {
+    pending: Vec<u8>,
+}
+
+impl Unasked {
+    pub fn feed(&mut self, chunk: &[u8]) -> Vec<u8> {
+        self.pending.extend_from_slice(chunk);
+        let mut out = Vec::new();
+        let mut start = 0;
+        let mut line_start = 0;
+        let mut i = 0;
+        while i < self.pending.len() {
+            let end = match self.pending[i] {
+                b'\n' => i + 1,
+                b'\r' if i + 1 < self.pending.len() => {
+                    if self.pending[i + 1] == b'\n' {
+                        i + 2
+                    } else {
+                        i + 1
+                    }
+                }
+                // A \r last: its \n may come in the next chunk.
+                b'\r' => break,
+                _ => {
+                    i += 1;
+                    continue;
+                }
+            };
+            // A blank line ends an event.
+            if i == line_start {
+                out.extend_from_slice(&event_out(&self.pending[start..end]));
+                start = end;
+            }
+            line_start = end;
+            i = end;
+        }
+        self.pending.drain(..start);
+        out
+    }
+
+    /// The stream ended: what is left passes as it is.
+    pub fn finish(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.pending)
+    }
+}
+
+/// One whole event (its blank line included) as the caller gets it.
+fn event_out(event: &[u8]) -> Cow<'_, [u8]> {
+    let Ok(text) = std::str::from_utf8(event) else {
+        return Cow::Borrowed(event);
+    };
+    let data: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .map(|d| d.strip_prefix(' ').unwrap_or(d))
+        .collect();
+    let [data] = data[..] else {
+        return Cow::Borrowed(event);
+    };
+    let Ok(Value::Object(chunk)) = serde_json::from_str::<Value>(data) else {
+        return Cow::Borrowed(event);
+    };
+    let Some(usage) = chunk.get("usage") else {
+        return Cow::Borrowed(event);
+    };
+    let no_choices = chunk
+        .get("choices")
+        .and_then(Value::as_array)
+        .is_some_and(|c| c.is_empty());
+    if no_choices && usage.is_object() {
+        return Cow::Owned(Vec::new());
+    }
+    match without_member(data, "usage") {
+        Some(rewritten) => Cow::Owned(text.replacen(data, &rewritten, 1).into_bytes()),
+        None => Cow::Borrowed(event),
+    }
+}
+
+/// `json` (an object's text) without its top-level member `key`, the rest as it was written;
+/// `None` when it has no such member.
+pub fn without_member(json: &str, key: &str) -> Option<String> {
+    let b = json.as_bytes();
+    let ws = |mut i: usize| {
+        while i < b.len() && b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        i
+    };
+    let mut i = ws(0);
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    i += 1;
+    // Where the previous member's comma was, to remove it with a last member.
+    let mut prev_comma: Option<usize> = None;
+    loop {
+        i = ws(i);
+        if b.get(i) != Some(&b'"') {
+            return None;
+        }
+        let member = i;
+        let key_end = skip_value(b, i)?;
+        let name = &json[member + 1..key_end - 1];
+        i = ws(key_end);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        let value_end = skip_value(b, ws(i + 1))?;
+        let after = ws(value_end);
+        let comma = b.get(after) == Some(&b',');
+        if name == key {
+            let (from, to) = match (comma, prev_comma) {
+                (true, _) => (member, ws(after + 1)),
+                (false, Some(c)) => (c, value_end),
+                (false, None) => (member, value_end),
+            };
+            return Some(format!("{}{}", &json[..from], &json[to..]));
+        }
+        if !comma {
+            return None;
+        }
+        prev_comma = Some(after);
+        i = after + 1;
+    }
+}
+
+/// The end of the JSON value starting at `i`.
+fn skip_value(b: &[u8], mut i: usize) -> Option<usize> {
+    match *b.get(i)? {
+        b'"' => {
+            i += 1;
+            while i < b.len() {
+                match b[i] {
+                    b'\\' => i += 2,
+                    b'"' => return Some(i + 1),
+                    _ => i += 1,
+                }
+            }
+            None
+        }
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            while i < b.len() {
+                match b[i] {
+                    b'"' => {
+                        i = skip_value(b, i)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(i + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+            None
+        }
+        _ => {
+            while i < b.len() && !matches!(b[i], b',' | b'}' | b']') && !b[i].is_ascii_whitespace()
+            {
+                i += 1;
+            }
+            Some(i)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_member_goes_with_its_comma_and_the_rest_stays_as_written() {
+        let cases = [
+            (r#"{"a":1,"usage":null,"b":2}"#, r#"{"a":1,"b":2}"#),
+            (r#"{"a":1, "usage": null}"#, r#"{"a":1}"#),
+            (
+                r#"{"usage":{"x":[1,"}"]},"a":"\"usage\""}"#,
+                r#"{"a":"\"usage\""}"#,
+            ),
+            (r#"{ "usage" : null }"#, r#"{  }"#),
+        ];
+        for (from, to) in cases {
+            assert_eq!(without_member(from, "usage").as_deref(), Some(to), "{from}");
+        }
+        assert_eq!(without_member(r#"{"a":{"usage":null}}"#, "usage"), None);
+    }
+
+    #[test]
+    fn events_split_across_chunks_come_out_whole() {
+        let stream = "data: {\"choices\":[{\"delta\":{\"content\":\"Hi\"}}],\"usage\":null}\r\n\r\ndata: {\"choices\":[],\"usage\":{\"prompt_tokens\":3}}\r\n\r\ndata: [DONE]\r\n\r\n";
+        let mut f = Unasked::default();
+        let mut out = Vec::new();
+        for b in stream.as_bytes() {
+            out.extend(f.feed(std::slice::from_ref(b)));
+        }
+        out.extend(f.finish());
+        assert_eq!(
+            String::from_utf8(out).expect("utf-8"),
+            "data: {\"choices\":[{\"delta\":{\"content\":\"Hi\"}}]}\r\n\r\ndata: [DONE]\r\n\r\n"
+        );
+    }
+}
