@@ -17,6 +17,7 @@ import { parseUsage } from "./client.js";
 import { LlmctlError } from "./errors.js";
 import { errorInfo, EventWatcher } from "./answer.js";
 import { DEFAULT_OUTPUT_TOKENS, estimateBody } from "./estimate.js";
+import { askUsage, refusedBy, refusesUsage, rememberRefusal, Unasked } from "./streamusage.js";
 
 export interface LimitedFetchOptions {
   client: Client;
@@ -104,6 +105,7 @@ function reportingStream(
   res: Response,
   body: ReadableStream<Uint8Array>,
   signal: AbortSignal | null,
+  unasked: Unasked | null,
 ): ReadableStream<Uint8Array> {
   const reader = body.getReader();
   const w = new EventWatcher();
@@ -133,21 +135,33 @@ function reportingStream(
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
-        let chunk: ReadableStreamReadResult<Uint8Array>;
-        try {
-          chunk = await reader.read();
-        } catch (e) {
-          controller.error(e);
-          await finish("error", e);
-          return;
+        // Until something goes to the caller: a stream whose usage was asked for on its behalf
+        // holds back what it would not have had.
+        for (;;) {
+          let chunk: ReadableStreamReadResult<Uint8Array>;
+          try {
+            chunk = await reader.read();
+          } catch (e) {
+            controller.error(e);
+            await finish("error", e);
+            return;
+          }
+          if (chunk.done) {
+            const rest = unasked?.finish();
+            if (rest && rest.length > 0) {
+              controller.enqueue(rest);
+            }
+            controller.close();
+            await finish("end");
+            return;
+          }
+          w.feed(chunk.value);
+          const out = unasked ? unasked.feed(chunk.value) : chunk.value;
+          if (out.length > 0) {
+            controller.enqueue(out);
+            return;
+          }
         }
-        if (chunk.done) {
-          controller.close();
-          await finish("end");
-          return;
-        }
-        w.feed(chunk.value);
-        controller.enqueue(chunk.value);
       },
       async cancel(reason) {
         await reader.cancel(reason).catch(() => undefined);
@@ -175,6 +189,9 @@ export function limitedFetch(options: LimitedFetchOptions): typeof fetch {
     // `{model}` in the key is the request's model, as in the Python transport.
     const key = options.key ? options.key.replaceAll("{model}", est.model || "unknown") : null;
     const signal = init?.signal ?? (input instanceof Request ? input.signal : null);
+    // A stream that omits its usage unless asked is asked for it (conformance/stream_usage.json).
+    const url = new URL(typeof input === "string" ? input : input instanceof URL ? input.href : input.url);
+    let asked = usageAsked(url, raw, input, init);
     // The profile's deadline counts from the first grant, not from the wait before it.
     let firstAttempt: number | undefined;
     for (let attempt = 1; ; attempt++) {
@@ -198,7 +215,7 @@ export function limitedFetch(options: LimitedFetchOptions): typeof fetch {
       }
       let res: Response;
       try {
-        res = await inner(input instanceof Request ? input.clone() : input, init);
+        res = asked ? await inner(asked.input, asked.init) : await inner(input instanceof Request ? input.clone() : input, init);
       } catch (e) {
         const cancelled = signal?.aborted === true;
         const advice = await reportSafely(lease, {
@@ -214,7 +231,7 @@ export function limitedFetch(options: LimitedFetchOptions): typeof fetch {
       }
       if (res.ok) {
         if (isEventStream(res) && res.body) {
-          const body = reportingStream(lease, res, res.body, signal);
+          const body = reportingStream(lease, res, res.body, signal, asked ? new Unasked() : null);
           return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
         }
         const data: unknown = isJson(res) ? await res.clone().json().catch(() => null) : null;
@@ -237,6 +254,18 @@ export function limitedFetch(options: LimitedFetchOptions): typeof fetch {
         errorType,
         errorMessage: (errorMessage || text).slice(0, MAX_ERROR_MESSAGE),
       });
+      if (asked && refusesUsage(res.status, parsed)) {
+        // The upstream refuses to be asked for the stream's usage: the caller's own request
+        // goes, once, and that upstream is not asked again.
+        if (rememberRefusal(url.origin)) {
+          process.emitWarning(
+            `llmctl: ${url.origin} refuses stream_options.include_usage; its streams go as the caller wrote them and are settled at the estimate`,
+          );
+        }
+        asked = null;
+        await res.body?.cancel().catch(() => undefined);
+        continue;
+      }
       // A fallback would need the request rewritten for another provider: the answer goes
       // back, and the caller (or its route group) decides.
       if (!advice || attempt >= maxAttempts || advice.action !== "retry") {
@@ -247,6 +276,36 @@ export function limitedFetch(options: LimitedFetchOptions): typeof fetch {
     }
   };
   return limited as typeof fetch;
+}
+
+/** The request to send asking for its stream's usage, when the caller did not and the upstream
+ * has not refused it; null to send the caller's as it is. */
+function usageAsked(
+  url: URL,
+  raw: string,
+  input: RequestInfo | URL,
+  init: RequestInit | undefined,
+): { input: RequestInfo | URL; init: RequestInit } | null {
+  if (!raw || refusedBy(url.origin)) {
+    return null;
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(raw);
+  } catch {
+    return null;
+  }
+  const sent = askUsage(url.pathname, body);
+  if (!sent) {
+    return null;
+  }
+  const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
+  headers.delete("content-length");
+  const bodyText = JSON.stringify(sent);
+  if (input instanceof Request) {
+    return { input: new Request(input.clone(), { ...init, headers, body: bodyText }), init: {} };
+  }
+  return { input, init: { ...init, headers, body: bodyText } };
 }
 
 /** A key template's typos fail when `limitedFetch` is built, not at the first request: only

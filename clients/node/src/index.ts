@@ -36,7 +36,9 @@ export {
 export { DEFAULT_OUTPUT_TOKENS, estimateBody, type Estimate } from "./estimate.js";
 export { errorInfo, EventWatcher, type StreamOutcome } from "./answer.js";
 export { limitedFetch, type LimitedFetchOptions } from "./fetch.js";
+export { askUsage, refusesUsage, Unasked, withoutMember } from "./streamusage.js";
 export { defaultSocket } from "./socket.js";
+export { adviceOf } from "./wire.js";
 export { FAIL_STATIC_FOR_MS, FailStatic, RESTART_WAIT_MS, WINDOW_MS, outagePhase, staticLimits, type StaticLimits } from "./failstatic.js";
 /** The generated messages and service, for calls the wrapper does not cover. */
 export * as pb from "./gen/llmctl/v1/limiter_pb.js";

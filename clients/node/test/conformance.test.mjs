@@ -4,7 +4,19 @@
 import { test } from "node:test";
 import * as assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { DEFAULT_OUTPUT_TOKENS, EventWatcher, FAIL_OPEN_ATTEMPTS, errorInfo, estimateBody, limitHeaders, localAdvice, usageOf } from "../dist/index.js";
+import {
+  DEFAULT_OUTPUT_TOKENS,
+  EventWatcher,
+  FAIL_OPEN_ATTEMPTS,
+  Unasked,
+  askUsage,
+  errorInfo,
+  estimateBody,
+  limitHeaders,
+  localAdvice,
+  refusesUsage,
+  usageOf,
+} from "../dist/index.js";
 
 const table = (name) => JSON.parse(readFileSync(new URL(`../../../conformance/${name}`, import.meta.url), "utf8"));
 
@@ -31,7 +43,7 @@ for (const c of table("advice.json").cases) {
 
 for (const c of table("daemon_advice.json").cases) {
   test(`the daemon's advice: ${c.name}`, async () => {
-    const { adviceOf } = await import("../dist/wire.js");
+    const { adviceOf } = await import("../dist/index.js");
     const advice = adviceOf({ advice: c.advice, retryAfterMs: 0n, fallbackKey: "", reason: "" });
     assert.equal(advice.action, c.action);
     assert.equal(advice.action === "retry", c.retries);
@@ -102,5 +114,32 @@ for (const c of table("fail_static.json").cases) {
     }
     assert.ok(Math.abs(got.ratePerS - c.rate_per_s) < 1e-9, JSON.stringify(got));
     assert.deepEqual([got.burst, got.concurrency], [c.burst, c.concurrency]);
+  });
+}
+
+const usageTable = table("stream_usage.json");
+for (const c of usageTable.requests) {
+  test(`stream usage asked for: ${c.name}`, () => {
+    assert.deepEqual(askUsage(c.path, c.body), c.body_sent);
+  });
+}
+for (const c of usageTable.refusals) {
+  test(`stream_options refused: ${c.name}`, () => {
+    assert.equal(refusesUsage(c.status, c.body), c.refuses);
+  });
+}
+for (const c of usageTable.streams) {
+  test(`the stream the caller would have had: ${c.name}`, () => {
+    const input = new TextEncoder().encode(c.in);
+    for (const size of [Math.max(input.length, 1), 1, 3, 17]) {
+      const f = new Unasked();
+      const parts = [];
+      for (let i = 0; i < input.length; i += size) {
+        parts.push(f.feed(input.subarray(i, i + size)));
+      }
+      parts.push(f.finish());
+      const out = Buffer.concat(parts.map((p) => Buffer.from(p))).toString("utf8");
+      assert.equal(out, c.out, `chunks of ${size}`);
+    }
   });
 }

@@ -12,6 +12,7 @@ import pytest
 from llmctl._common import FAIL_OPEN_ATTEMPTS, Outcome, advice_from, limit_headers, local_advice
 from llmctl._estimate import DEFAULT_OUTPUT_TOKENS, estimate_body
 from llmctl._outcome import error_info
+from llmctl._stream_usage import Unasked, ask, refuses
 from llmctl.v1 import limiter_pb2 as pb
 
 ROOT = Path(__file__).resolve().parents[3] / "conformance"
@@ -149,3 +150,26 @@ def test_fail_static_paces_a_key_at_what_it_was_getting() -> None:
     # A second of it as a burst: 10 at once, then one each 0.1 s.
     assert went[:9] == [0.0] * 9 and went[9] is not None and went[9] > 0, went
     assert s.take("k", 100.0, 105.2) == 0.0
+
+
+def section(name: str, key: str) -> List[Any]:
+    return [pytest.param(c, id=c["name"]) for c in table(name)[key]]
+
+
+@pytest.mark.parametrize("case", section("stream_usage.json", "requests"))
+def test_a_stream_is_asked_for_its_usage(case: Dict[str, Any]) -> None:
+    assert ask(case["path"], case["body"]) == case["body_sent"]
+
+
+@pytest.mark.parametrize("case", section("stream_usage.json", "refusals"))
+def test_an_upstream_refusing_stream_options(case: Dict[str, Any]) -> None:
+    assert refuses(case["status"], case["body"]) == case["refuses"]
+
+
+@pytest.mark.parametrize("case", section("stream_usage.json", "streams"))
+def test_the_caller_gets_the_stream_it_asked_for(case: Dict[str, Any]) -> None:
+    data = case["in"].encode()
+    for size in (max(len(data), 1), 1, 3, 17):
+        f = Unasked()
+        out = b"".join(f.feed(data[i : i + size]) for i in range(0, len(data), size)) + f.finish()
+        assert out.decode() == case["out"], size

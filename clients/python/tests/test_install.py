@@ -200,9 +200,7 @@ def test_the_readmes_name_the_projects_own_distributions() -> None:
 
 
 @pytest.mark.parametrize("line", install_lines())
-def test_each_readme_install_line_installs_ours_with_the_index_reachable(
-    line: str, tmp_path: Path
-) -> None:
+def test_each_readme_install_line_installs_ours_with_the_index_reachable(line: str, tmp_path: Path) -> None:
     """The line as a user types it, in a fresh venv, PyPI reachable: what gets installed is this
     project's llmctl-client (and llmctl-daemon where the line asks for it), never PyPI's llmctl.
     The wheels are found where the published ones would be (PIP_FIND_LINKS, pip's own setting)."""

@@ -45,8 +45,11 @@ __export(index_exports, {
   NotGranted: () => NotGranted,
   RESTART_WAIT_MS: () => RESTART_WAIT_MS,
   RunBudgetExceeded: () => RunBudgetExceeded,
+  Unasked: () => Unasked,
   Unavailable: () => Unavailable,
   WINDOW_MS: () => WINDOW_MS,
+  adviceOf: () => adviceOf,
+  askUsage: () => askUsage,
   defaultSocket: () => defaultSocket,
   errorInfo: () => errorInfo,
   estimateBody: () => estimateBody,
@@ -58,8 +61,10 @@ __export(index_exports, {
   parseUsage: () => parseUsage,
   pb: () => limiter_pb_exports,
   reasonCode: () => reasonCode,
+  refusesUsage: () => refusesUsage,
   staticLimits: () => staticLimits,
-  usageOf: () => usageOf
+  usageOf: () => usageOf,
+  withoutMember: () => withoutMember
 });
 module.exports = __toCommonJS(index_exports);
 
@@ -9638,6 +9643,210 @@ var EventWatcher = class {
   }
 };
 
+// src/streamusage.ts
+var refusing = /* @__PURE__ */ new Set();
+function askUsage(path2, body) {
+  const p = path2.split("?")[0].replace(/\/+$/, "");
+  if (!body || typeof body !== "object" || Array.isArray(body) || !p.endsWith("/completions")) {
+    return null;
+  }
+  const b = body;
+  if (b.stream !== true) {
+    return null;
+  }
+  const options = b.stream_options;
+  const kept = options && typeof options === "object" && !Array.isArray(options) ? options : {};
+  if (kept.include_usage === true) {
+    return null;
+  }
+  return { ...b, stream_options: { ...kept, include_usage: true } };
+}
+function refusesUsage(status, body) {
+  if (status !== 400) {
+    return false;
+  }
+  const text = JSON.stringify(body) ?? "";
+  return text.includes("stream_options") || text.includes("include_usage");
+}
+function refusedBy(origin) {
+  return refusing.has(origin);
+}
+function rememberRefusal(origin) {
+  if (refusing.has(origin)) {
+    return false;
+  }
+  refusing.add(origin);
+  return true;
+}
+var WS = /* @__PURE__ */ new Set([" ", "	", "\r", "\n"]);
+function skipValue(t, i) {
+  const c = t[i];
+  if (c === '"') {
+    for (let j2 = i + 1; j2 < t.length; j2++) {
+      if (t[j2] === "\\") {
+        j2++;
+      } else if (t[j2] === '"') {
+        return j2 + 1;
+      }
+    }
+    return -1;
+  }
+  if (c === "{" || c === "[") {
+    let depth = 0;
+    for (let j2 = i; j2 < t.length; j2++) {
+      const d = t[j2];
+      if (d === '"') {
+        const end = skipValue(t, j2);
+        if (end < 0) {
+          return -1;
+        }
+        j2 = end - 1;
+      } else if (d === "{" || d === "[") {
+        depth++;
+      } else if (d === "}" || d === "]") {
+        depth--;
+        if (depth === 0) {
+          return j2 + 1;
+        }
+      }
+    }
+    return -1;
+  }
+  let j = i;
+  while (j < t.length && !",}]".includes(t[j]) && !WS.has(t[j])) {
+    j++;
+  }
+  return j;
+}
+function withoutMember(text, key) {
+  const ws = (i2) => {
+    while (i2 < text.length && WS.has(text[i2])) {
+      i2++;
+    }
+    return i2;
+  };
+  let i = ws(0);
+  if (text[i] !== "{") {
+    return null;
+  }
+  i++;
+  let prevComma = -1;
+  for (; ; ) {
+    i = ws(i);
+    if (text[i] !== '"') {
+      return null;
+    }
+    const member = i;
+    const keyEnd = skipValue(text, i);
+    if (keyEnd < 0) {
+      return null;
+    }
+    let name;
+    try {
+      name = JSON.parse(text.slice(member, keyEnd));
+    } catch {
+      return null;
+    }
+    i = ws(keyEnd);
+    if (text[i] !== ":") {
+      return null;
+    }
+    const valueEnd = skipValue(text, ws(i + 1));
+    if (valueEnd < 0) {
+      return null;
+    }
+    const after = ws(valueEnd);
+    const comma = text[after] === ",";
+    if (name === key) {
+      const [from, to] = comma ? [member, ws(after + 1)] : prevComma >= 0 ? [prevComma, valueEnd] : [member, valueEnd];
+      return text.slice(0, from) + text.slice(to);
+    }
+    if (!comma) {
+      return null;
+    }
+    prevComma = after;
+    i = after + 1;
+  }
+}
+var decoder = new TextDecoder("utf-8", { fatal: true });
+var encoder = new TextEncoder();
+function eventOut(event) {
+  let text;
+  try {
+    text = decoder.decode(event);
+  } catch {
+    return event;
+  }
+  const data = text.split(/\r\n|\r|\n/).filter((l) => l.startsWith("data:")).map((l) => l.startsWith("data: ") ? l.slice(6) : l.slice(5));
+  if (data.length !== 1) {
+    return event;
+  }
+  let chunk;
+  try {
+    chunk = JSON.parse(data[0]);
+  } catch {
+    return event;
+  }
+  if (!chunk || typeof chunk !== "object" || Array.isArray(chunk) || !("usage" in chunk)) {
+    return event;
+  }
+  const c = chunk;
+  if (Array.isArray(c.choices) && c.choices.length === 0 && c.usage && typeof c.usage === "object") {
+    return new Uint8Array(0);
+  }
+  const rewritten = withoutMember(data[0], "usage");
+  return rewritten === null ? event : encoder.encode(text.replace(data[0], () => rewritten));
+}
+var Unasked = class {
+  pending = new Uint8Array(0);
+  feed(chunk) {
+    const buf = new Uint8Array(this.pending.length + chunk.length);
+    buf.set(this.pending);
+    buf.set(chunk, this.pending.length);
+    const out = [];
+    let start = 0;
+    let lineStart = 0;
+    let i = 0;
+    while (i < buf.length) {
+      const c = buf[i];
+      let end;
+      if (c === 10) {
+        end = i + 1;
+      } else if (c === 13) {
+        if (i + 1 === buf.length) {
+          break;
+        }
+        end = buf[i + 1] === 10 ? i + 2 : i + 1;
+      } else {
+        i++;
+        continue;
+      }
+      if (i === lineStart) {
+        out.push(eventOut(buf.subarray(start, end)));
+        start = end;
+      }
+      lineStart = end;
+      i = end;
+    }
+    this.pending = buf.slice(start);
+    return concat(out);
+  }
+  finish() {
+    const rest = this.pending;
+    this.pending = new Uint8Array(0);
+    return rest;
+  }
+};
+function concat(parts) {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
 // src/fetch.ts
 var MAX_ERROR_MESSAGE = 4096;
 function sleep2(ms, signal) {
@@ -9688,7 +9897,7 @@ async function reportSafely(lease, o) {
     return null;
   }
 }
-function reportingStream(lease, res, body, signal) {
+function reportingStream(lease, res, body, signal, unasked) {
   const reader = body.getReader();
   const w = new EventWatcher();
   let reported = false;
@@ -9717,21 +9926,31 @@ function reportingStream(lease, res, body, signal) {
   return new ReadableStream(
     {
       async pull(controller) {
-        let chunk;
-        try {
-          chunk = await reader.read();
-        } catch (e) {
-          controller.error(e);
-          await finish("error", e);
-          return;
+        for (; ; ) {
+          let chunk;
+          try {
+            chunk = await reader.read();
+          } catch (e) {
+            controller.error(e);
+            await finish("error", e);
+            return;
+          }
+          if (chunk.done) {
+            const rest = unasked?.finish();
+            if (rest && rest.length > 0) {
+              controller.enqueue(rest);
+            }
+            controller.close();
+            await finish("end");
+            return;
+          }
+          w.feed(chunk.value);
+          const out = unasked ? unasked.feed(chunk.value) : chunk.value;
+          if (out.length > 0) {
+            controller.enqueue(out);
+            return;
+          }
         }
-        if (chunk.done) {
-          controller.close();
-          await finish("end");
-          return;
-        }
-        w.feed(chunk.value);
-        controller.enqueue(chunk.value);
       },
       async cancel(reason) {
         await reader.cancel(reason).catch(() => void 0);
@@ -9756,6 +9975,8 @@ function limitedFetch(options) {
     const est = raw ? estimateBody(raw) : { model: "", inputTokens: 1, outputTokens: DEFAULT_OUTPUT_TOKENS, outputDeclared: false };
     const key = options.key ? options.key.replaceAll("{model}", est.model || "unknown") : null;
     const signal = init?.signal ?? (input instanceof Request ? input.signal : null);
+    const url = new URL(typeof input === "string" ? input : input instanceof URL ? input.href : input.url);
+    let asked = usageAsked(url, raw, input, init);
     let firstAttempt;
     for (let attempt = 1; ; attempt++) {
       const lease = await client.acquire(key, {
@@ -9778,7 +9999,7 @@ function limitedFetch(options) {
       }
       let res;
       try {
-        res = await inner(input instanceof Request ? input.clone() : input, init);
+        res = asked ? await inner(asked.input, asked.init) : await inner(input instanceof Request ? input.clone() : input, init);
       } catch (e) {
         const cancelled = signal?.aborted === true;
         const advice2 = await reportSafely(lease, {
@@ -9794,7 +10015,7 @@ function limitedFetch(options) {
       }
       if (res.ok) {
         if (isEventStream(res) && res.body) {
-          const body = reportingStream(lease, res, res.body, signal);
+          const body = reportingStream(lease, res, res.body, signal, asked ? new Unasked() : null);
           return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
         }
         const data = isJson(res) ? await res.clone().json().catch(() => null) : null;
@@ -9817,6 +10038,16 @@ function limitedFetch(options) {
         errorType,
         errorMessage: (errorMessage || text).slice(0, MAX_ERROR_MESSAGE)
       });
+      if (asked && refusesUsage(res.status, parsed)) {
+        if (rememberRefusal(url.origin)) {
+          process.emitWarning(
+            `llmctl: ${url.origin} refuses stream_options.include_usage; its streams go as the caller wrote them and are settled at the estimate`
+          );
+        }
+        asked = null;
+        await res.body?.cancel().catch(() => void 0);
+        continue;
+      }
       if (!advice || attempt >= maxAttempts || advice.action !== "retry") {
         return res;
       }
@@ -9825,6 +10056,28 @@ function limitedFetch(options) {
     }
   };
   return limited;
+}
+function usageAsked(url, raw, input, init) {
+  if (!raw || refusedBy(url.origin)) {
+    return null;
+  }
+  let body;
+  try {
+    body = JSON.parse(raw);
+  } catch {
+    return null;
+  }
+  const sent = askUsage(url.pathname, body);
+  if (!sent) {
+    return null;
+  }
+  const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : void 0));
+  headers.delete("content-length");
+  const bodyText = JSON.stringify(sent);
+  if (input instanceof Request) {
+    return { input: new Request(input.clone(), { ...init, headers, body: bodyText }), init: {} };
+  }
+  return { input, init: { ...init, headers, body: bodyText } };
 }
 function checkKeyTemplate(key) {
   for (const found of key.match(/\{[^{}]*\}/g) ?? []) {
@@ -9863,8 +10116,11 @@ function checkKeyTemplate(key) {
   NotGranted,
   RESTART_WAIT_MS,
   RunBudgetExceeded,
+  Unasked,
   Unavailable,
   WINDOW_MS,
+  adviceOf,
+  askUsage,
   defaultSocket,
   errorInfo,
   estimateBody,
@@ -9876,6 +10132,8 @@ function checkKeyTemplate(key) {
   parseUsage,
   pb,
   reasonCode,
+  refusesUsage,
   staticLimits,
-  usageOf
+  usageOf,
+  withoutMember
 });

@@ -16,6 +16,7 @@ from ._errors import LlmctlError
 from ._estimate import DEFAULT_OUTPUT_TOKENS, IMAGE_TOKENS
 from ._outcome import from_exception, from_http
 from ._sse import StreamWatcher
+from ._stream_usage import Unasked
 from ._transport import (
     AdviceHook,
     KeyArg,
@@ -41,14 +42,27 @@ def _reporting_stream(lib: ModuleType) -> Any:
 
         # The base class is the response's library's (httpx or httpx2), known at run time only.
         class SyncReportingStream(lib.SyncByteStream):  # type: ignore[misc,name-defined]
-            def __init__(self, inner: Any, watcher: StreamWatcher, done: Callable[..., Any]) -> None:
-                self._inner, self._watcher, self._done = inner, watcher, done
+            def __init__(
+                self, inner: Any, watcher: StreamWatcher, done: Callable[..., Any], unasked: Optional[Unasked]
+            ) -> None:
+                self._inner, self._watcher, self._done, self._unasked = inner, watcher, done, unasked
 
             def __iter__(self) -> Iterator[bytes]:
                 try:
                     for chunk in self._inner:
                         self._watcher.feed(chunk)
-                        yield chunk
+                        if self._unasked is None:
+                            yield chunk
+                            continue
+                        # Its usage was asked for on the caller's behalf: the caller gets the
+                        # stream it would have had.
+                        out = self._unasked.feed(chunk)
+                        if out:
+                            yield out
+                    if self._unasked is not None:
+                        rest = self._unasked.finish()
+                        if rest:
+                            yield rest
                 except GeneratorExit:
                     raise
                 except BaseException as exc:
@@ -142,7 +156,7 @@ class LimitedTransport(TransportBase):
             if plan.first is None:
                 plan.first = time.time()
             try:
-                to_send = self._routed(request, lease)
+                to_send = self._usage_asked(self._routed(request, lease), plan)
             except BaseException:
                 # Nothing was sent: the lease goes back as an unknown outcome, and no retry.
                 self._report(request, lease, not_sent())
@@ -161,19 +175,20 @@ class LimitedTransport(TransportBase):
                 raise
             response.extensions["llmctl_key"] = lease.key
             if is_event_stream(response) and 200 <= response.status_code < 300:
-                self._watch(lib, request, lease, response)
+                self._watch(lib, request, lease, response, Unasked() if plan.usage_asked else None)
                 return response
             try:
                 response.read()
             except BaseException as exc:
                 self._report(request, lease, from_exception(exc))
                 raise
-            advice = self._report(
-                request,
-                lease,
-                from_http(response.status_code, response.headers, response.content),
-                response,
-            )
+            outcome = from_http(response.status_code, response.headers, response.content)
+            advice = self._report(request, lease, outcome, response)
+            if self._usage_refused(plan, to_send, response):
+                # The upstream refuses to be asked for the stream's usage: the caller's own
+                # request goes, once, and that upstream is not asked again.
+                response.close()
+                continue
             delay = self._again(plan, advice)
             if delay is not None:
                 response.close()
@@ -181,7 +196,9 @@ class LimitedTransport(TransportBase):
                 continue
             return response
 
-    def _watch(self, lib: ModuleType, request: Any, lease: Lease, response: Any) -> None:
+    def _watch(
+        self, lib: ModuleType, request: Any, lease: Lease, response: Any, unasked: Optional[Unasked]
+    ) -> None:
         """Reports the lease of a streamed answer once the caller has read it, or closed it."""
         watcher = StreamWatcher(response.status_code, response.headers)
         done_lock = threading.Lock()
@@ -194,7 +211,7 @@ class LimitedTransport(TransportBase):
                 finished.append(True)
             self._report(request, lease, watcher.outcome(exc), response)
 
-        response.stream = _reporting_stream(lib)(response.stream, watcher, done)
+        response.stream = _reporting_stream(lib)(response.stream, watcher, done, unasked)
 
     def _report(self, request: Any, lease: Lease, outcome: Outcome, response: Any = None) -> Optional[Advice]:
         try:

@@ -4,12 +4,14 @@ routing it to the key granted, passing the advice on, and deciding whether to se
 from __future__ import annotations
 
 import importlib
+import json
 import re
 import threading
 from types import ModuleType
 from typing import Any, Callable, Dict, Optional, Union
 
 from . import _errors as errors
+from . import _stream_usage
 from ._common import Advice, Outcome, Seconds, check_key, check_name, logger
 from ._estimate import Estimate, estimate_body
 from ._lease import LeaseBase
@@ -60,6 +62,8 @@ class Plan:
         # from there, not from time spent queueing for it.
         self.first: Optional[float] = None
         self.sends = 0
+        # The send in flight asked for the stream's usage on the caller's behalf.
+        self.usage_asked = False
 
 
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}")
@@ -179,6 +183,52 @@ class TransportBase:
         for name, value in request.extensions.items():
             routed.extensions.setdefault(name, value)  # timeouts and the like
         return routed
+
+    def _usage_asked(self, request: Any, plan: Plan) -> Any:
+        """The request to send: one asking for its stream's usage when the caller did not and
+        its upstream has not refused that (``conformance/stream_usage.json``), else as it is."""
+        plan.usage_asked = False
+        if request.method.upper() != "POST" or _stream_usage.refused_by(request.url):
+            return request
+        try:
+            body = json.loads(request.content)
+        except Exception:
+            return request
+        sent = _stream_usage.ask(request.url.path, body)
+        if sent is None:
+            return request
+        headers = request.headers.copy()
+        headers.pop("content-length", None)
+        lib = library(request)
+        asked = lib.Request(
+            request.method,
+            request.url,
+            headers=headers,
+            content=json.dumps(sent, separators=(",", ":")).encode(),
+            extensions=dict(request.extensions),
+        )
+        plan.usage_asked = True
+        return asked
+
+    def _usage_refused(self, plan: Plan, sent: Any, response: Any) -> bool:
+        """Whether ``response`` refuses the usage asked for on the caller's behalf; the upstream
+        is then remembered, and the caller's request is to be sent as it came."""
+        if not plan.usage_asked:
+            return False
+        try:
+            body = json.loads(response.content)
+        except Exception:
+            return False
+        if not _stream_usage.refuses(response.status_code, body):
+            return False
+        if _stream_usage.remember_refusal(sent.url):
+            logger.warning(
+                "llmctl: %s refuses stream_options.include_usage; its streams go as the caller "
+                "wrote them and are settled at the estimate",
+                _stream_usage.origin(sent.url),
+            )
+        plan.usage_asked = False
+        return True
 
     def _estimate(self, request: Any) -> Optional[Estimate]:
         if request.method.upper() != "POST":
