@@ -353,7 +353,8 @@ impl Provider {
         }
     }
 
-    async fn handle(self: Arc<Self>, api: Api, body: Bytes) -> Response<Body> {
+    /// Answers one call: `api`'s shapes, OpenAI's Responses API when `responses`.
+    async fn handle(self: Arc<Self>, api: Api, responses: bool, body: Bytes) -> Response<Body> {
         let body: Value = match serde_json::from_slice(&body) {
             Ok(v @ Value::Object(_)) => v,
             _ => {
@@ -472,11 +473,19 @@ impl Provider {
             cached,
             output,
         };
-        let mut resp = if stream {
-            self.clone()
-                .stream(api, &model, id, usage, include_usage, stream_error)
-        } else {
-            shapes::complete(api, &model, id, usage, max_out)
+        let mut resp = match (stream, responses) {
+            (true, false) => {
+                self.clone()
+                    .stream(api, &model, id, usage, include_usage, stream_error)
+            }
+            (true, true) => self.clone().stream_events_of(shapes::responses_events(
+                &model,
+                id,
+                usage,
+                stream_error,
+            )),
+            (false, false) => shapes::complete(api, &model, id, usage, max_out),
+            (false, true) => shapes::response(&model, id, usage),
         };
         {
             let mut s = self.state();
@@ -502,8 +511,13 @@ impl Provider {
         include_usage: bool,
         stream_error: Option<(String, u64)>,
     ) -> Response<Body> {
-        let interval = self.config.stream_interval;
         let events = shapes::stream_events(api, model, id, usage, include_usage, stream_error);
+        self.stream_events_of(events)
+    }
+
+    /// `events` as a streamed answer, `stream_interval` apart.
+    fn stream_events_of(self: Arc<Self>, events: Vec<Bytes>) -> Response<Body> {
+        let interval = self.config.stream_interval;
         if interval.is_zero() {
             return shapes::stream_response(Body::from_stream(tokio_stream::iter(
                 events.into_iter().map(Ok::<_, std::convert::Infallible>),

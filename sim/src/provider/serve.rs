@@ -20,11 +20,15 @@ fn json_response(status: StatusCode, v: Value) -> Response<Body> {
 }
 
 async fn openai(State(p): State<Arc<Provider>>, body: Bytes) -> Response<Body> {
-    p.handle(Api::OpenAi, body).await
+    p.handle(Api::OpenAi, false, body).await
+}
+
+async fn responses(State(p): State<Arc<Provider>>, body: Bytes) -> Response<Body> {
+    p.handle(Api::OpenAi, true, body).await
 }
 
 async fn anthropic(State(p): State<Arc<Provider>>, body: Bytes) -> Response<Body> {
-    p.handle(Api::Anthropic, body).await
+    p.handle(Api::Anthropic, false, body).await
 }
 
 async fn models() -> Response<Body> {
@@ -70,13 +74,14 @@ async fn set_faults(State(p): State<Arc<Provider>>, body: Bytes) -> Response<Bod
 async fn not_found() -> Response<Body> {
     json_response(
         StatusCode::NOT_FOUND,
-        json!({"error": {"message": "unknown path; the fake provider serves POST /v1/chat/completions, POST /v1/messages, GET /v1/models, GET /stats, POST /reset, POST /faults", "type": "not_found_error"}}),
+        json!({"error": {"message": "unknown path; the fake provider serves POST /v1/chat/completions, POST /v1/responses, POST /v1/messages, GET /v1/models, GET /stats, POST /reset, POST /faults", "type": "not_found_error"}}),
     )
 }
 
 pub fn router(p: Arc<Provider>) -> Router {
     Router::new()
         .route("/v1/chat/completions", post(openai))
+        .route("/v1/responses", post(responses))
         .route("/v1/messages", post(anthropic))
         .route("/v1/models", get(models))
         .route("/stats", get(stats))

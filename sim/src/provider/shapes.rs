@@ -268,6 +268,120 @@ pub fn complete(api: Api, model: &str, id: u64, u: Usage, max_out: u64) -> Respo
     json_body(200, &v)
 }
 
+/// A Responses API answer (`POST /v1/responses`), whole or as the stream's last event has it.
+fn responses_object(model: &str, id: u64, u: Usage, status: &str, output: Value) -> Value {
+    json!({
+        "id": format!("resp_{id:016x}"),
+        "object": "response",
+        "created_at": created(),
+        "status": status,
+        "model": model,
+        "output": output,
+        "error": null,
+        "incomplete_details": null,
+        "instructions": null,
+        "metadata": {},
+        "parallel_tool_calls": true,
+        "temperature": 1.0,
+        "tool_choice": "auto",
+        "tools": [],
+        "top_p": 1.0,
+        "text": {"format": {"type": "text"}},
+        "usage": if status == "completed" { json!({
+            "input_tokens": u.input,
+            "input_tokens_details": {"cached_tokens": u.cached},
+            "output_tokens": u.output,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": u.input + u.output,
+        }) } else { Value::Null },
+    })
+}
+
+fn responses_message(id: u64, text: &str, status: &str) -> Value {
+    json!({
+        "type": "message",
+        "id": format!("msg_{id:016x}"),
+        "status": status,
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": text, "annotations": []}],
+    })
+}
+
+/// A whole Responses API answer.
+pub fn response(model: &str, id: u64, u: Usage) -> Response<Body> {
+    let output = json!([responses_message(id, &text(u.output), "completed")]);
+    json_body(200, &responses_object(model, id, u, "completed", output))
+}
+
+/// The events of a streamed Responses API answer; with `error`, an error event replaces the
+/// rest after `after_tokens` tokens.
+pub fn responses_events(
+    model: &str,
+    id: u64,
+    u: Usage,
+    error: Option<(String, u64)>,
+) -> Vec<Bytes> {
+    let mut seq = 0u64;
+    let mut out = Vec::new();
+    let mut push = |name: &str, mut data: Value| {
+        data["type"] = json!(name);
+        data["sequence_number"] = json!(seq);
+        seq += 1;
+        out.push(sse(Some(name), &data));
+    };
+    let item = format!("msg_{id:016x}");
+    let pending = responses_object(model, id, u, "in_progress", json!([]));
+    push("response.created", json!({"response": pending}));
+    push("response.in_progress", json!({"response": pending}));
+    let mut empty = responses_message(id, "", "in_progress");
+    empty["content"] = json!([]);
+    push(
+        "response.output_item.added",
+        json!({"output_index": 0, "item": empty}),
+    );
+    push(
+        "response.content_part.added",
+        json!({"item_id": item, "output_index": 0, "content_index": 0,
+               "part": {"type": "output_text", "text": "", "annotations": []}}),
+    );
+    let cut = error.as_ref().map(|(_, n)| (*n).min(u.output));
+    for i in 0..u.output {
+        if cut == Some(i) {
+            break;
+        }
+        push(
+            "response.output_text.delta",
+            json!({"item_id": item, "output_index": 0, "content_index": 0,
+                   "delta": if i == 0 { "tok" } else { " tok" }, "logprobs": []}),
+        );
+    }
+    if let Some((t, _)) = error {
+        push(
+            "error",
+            json!({"code": t, "message": format!("stream interrupted: {t}"), "param": null}),
+        );
+        return out;
+    }
+    let full = text(u.output);
+    push(
+        "response.output_text.done",
+        json!({"item_id": item, "output_index": 0, "content_index": 0, "text": full, "logprobs": []}),
+    );
+    push(
+        "response.content_part.done",
+        json!({"item_id": item, "output_index": 0, "content_index": 0,
+               "part": {"type": "output_text", "text": full, "annotations": []}}),
+    );
+    let done = responses_message(id, &full, "completed");
+    push(
+        "response.output_item.done",
+        json!({"output_index": 0, "item": done}),
+    );
+    let completed = responses_object(model, id, u, "completed", json!([done]));
+    push("response.completed", json!({"response": completed}));
+    out
+}
+
 fn sse(event: Option<&str>, data: &Value) -> Bytes {
     match event {
         Some(e) => Bytes::from(format!("event: {e}\ndata: {data}\n\n")),
