@@ -64,7 +64,9 @@ def test_an_async_stream_that_did_not_ask_is_settled_at_its_usage(
                 base_url=provider.url + "/v1",
                 api_key="test",
                 max_retries=0,
-                http_client=httpx2.AsyncClient(transport=AsyncLimitedTransport(key="openai/{model}", client=client)),
+                http_client=httpx2.AsyncClient(
+                    transport=AsyncLimitedTransport(key="openai/{model}", client=client)
+                ),
             )
             stream = await oa.chat.completions.create(model="gpt-a", messages=MESSAGES, stream=True)
             return [c async for c in stream]

@@ -152,6 +152,7 @@ class AsyncLimitedTransport(TransportBase):
         if est is None:
             return await inner.handle_async_request(request)
         plan = self._plan(est)
+        pass  # sync: self._warn_if_async_uncovered()
         while True:
             lease = await self.client.acquire(plan.key, **self._acquire_args(est, plan))
             plan.sends += 1

@@ -150,6 +150,7 @@ class LimitedTransport(TransportBase):
         if est is None:
             return inner.handle_request(request)
         plan = self._plan(est)
+        self._warn_if_async_uncovered()
         while True:
             lease = self.client.acquire(plan.key, **self._acquire_args(est, plan))
             plan.sends += 1

@@ -6,8 +6,9 @@ from __future__ import annotations
 import importlib
 import json
 import re
+import sys
 import threading
-from types import ModuleType
+from types import FrameType, ModuleType
 from typing import Any, Callable, Dict, Optional, Union
 
 from . import _errors as errors
@@ -17,6 +18,11 @@ from ._estimate import Estimate, estimate_body
 from ._lease import LeaseBase
 
 KeyArg = Union[str, Callable[[str], str]]
+
+# The sync and async HTTP clients a framework object keeps side by side (LangChain's fields,
+# LlamaIndex's private attributes), and how far up the caller's frames it is looked for.
+_CLIENT_PAIRS = (("http_client", "http_async_client"), ("_http_client", "_async_http_client"))
+_FRAMES_SEARCHED = 40
 AdviceHook = Callable[[Any, Advice], None]
 RouteHook = Callable[[Any, str], Any]
 
@@ -135,6 +141,7 @@ class TransportBase:
         # Without an inner transport given, one per library, made on first use.
         self._made: Dict[str, Any] = {}
         self._lock = threading.Lock()
+        self._async_checked = False
 
     def _inner_for(self, lib: ModuleType, make: Callable[[], Any]) -> Any:
         """The transport that sends: the one given, else ``make()``'s for the request's library."""
@@ -183,6 +190,38 @@ class TransportBase:
         for name, value in request.extensions.items():
             routed.extensions.setdefault(name, value)  # timeouts and the like
         return routed
+
+    def _warn_if_async_uncovered(self) -> None:
+        """Warns once when this (sync) transport serves a framework object whose async calls go
+        through a client of its own, unlimited: LangChain's ``ChatOpenAI(http_client=...)``
+        without ``http_async_client``, LlamaIndex's ``OpenAI`` without ``async_http_client``.
+        Seen from the object the first call came through, in the caller's frames."""
+        if self._async_checked:
+            return
+        self._async_checked = True
+        frame: Optional[FrameType] = sys._getframe(1)
+        for _ in range(_FRAMES_SEARCHED):
+            frame = frame.f_back if frame is not None else None
+            if frame is None:
+                return
+            owner = frame.f_locals.get("self")
+            private = getattr(owner, "__pydantic_private__", None) or {}
+            fields = {**getattr(owner, "__dict__", {}), **private}
+            for sync_name, async_name in _CLIENT_PAIRS:
+                sync = fields.get(sync_name)
+                if sync is None or async_name not in fields or fields[async_name] is not None:
+                    continue
+                if getattr(sync, "_transport", None) is self:
+                    logger.warning(
+                        "llmctl: %s was given %s=... with a LimitedTransport but no %s: its async calls "
+                        "(ainvoke, astream, acomplete, ...) go through a client of its own, unlimited; "
+                        "give it %s=httpx.AsyncClient(transport=AsyncLimitedTransport(...)) too",
+                        type(owner).__name__,
+                        sync_name.lstrip("_"),
+                        async_name.lstrip("_"),
+                        async_name.lstrip("_"),
+                    )
+                    return
 
     def _usage_asked(self, request: Any, plan: Plan) -> Any:
         """The request to send: one asking for its stream's usage when the caller did not and
