@@ -96,7 +96,17 @@ def run(recipe: Recipe, daemon: Daemon, provider: Provider, tmp: Path) -> subpro
         # the provider), as on a machine that calls the real APIs.
         env.pop("ANTHROPIC_BASE_URL")
         env.pop("OPENAI_BASE_URL")
-        cmd = [llmctl_bin(), "exec", "--config", str(config), "--socket", daemon.socket, "--", python, str(app)]
+        cmd = [
+            llmctl_bin(),
+            "exec",
+            "--config",
+            str(config),
+            "--socket",
+            daemon.socket,
+            "--",
+            python,
+            str(app),
+        ]
     else:
         cmd = [python, str(app)]
     return subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True, timeout=180)
