@@ -215,3 +215,42 @@ def test_a_sync_transport_alone_in_langchain_warns_once_of_the_async_path(
     assert r.returncode == 0, r.stderr
     warnings = r.stderr.count("no http_async_client")
     assert warnings == (1 if clients == "sync-only" else 0), r.stderr
+
+
+PLAIN_LANGCHAIN = """
+from langchain_openai import ChatOpenAI
+llm = ChatOpenAI(model="gpt-4o-mini", max_retries=0)
+print(llm.invoke("Say hi.").content)
+for chunk in llm.stream("Say hi."):
+    print(chunk.content, end="")
+"""
+
+
+def test_langchain_under_exec_with_its_own_base_url_exported_is_still_limited_and_goes_there(
+    daemon: Daemon, start_provider: Callable[..., Provider], tmp_path: Path
+) -> None:
+    """OPENAI_API_BASE (read by LangChain before OPENAI_BASE_URL) names the user's server: exec
+    keeps it as the destination, through the proxy, and the built-in upstream gets nothing."""
+    builtin, mine = start_provider(), start_provider()
+    config = tmp_path / "proxy.toml"
+    config.write_text(f'[proxy]\nlisten = "127.0.0.1:1"\n[proxy.upstreams.openai]\nurl = "{builtin.url}"\n')
+    app = tmp_path / "app.py"
+    app.write_text(PLAIN_LANGCHAIN)
+    env = environment(daemon, builtin)
+    env.pop("OPENAI_BASE_URL")
+    env["OPENAI_API_BASE"] = mine.url + "/v1"
+    python = str(VENVS["frameworks"] / "bin" / "python")
+    r = subprocess.run(
+        [llmctl_bin(), "exec", "--config", str(config), "--socket", daemon.socket, "--", python, str(app)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr
+    key = f"{mine.url.split('://', 1)[1]}/gpt-4o-mini"
+    recipe = Recipe("plain-langchain", PLAIN_LANGCHAIN, True, VENVS["frameworks"], [key])
+    got = settled(daemon, recipe, mine)
+    assert got["granted"] == got["provider_requests"] == 2, got
+    assert got["at_estimate"] == 0, got
+    assert builtin.stats()["requests"] == 0, "nothing went to the built-in upstream"
