@@ -10,7 +10,7 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
-import { Provider, ROOT, startDaemon, waitUntil } from "./harness.mjs";
+import { BIN, Provider, ROOT, startDaemon, waitUntil } from "./harness.mjs";
 
 const KEYS = ["openai/gpt-4o-mini", "anthropic/claude-sonnet-4-5"];
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -104,5 +104,37 @@ test("a 429 in the Node recipe is retried once, by one layer", async () => {
     assert.equal(got.providerRequests, calls + 1, `retried once, by one layer: ${JSON.stringify(got)}`);
     assert.equal(got.granted, got.providerRequests, JSON.stringify(got));
     assert.equal(got.rateLimited, 1);
+  });
+});
+
+const UNDER_EXEC = `
+import { generateText, streamText } from "ai";
+import { anthropic } from "@ai-sdk/anthropic";
+import { openai } from "@ai-sdk/openai";
+for (const model of [anthropic("claude-sonnet-4-5"), openai.chat("gpt-4o-mini")]) {
+  console.log((await generateText({ model, prompt: "Say hi.", maxOutputTokens: 256, maxRetries: 0 })).text);
+  for await (const t of streamText({ model, prompt: "Say hi.", maxOutputTokens: 256, maxRetries: 0 }).textStream) process.stdout.write(t);
+}
+`;
+
+test("the Vercel AI SDK under llmctl exec, nothing of llmctl in it: limited, its Anthropic base without /v1 served", async () => {
+  await withPair([], async (daemon, provider) => {
+    const dir = fs.mkdtempSync(path.join(here, ".exec-"));
+    try {
+      const file = path.join(dir, "app.mjs");
+      fs.writeFileSync(file, UNDER_EXEC);
+      const config = path.join(dir, "proxy.toml");
+      fs.writeFileSync(config, `[proxy]\nlisten = "127.0.0.1:1"\n[proxy.upstreams.openai]\nurl = "${provider.url}"\n[proxy.upstreams.anthropic]\nurl = "${provider.url}"\n`);
+      const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(OPENAI|ANTHROPIC|LLMCTL)_/.test(k)));
+      Object.assign(env, { OPENAI_API_KEY: "test", ANTHROPIC_API_KEY: "test" });
+      const r = spawnSync(BIN, ["exec", "--config", config, "--socket", daemon.socket, "--", process.execPath, file], { env, encoding: "utf8", timeout: 120_000 });
+      assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+      const got = await settled(daemon, provider);
+      assert.equal(got.providerRequests, 4, JSON.stringify(got));
+      assert.equal(got.granted, 4, JSON.stringify(got));
+      assert.equal(got.atEstimate, 0, JSON.stringify(got));
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
