@@ -887,6 +887,14 @@ async fn a_host_alone_now_that_saw_the_fleet_takes_a_redis_without_its_mark_as_o
     })
     .await
     .expect("complete");
+    // b has seen the claims' history mark (it reads it as soon as Redis answers, and
+    // remembers it in its data folder).
+    let b_mark = d[1].data.join("fleet-claims-mark");
+    wait_until(
+        Duration::from_secs(10),
+        "b to have seen the history mark",
+        || b_mark.is_file(),
+    );
     // a (which keeps the copy) is gone, and Redis comes back empty: b, which never wrote a
     // claim, now counts itself alone.
     d[0].kill9();
@@ -906,5 +914,107 @@ async fn a_host_alone_now_that_saw_the_fleet_takes_a_redis_without_its_mark_as_o
             State::try_from(r.into_inner().state)
         ),
         Err(s) => assert_eq!(s.code(), tonic::Code::DataLoss, "{s:?}"),
+    }
+}
+
+/// Keeps both cores busy until dropped (a loaded machine, as the full test run makes one).
+struct CpuLoad(
+    Arc<std::sync::atomic::AtomicBool>,
+    Vec<std::thread::JoinHandle<()>>,
+);
+
+impl CpuLoad {
+    fn start() -> CpuLoad {
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let threads = (0..2)
+            .map(|_| {
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    let mut x = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        x = std::hint::black_box(
+                            x.wrapping_mul(6364136223846793005).wrapping_add(1),
+                        );
+                    }
+                })
+            })
+            .collect();
+        CpuLoad(stop, threads)
+    }
+}
+
+impl Drop for CpuLoad {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+        for t in self.1.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Hosts started at once on a new Redis, claimed on as soon as each counts them all: the first
+/// claim is CLAIMED, and a job done on one host is DONE on another.
+async fn a_fresh_fleet_claims_without_a_loss(n: usize, prepare: impl Fn(&Daemon)) {
+    use pb::claim_response::State;
+    let redis = Redis::start();
+    let mut d: Vec<Daemon> = ["a", "b", "c"][..n]
+        .iter()
+        .map(|h| Daemon::new(&fleet_config(&redis, h, RPM600)))
+        .collect();
+    for h in &mut d {
+        prepare(h);
+        h.spawn();
+    }
+    for h in &d {
+        h.wait_answering();
+    }
+    for h in &d {
+        eventually(Duration::from_secs(20), "every host counted", || async {
+            fleet_of(h).await.hosts == n as i64
+        })
+        .await;
+    }
+    let claim = |key: &str| pb::ClaimRequest {
+        key: key.into(),
+        ttl_ms: 60_000,
+        accept_lost_history: false,
+    };
+    let mut first = d[0].client().await;
+    let r = first
+        .claim(claim("job"))
+        .await
+        .unwrap_or_else(|s| panic!("the first claim of a fresh fleet of {n}: {s:?}"));
+    assert_eq!(r.into_inner().state, State::Claimed as i32);
+    first
+        .complete(pb::CompleteRequest {
+            key: "job".into(),
+            result: b"1".to_vec(),
+        })
+        .await
+        .expect("complete");
+    let mut other = d[n - 1].client().await;
+    let r = other
+        .claim(claim("job"))
+        .await
+        .expect("claim on another host");
+    assert_eq!(r.into_inner().state, State::Done as i32);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hosts_that_knew_each_other_take_a_new_redis_as_fresh() {
+    // They counted two live hosts before (remembered across a restart) but never saw a claims'
+    // history mark: a Redis without one is new, not one that lost records.
+    a_fresh_fleet_claims_without_a_loss(2, |h| {
+        std::fs::create_dir_all(&h.data).expect("data dir");
+        std::fs::write(h.data.join("fleet-hosts"), "2\n").expect("remembered hosts");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fleets_of_two_and_three_started_at_once_under_load_never_refuse_their_first_claims() {
+    let _load = CpuLoad::start();
+    for round in 0..8 {
+        a_fresh_fleet_claims_without_a_loss(if round % 2 == 0 { 2 } else { 3 }, |_| {}).await;
     }
 }

@@ -114,12 +114,26 @@ impl Daemon {
     }
 
     fn restart_with(&mut self, command: Command) {
+        self.spawn_with(command);
+        self.wait_answering();
+    }
+
+    /// Starts the daemon without waiting for it (several started at once).
+    pub fn spawn(&mut self) {
+        self.spawn_with(Command::new(BIN));
+    }
+
+    fn spawn_with(&mut self, command: Command) {
         let socket = self.socket.clone();
         let child = self
             .daemon_command(command, &socket)
             .spawn()
             .expect("spawn daemon");
         self.child = Some(child);
+    }
+
+    /// Waits until a daemon spawned answers on its socket.
+    pub fn wait_answering(&self) {
         wait_until(Duration::from_secs(10), "the daemon to answer", || {
             std::os::unix::net::UnixStream::connect(&self.socket).is_ok()
         });

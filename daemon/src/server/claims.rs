@@ -101,11 +101,12 @@ async fn history_mark(
     if holds {
         view.holds_claim_copies.store(true, Ordering::Relaxed);
     }
-    // Other hosts known before (remembered across restarts): a Redis without the mark lost it.
-    let knew_records = holds || view.hosts() > 1;
+    // Copies of records: a Redis without the mark lost them. (Other hosts seen are no such
+    // evidence: hosts starting together on a new Redis see each other before either made the
+    // mark.)
     let mark = view
         .claims_history
-        .read(redis, &view.host, knew_records, cx.now_unix_ms)
+        .read(redis, &view.host, holds, cx.now_unix_ms)
         .await
         .map_err(|e| fleet_claim_status(e, "the claim"))?;
     if let Some(at) = mark.lost_at_unix_ms {

@@ -25,10 +25,11 @@ const TRIES: usize = 16;
 pub const HISTORY: &str = "llmctl:claims:history";
 
 /// What this host last saw of the history mark (`MS HOST`), once its copies were written
-/// back under it; one read (and write back) at a time.
+/// back under it, remembered across restarts in `file`; one read (and write back) at a time.
 #[derive(Debug, Default)]
 pub(crate) struct History {
     seen: std::sync::Mutex<Option<String>>,
+    file: Option<std::path::PathBuf>,
     pub(crate) one_at_a_time: tokio::sync::Mutex<()>,
 }
 
@@ -62,6 +63,19 @@ fn unreadable_mark() -> FleetClaimError {
 }
 
 impl History {
+    /// The mark this host saw before it last stopped, as `file` (in its data folder) keeps it.
+    pub(crate) fn remembered(file: std::path::PathBuf) -> History {
+        let seen = std::fs::read_to_string(&file)
+            .ok()
+            .map(|s| s.trim().to_string())
+            .filter(|s| parse_mark(format!("{s} fresh").as_bytes()).is_some());
+        History {
+            seen: std::sync::Mutex::new(seen),
+            file: Some(file),
+            one_at_a_time: tokio::sync::Mutex::new(()),
+        }
+    }
+
     fn seen(&self) -> Option<String> {
         self.seen.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
@@ -74,22 +88,29 @@ impl History {
     /// The mark `id` is this host's from now on (its copies are in Redis under it).
     pub(crate) fn accept(&self, id: &str) {
         *self.seen.lock().unwrap_or_else(|p| p.into_inner()) = Some(id.to_string());
+        if let Some(file) = &self.file {
+            if let Err(e) = std::fs::write(file, format!("{id}\n")) {
+                tracing::debug!("cannot remember the claims' history mark: {e}");
+            }
+        }
     }
 
-    /// Reads the mark, making it when Redis has none: `lost` when this host knew another mark,
-    /// holds copies of records, or knew other hosts (Redis had records it no longer has), else
-    /// `fresh`. A mark another host made `fresh` after the one this host knew is made `lost`.
+    /// Reads the mark, making it when Redis has none: `lost` when this host saw a mark before
+    /// (now or before a restart) or holds copies of records (Redis had records it no longer
+    /// has), else `fresh`: hosts that start together on a new Redis, in whatever order and
+    /// timing, find no evidence of a history and agree on the one mark the first of them set.
+    /// A mark another host made `fresh` after the one this host knew is made `lost`.
     pub(crate) async fn read(
         &self,
         r: &FleetRedis,
         host: &str,
-        knew_records: bool,
+        holds_copies: bool,
         now_unix_ms: i64,
     ) -> Result<Mark, FleetClaimError> {
         let seen = self.seen();
         let mut raw = r.get(HISTORY).await?;
         if raw.is_none() {
-            let flag = if seen.is_some() || knew_records {
+            let flag = if seen.is_some() || holds_copies {
                 "lost"
             } else {
                 "fresh"

@@ -149,7 +149,7 @@ impl Fleet {
             last_error: Mutex::new(String::new()),
             hosts_file,
             conn: Mutex::new(None),
-            claims_history: claims::History::default(),
+            claims_history: claims::History::remembered(data_dir.join("fleet-claims-mark")),
             holds_claim_copies: AtomicBool::new(false),
         });
         // Checked with the config: a URL that does not parse never gets here.
