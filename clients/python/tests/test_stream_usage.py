@@ -30,6 +30,15 @@ def settled_at(daemon: Daemon, key: str, tokens: int) -> None:
     wait_until(done, 10, f"{key} settled at {tokens} tokens")
 
 
+def sync_openai(provider: Provider, client: llmctl.Client) -> openai.OpenAI:
+    return openai.OpenAI(
+        base_url=provider.url + "/v1",
+        api_key="test",
+        max_retries=0,
+        http_client=httpx2.Client(transport=LimitedTransport(key="openai/{model}", client=client)),
+    )
+
+
 def chunks_seen(stream: Any) -> List[Any]:
     return list(stream)
 
@@ -39,12 +48,7 @@ def test_a_sync_stream_that_did_not_ask_is_settled_at_its_usage_and_sees_none(
 ) -> None:
     provider = start_provider("--completion-tokens", "9")
     with llmctl.Client(daemon.socket, fail_mode="closed") as client:
-        oa = openai.OpenAI(
-            base_url=provider.url + "/v1",
-            api_key="test",
-            max_retries=0,
-            http_client=httpx2.Client(transport=LimitedTransport(key="openai/{model}", client=client)),
-        )
+        oa = sync_openai(provider, client)
         chunks = chunks_seen(oa.chat.completions.create(model="gpt-s", messages=MESSAGES, stream=True))
     assert chunks and all(c.choices for c in chunks), "no usage-only chunk reached the caller"
     assert all(c.usage is None for c in chunks)
@@ -81,12 +85,7 @@ def test_a_caller_that_asked_gets_its_usage_chunk_as_before(
 ) -> None:
     provider = start_provider()
     with llmctl.Client(daemon.socket, fail_mode="closed") as client:
-        oa = openai.OpenAI(
-            base_url=provider.url + "/v1",
-            api_key="test",
-            max_retries=0,
-            http_client=httpx2.Client(transport=LimitedTransport(key="openai/{model}", client=client)),
-        )
+        oa = sync_openai(provider, client)
         chunks = chunks_seen(
             oa.chat.completions.create(
                 model="gpt-k", messages=MESSAGES, stream=True, stream_options={"include_usage": True}
@@ -100,12 +99,7 @@ def test_an_upstream_refusing_stream_options_is_asked_once(
 ) -> None:
     provider = start_provider("--refuse-stream-options")
     with llmctl.Client(daemon.socket, fail_mode="closed") as client:
-        oa = openai.OpenAI(
-            base_url=provider.url + "/v1",
-            api_key="test",
-            max_retries=0,
-            http_client=httpx2.Client(transport=LimitedTransport(key="openai/{model}", client=client)),
-        )
+        oa = sync_openai(provider, client)
         for _ in range(2):
             chunks = chunks_seen(oa.chat.completions.create(model="gpt-r", messages=MESSAGES, stream=True))
             assert chunks and any(c.choices and c.choices[0].delta.content for c in chunks)
