@@ -22,6 +22,7 @@ const common = {
   platform: "node",
   target: "node20",
   legalComments: "inline",
+  absWorkingDir: pkg,
   logLevel: "warning",
 };
 await build({ ...common, format: "esm", outfile: path.join(out, "index.js") });

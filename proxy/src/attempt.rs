@@ -461,7 +461,12 @@ impl Attempt {
         let headers = parts.headers.clone();
         let content_type = header(&parts.headers, "content-type")
             .unwrap_or("")
-            .to_string();
+            .to_ascii_lowercase();
+        let unasked = self.caller_body.is_some() && content_type.starts_with("text/event-stream");
+        if unasked {
+            // Rewritten as it passes: its length is not the upstream's.
+            parts.headers.remove("content-length");
+        }
         let lease = guard.map(LeaseGuard::disarm);
         let estimate = self.estimate();
         let proxy = self.proxy.clone();
@@ -488,7 +493,7 @@ impl Attempt {
             }
         });
         let watched = Watched::new(body, &content_type, self.proxy.config.read_timeout, on_end);
-        let body = if self.caller_body.is_some() && content_type.starts_with("text/event-stream") {
+        let body = if unasked {
             // Its usage was asked for on the caller's behalf: the caller gets the stream it
             // would have had (the watcher above saw all of it).
             Unasked::new(watched).boxed()

@@ -99,8 +99,8 @@ impl Upstream {
     /// The path to ask the upstream for, for `rest` (the caller's path after the upstream's
     /// name). The Anthropic API lives under `/v1`, and SDKs write its base URL either way (the
     /// official ones without `/v1`, the Vercel AI SDK's with it): a resource path without its
-    /// version gets it, unless the upstream's URL ends in it already. The same for an
-    /// OpenAI-style upstream served from its root (`/chat/completions` is `/v1/chat/completions`).
+    /// version gets it, unless the upstream's URL ends in it already. The same for OpenAI's own
+    /// API (`/chat/completions` is `/v1/chat/completions` there).
     pub fn path_for<'a>(&self, rest: &'a str) -> std::borrow::Cow<'a, str> {
         use std::borrow::Cow;
         if self.verbatim || self.url.ends_with("/v1") {
@@ -108,9 +108,10 @@ impl Upstream {
         }
         let resources: &[&str] = match self.api {
             Api::Anthropic => &["messages", "complete", "models", "files"],
-            // Only at the root: a base path (Azure's /openai/deployments/…, a gateway's) is
-            // the server's own layout.
-            Api::OpenAi if !has_path(&self.url) => &[
+            // Only OpenAI's own API: a server of another's (Perplexity serves
+            // /chat/completions at its root; Azure has its /openai/deployments/…) keeps its
+            // own layout.
+            Api::OpenAi if self.url == OPENAI_URL => &[
                 "chat/completions",
                 "responses",
                 "completions",
@@ -138,11 +139,8 @@ impl Upstream {
     }
 }
 
-/// Whether a URL (scheme and authority, checked) has a path after its authority.
-fn has_path(url: &str) -> bool {
-    url.split_once("://")
-        .is_some_and(|(_, rest)| rest.trim_end_matches('/').contains('/'))
-}
+/// The built-in `openai` upstream's URL.
+const OPENAI_URL: &str = "https://api.openai.com";
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct ProxyConfig {
@@ -201,7 +199,7 @@ struct RawUpstream {
 }
 
 const BUILT_IN: [(&str, &str, Api); 3] = [
-    ("openai", "https://api.openai.com", Api::OpenAi),
+    ("openai", OPENAI_URL, Api::OpenAi),
     ("anthropic", "https://api.anthropic.com", Api::Anthropic),
     (
         "gemini",
@@ -498,14 +496,19 @@ url = "http://127.0.0.1:9000"
             ge.path_for("/v1beta/models/g:generateContent"),
             "/v1beta/models/g:generateContent"
         );
-        // A base path is the server's own layout (Azure's deployments, a gateway's prefix).
-        let azure = ProxyConfig::parse(
-            "[proxy.upstreams.azure]\nurl = \"https://r.openai.azure.com/openai\"\n",
+        // Another's server keeps its layout (Perplexity's /chat/completions at its root,
+        // Azure's deployments, a gateway's prefix).
+        let others = ProxyConfig::parse(
+            "[proxy.upstreams.pplx]\nurl = \"https://api.perplexity.ai\"\n[proxy.upstreams.azure]\nurl = \"https://r.openai.azure.com/openai\"\n",
             "t",
         )
         .expect("parses");
-        let az = &azure.upstreams["azure"];
-        assert_eq!(az.path_for("/chat/completions"), "/chat/completions");
+        for name in ["pplx", "azure"] {
+            assert_eq!(
+                others.upstreams[name].path_for("/chat/completions"),
+                "/chat/completions"
+            );
+        }
         // A route exec made to the user's own base URL goes exactly as written.
         let mine = Upstream::verbatim(
             "exec-anthropic",

@@ -96,12 +96,17 @@ pub fn plan(
                     .map(|v| (*n, v))
             })
             .collect();
-        // An unset variable follows the first one set (the main one when it is), as the
-        // frameworks that read it fall back to the main one.
-        let leader = set.first().map(|(_, v)| v.clone());
+        // An unset alias follows the main variable, as the frameworks that read it fall back
+        // to that one; the main variable, read by the official SDKs, never follows an alias.
+        let leader = set
+            .iter()
+            .find(|(n, _)| *n == names[0])
+            .map(|(_, v)| v.clone());
         for name in names {
             let was = set.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
-            let target = was.clone().or_else(|| leader.clone());
+            let target = was
+                .clone()
+                .or_else(|| leader.clone().filter(|_| *name != names[0]));
             let setting = match target {
                 Some(url) if under_proxy(&url, proxies) => Setting {
                     name,
@@ -113,8 +118,9 @@ pub fn plan(
                     destination: url,
                 },
                 Some(url) => {
-                    let path = route_to(&mut plan.routes, config, api, &url)
-                        .map_err(|e| format!("{}={url}: {e}", was_name(name, &set)))?;
+                    let path = route_to(&mut plan.routes, config, api, &url).map_err(|e| {
+                        format!("{}={}: {e}", was_name(name, names[0], &set), redact(&url))
+                    })?;
                     Setting {
                         name,
                         value: Value::Proxy(path),
@@ -131,11 +137,29 @@ pub fn plan(
 }
 
 /// The variable whose value a setting followed, for messages.
-fn was_name(name: &'static str, set: &[(&'static str, String)]) -> &'static str {
+fn was_name(
+    name: &'static str,
+    main: &'static str,
+    set: &[(&'static str, String)],
+) -> &'static str {
     if set.iter().any(|(n, _)| *n == name) {
         name
     } else {
-        set.first().map(|(n, _)| *n).unwrap_or(name)
+        main
+    }
+}
+
+/// A URL as it may be printed: without the credentials in it.
+pub fn redact(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let authority = rest.split('/').next().unwrap_or("");
+            match authority.rsplit_once('@') {
+                Some((_, host)) => format!("{scheme}://***@{host}{}", &rest[authority.len()..]),
+                None => url.to_string(),
+            }
+        }
+        None => url.to_string(),
     }
 }
 
@@ -202,8 +226,12 @@ fn route_to(
         .split_once("://")
         .map(|(_, rest)| rest.split('/').next().unwrap_or(""))
         .unwrap_or("");
-    // user:password@ never becomes part of a key (keys are shown in status and top).
-    let host = authority.rsplit('@').next().unwrap_or(authority);
+    if authority.contains('@') {
+        return Err(
+            "names credentials in the URL, which the proxy would not pass on; give them as the API key (a header) and the URL without them".into(),
+        );
+    }
+    let host = authority;
     if host.is_empty() {
         return Err(
             "is not an http(s) URL with a host; fix the variable or unset it (then the built-in upstream is used)"
@@ -313,10 +341,7 @@ mod tests {
             &[
                 ("ANTHROPIC_API_URL", "https://gw.example/anthropic"),
                 ("ANTHROPIC_BASE_URL", "https://other.example"),
-                (
-                    "OPENAI_API_BASE",
-                    "https://user:secret@gw.example/openai/v1",
-                ),
+                ("OPENAI_API_BASE", "https://gw.example/openai/v1"),
             ],
             &ProxyConfig::default(),
             &[],
@@ -329,11 +354,7 @@ mod tests {
         assert_eq!(
             names,
             [
-                (
-                    "exec-openai",
-                    "https://user:secret@gw.example/openai/v1",
-                    "gw.example"
-                ),
+                ("exec-openai", "https://gw.example/openai/v1", "gw.example"),
                 ("exec-anthropic", "https://other.example", "other.example"),
                 (
                     "exec-anthropic-2",
@@ -357,9 +378,29 @@ mod tests {
         );
         assert_eq!(
             value(&p, "OPENAI_BASE_URL"),
-            "http://127.0.0.1:9/exec-openai",
-            "the main variable unset follows the alias that is"
+            "http://127.0.0.1:9/openai/v1",
+            "the official SDKs never read the alias: the main variable unset gets the built-in upstream"
         );
+    }
+
+    #[test]
+    fn credentials_in_a_url_are_refused_and_never_printed() {
+        let vars: BTreeMap<String, String> = [(
+            "OPENAI_BASE_URL".to_string(),
+            "https://user:s3cret@gw.example/v1".to_string(),
+        )]
+        .into_iter()
+        .collect();
+        let e = plan(&|k| vars.get(k).cloned(), &ProxyConfig::default(), &[]).expect_err("refused");
+        assert!(
+            e.contains("credentials") && !e.contains("s3cret") && !e.contains("user:"),
+            "{e}"
+        );
+        assert_eq!(
+            redact("https://t0ken@gw.example/v1"),
+            "https://***@gw.example/v1"
+        );
+        assert_eq!(redact("http://10.0.0.7:8000/v1"), "http://10.0.0.7:8000/v1");
     }
 
     #[test]

@@ -110,10 +110,12 @@ pub async fn exec(args: ExecArgs, socket: PathBuf) -> ExitCode {
     };
     let env = |k: &str| std::env::var(k).ok();
     let configured = format!("http://{}", config.listen);
+    // A variable under a proxy that is not running is no proxy's: it is pointed anew.
+    let shared = answers(&configured).await;
     let proxies: Vec<String> = [env("LLMCTL_PROXY_URL"), args.proxy.clone()]
         .into_iter()
         .flatten()
-        .chain([configured.clone()])
+        .chain(shared.then(|| configured.clone()))
         .collect();
     let plan = match exec_env::plan(&env, &config, &proxies) {
         Ok(p) => p,
@@ -137,7 +139,7 @@ pub async fn exec(args: ExecArgs, socket: PathBuf) -> ExitCode {
                     .unwrap_or("a base-URL variable");
                 return exit::fail(
                     exit::USAGE,
-                    format!("exec: the command's environment sends {var} to {}, which no upstream in [proxy.upstreams] serves; add one with url = \"{}\" to the config of the proxy at {u}, or leave out --proxy (a private proxy then gets a route to it)", r.url, r.url),
+                    format!("exec: the command's environment sends {var} to {url}, which no upstream in [proxy.upstreams] serves; add one with url = \"{url}\" to the config of the proxy at {u}, or leave out --proxy (a private proxy then gets a route to it)", url = exec_env::redact(&r.url)),
                 );
             }
             if !answers(u).await {
@@ -149,7 +151,7 @@ pub async fn exec(args: ExecArgs, socket: PathBuf) -> ExitCode {
             u.trim_end_matches('/').to_string()
         }
         // The shared proxy serves every destination: use it.
-        None if plan.routes.is_empty() && answers(&configured).await => configured,
+        None if plan.routes.is_empty() && shared => configured,
         None => {
             config.listen = SocketAddr::from(([127, 0, 0, 1], 0));
             for r in &plan.routes {
@@ -179,11 +181,16 @@ pub async fn exec(args: ExecArgs, socket: PathBuf) -> ExitCode {
                 .find(|(k, _)| *k == s.name)
                 .map(|(_, v)| v.as_str());
             let was = match &s.was {
-                Some(w) => format!("was {}", redact(w)),
+                Some(w) => format!("was {}", exec_env::redact(w)),
                 None => "was unset".to_string(),
             };
             match value {
-                Some(v) => eprintln!("  {}={v}  ({was}; to {})", s.name, redact(&s.destination)),
+                Some(v) => eprintln!(
+                    "  {}={}  ({was}; to {})",
+                    s.name,
+                    exec_env::redact(v),
+                    exec_env::redact(&s.destination)
+                ),
                 None => eprintln!("  {} kept ({was}: an llmctl proxy already)", s.name),
             }
         }
@@ -193,20 +200,6 @@ pub async fn exec(args: ExecArgs, socket: PathBuf) -> ExitCode {
         p.stop().await;
     }
     code
-}
-
-/// A URL as it may be printed: without a password in it.
-fn redact(url: &str) -> String {
-    match url.split_once("://") {
-        Some((scheme, rest)) => match rest.split_once('@') {
-            Some((creds, host)) if !creds.contains('/') => {
-                let user = creds.split(':').next().unwrap_or("");
-                format!("{scheme}://{user}:***@{host}")
-            }
-            _ => url.to_string(),
-        },
-        None => url.to_string(),
-    }
 }
 
 /// Runs the command to its end with `env` added, passing on TERM and HUP (a terminal's INT and

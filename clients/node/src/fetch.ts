@@ -215,7 +215,9 @@ export function limitedFetch(options: LimitedFetchOptions): typeof fetch {
       }
       let res: Response;
       try {
-        res = asked ? await inner(asked.input, asked.init) : await inner(input instanceof Request ? input.clone() : input, init);
+        // A Request's body is read once: each try sends a copy.
+        const [sendInput, sendInit] = asked ? [asked.input, asked.init] : [input, init];
+        res = await inner(sendInput instanceof Request ? sendInput.clone() : sendInput, sendInit);
       } catch (e) {
         const cancelled = signal?.aborted === true;
         const advice = await reportSafely(lease, {

@@ -28,14 +28,17 @@ export function askUsage(path: string, body: unknown): Record<string, unknown> |
   return { ...b, stream_options: { ...kept, include_usage: true } };
 }
 
-/** Whether an error answer refuses the option: a 400 whose error names `stream_options` (or
- * `include_usage`). */
+/** Whether an error answer refuses the option: a 400 whose error message (or parameter) names
+ * `stream_options` (or `include_usage`); an error that only echoes the request names nothing. */
 export function refusesUsage(status: number, body: unknown): boolean {
-  if (status !== 400) {
+  if (status !== 400 || !body || typeof body !== "object") {
     return false;
   }
-  const text = JSON.stringify(body) ?? "";
-  return text.includes("stream_options") || text.includes("include_usage");
+  const b = body as Record<string, unknown>;
+  const error = b.error && typeof b.error === "object" ? (b.error as Record<string, unknown>) : {};
+  return [error.message, error.param, b.message, b.detail].some(
+    (s) => typeof s === "string" && (s.includes("stream_options") || s.includes("include_usage")),
+  );
 }
 
 export function refusedBy(origin: string): boolean {
@@ -176,6 +179,9 @@ function eventOut(event: Uint8Array): Uint8Array {
   const c = chunk as Record<string, unknown>;
   if (Array.isArray(c.choices) && c.choices.length === 0 && c.usage && typeof c.usage === "object") {
     return new Uint8Array(0);
+  }
+  if (c.usage !== null) {
+    return event; // usage a provider puts on a content chunk unasked is the caller's
   }
   const rewritten = withoutMember(data[0]!, "usage");
   return rewritten === null ? event : encoder.encode(text.replace(data[0]!, () => rewritten));

@@ -2,7 +2,8 @@
 //! `stream_options.include_usage`) is asked for it when the caller did not, and the caller gets
 //! the stream it would have had: the usage-only chunk dropped, the `usage` member of the other
 //! chunks removed. An upstream that refuses the option (a 400 naming it) is asked again without
-//! it (`conformance/stream_usage.json`).
+//! it (`conformance/stream_usage.json`). Usage a provider sends on a content chunk whether
+//! asked or not stays.
 
 use serde_json::{json, Value};
 use std::borrow::Cow;
@@ -29,14 +30,22 @@ pub fn ask(path: &str, body: &Value) -> Option<Value> {
     Some(sent)
 }
 
-/// Whether an error answer refuses the option: a 400 whose error names `stream_options` (or
-/// `include_usage`), as older Azure api-versions and some compatible servers answer.
+/// Whether an error answer refuses the option: a 400 whose error message (or parameter) names
+/// `stream_options` (or `include_usage`), as older Azure api-versions and some compatible
+/// servers answer. An error that only echoes the request back names nothing.
 pub fn refuses(status: u16, body: &Value) -> bool {
     if status != 400 {
         return false;
     }
-    let text = body.to_string();
-    text.contains("stream_options") || text.contains("include_usage")
+    let said = [
+        body.pointer("/error/message"),
+        body.pointer("/error/param"),
+        body.get("message"),
+        body.get("detail"),
+    ];
+    said.iter()
+        .filter_map(|v| v.and_then(Value::as_str))
+        .any(|s| s.contains("stream_options") || s.contains("include_usage"))
 }
 
 /// The caller's side of a stream whose usage was asked for on its behalf: fed the upstream's
@@ -95,7 +104,7 @@ fn event_out(event: &[u8]) -> Cow<'_, [u8]> {
         return Cow::Borrowed(event);
     };
     let data: Vec<&str> = text
-        .lines()
+        .split(['\n', '\r'])
         .filter_map(|l| l.strip_prefix("data:"))
         .map(|d| d.strip_prefix(' ').unwrap_or(d))
         .collect();
@@ -114,6 +123,11 @@ fn event_out(event: &[u8]) -> Cow<'_, [u8]> {
         .is_some_and(|c| c.is_empty());
     if no_choices && usage.is_object() {
         return Cow::Owned(Vec::new());
+    }
+    // Usage a provider puts on a content chunk unasked is the caller's; only the nulls the
+    // option adds go.
+    if !usage.is_null() {
+        return Cow::Borrowed(event);
     }
     match without_member(data, "usage") {
         Some(rewritten) => Cow::Owned(text.replacen(data, &rewritten, 1).into_bytes()),

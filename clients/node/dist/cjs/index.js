@@ -9662,11 +9662,14 @@ function askUsage(path2, body) {
   return { ...b, stream_options: { ...kept, include_usage: true } };
 }
 function refusesUsage(status, body) {
-  if (status !== 400) {
+  if (status !== 400 || !body || typeof body !== "object") {
     return false;
   }
-  const text = JSON.stringify(body) ?? "";
-  return text.includes("stream_options") || text.includes("include_usage");
+  const b = body;
+  const error2 = b.error && typeof b.error === "object" ? b.error : {};
+  return [error2.message, error2.param, b.message, b.detail].some(
+    (s) => typeof s === "string" && (s.includes("stream_options") || s.includes("include_usage"))
+  );
 }
 function refusedBy(origin) {
   return refusing.has(origin);
@@ -9793,6 +9796,9 @@ function eventOut(event) {
   const c = chunk;
   if (Array.isArray(c.choices) && c.choices.length === 0 && c.usage && typeof c.usage === "object") {
     return new Uint8Array(0);
+  }
+  if (c.usage !== null) {
+    return event;
   }
   const rewritten = withoutMember(data[0], "usage");
   return rewritten === null ? event : encoder.encode(text.replace(data[0], () => rewritten));
@@ -9999,7 +10005,8 @@ function limitedFetch(options) {
       }
       let res;
       try {
-        res = asked ? await inner(asked.input, asked.init) : await inner(input instanceof Request ? input.clone() : input, init);
+        const [sendInput, sendInit] = asked ? [asked.input, asked.init] : [input, init];
+        res = await inner(sendInput instanceof Request ? sendInput.clone() : sendInput, sendInit);
       } catch (e) {
         const cancelled = signal?.aborted === true;
         const advice2 = await reportSafely(lease, {

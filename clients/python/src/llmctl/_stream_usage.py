@@ -7,10 +7,13 @@ and not asked again (``conformance/stream_usage.json``)."""
 from __future__ import annotations
 
 import json
+import re
 import threading
 from typing import Any, Dict, List, Optional, Set
 
 _decoder = json.JSONDecoder()
+# SSE lines end at \n, \r\n or \r, and nowhere else (str.splitlines also splits at U+2028).
+_LINES = re.compile(r"\r\n|\r|\n")
 
 # Origins (scheme, host and port) that answered 400 to stream_options: not asked again.
 _refusing: Set[str] = set()
@@ -33,12 +36,15 @@ def ask(path: str, body: Any) -> Optional[Dict[str, Any]]:
 
 
 def refuses(status: int, body: Any) -> bool:
-    """Whether an error answer refuses the option: a 400 whose error names ``stream_options``
-    (or ``include_usage``)."""
-    if status != 400:
+    """Whether an error answer refuses the option: a 400 whose error message (or parameter)
+    names ``stream_options`` (or ``include_usage``); an error that only echoes the request back
+    names nothing."""
+    if status != 400 or not isinstance(body, dict):
         return False
-    text = json.dumps(body)
-    return "stream_options" in text or "include_usage" in text
+    error = body.get("error")
+    error = error if isinstance(error, dict) else {}
+    said = [error.get("message"), error.get("param"), body.get("message"), body.get("detail")]
+    return any(isinstance(s, str) and ("stream_options" in s or "include_usage" in s) for s in said)
 
 
 def origin(url: Any) -> str:
@@ -109,7 +115,7 @@ def _event_out(event: bytes) -> bytes:
     except UnicodeDecodeError:
         return event
     data: List[str] = []
-    for line in text.splitlines():
+    for line in _LINES.split(text):
         if line.startswith("data:"):
             d = line[5:]
             data.append(d[1:] if d.startswith(" ") else d)
@@ -124,6 +130,8 @@ def _event_out(event: bytes) -> bytes:
     choices = chunk.get("choices")
     if isinstance(choices, list) and not choices and isinstance(chunk["usage"], dict):
         return b""
+    if chunk["usage"] is not None:
+        return event  # usage a provider puts on a content chunk unasked is the caller's
     rewritten = without_member(data[0], "usage")
     if rewritten is None:
         return event

@@ -199,14 +199,24 @@ class TransportBase:
         if self._async_checked:
             return
         self._async_checked = True
-        frame: Optional[FrameType] = sys._getframe(1)
+        try:
+            self._find_uncovered_async(sys._getframe(1))
+        except Exception:
+            # A look at the caller's objects must never cost the call.
+            logger.debug("llmctl: could not look for an async client beside this transport", exc_info=True)
+
+    def _find_uncovered_async(self, frame: Optional[FrameType]) -> None:
         for _ in range(_FRAMES_SEARCHED):
             frame = frame.f_back if frame is not None else None
             if frame is None:
                 return
             owner = frame.f_locals.get("self")
-            private = getattr(owner, "__pydantic_private__", None) or {}
-            fields = {**getattr(owner, "__dict__", {}), **private}
+            private = getattr(owner, "__pydantic_private__", None)
+            plain = getattr(owner, "__dict__", None)
+            fields = {
+                **(plain if isinstance(plain, dict) else {}),
+                **(private if isinstance(private, dict) else {}),
+            }
             for sync_name, async_name in _CLIENT_PAIRS:
                 sync = fields.get(sync_name)
                 if sync is None or async_name not in fields or fields[async_name] is not None:
@@ -238,6 +248,8 @@ class TransportBase:
             return request
         headers = request.headers.copy()
         headers.pop("content-length", None)
+        # The stream is rewritten as it passes, before the client decodes it: ask for it plain.
+        headers["accept-encoding"] = "identity"
         lib = library(request)
         asked = lib.Request(
             request.method,

@@ -29,7 +29,9 @@ pub const HISTORY: &str = "llmctl:claims:history";
 #[derive(Debug, Default)]
 pub(crate) struct History {
     seen: std::sync::Mutex<Option<String>>,
-    file: Option<std::path::PathBuf>,
+    /// Where it is remembered, and the Redis it was seen on (a mark seen on another Redis
+    /// says nothing of this one).
+    file: Option<(std::path::PathBuf, String)>,
     pub(crate) one_at_a_time: tokio::sync::Mutex<()>,
 }
 
@@ -63,15 +65,22 @@ fn unreadable_mark() -> FleetClaimError {
 }
 
 impl History {
-    /// The mark this host saw before it last stopped, as `file` (in its data folder) keeps it.
-    pub(crate) fn remembered(file: std::path::PathBuf) -> History {
-        let seen = std::fs::read_to_string(&file)
-            .ok()
-            .map(|s| s.trim().to_string())
-            .filter(|s| parse_mark(format!("{s} fresh").as_bytes()).is_some());
+    /// The mark this host saw on the Redis at `redis` before it last stopped, as `file` (in its
+    /// data folder) keeps it: `REDIS` on one line, `MS HOST` on the next.
+    pub(crate) fn remembered(file: std::path::PathBuf, redis: &str) -> History {
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        let mut lines = text.lines();
+        let seen = match (lines.next(), lines.next()) {
+            (Some(r), Some(id))
+                if r == redis && parse_mark(format!("{id} fresh").as_bytes()).is_some() =>
+            {
+                Some(id.to_string())
+            }
+            _ => None,
+        };
         History {
             seen: std::sync::Mutex::new(seen),
-            file: Some(file),
+            file: Some((file, redis.to_string())),
             one_at_a_time: tokio::sync::Mutex::new(()),
         }
     }
@@ -88,8 +97,12 @@ impl History {
     /// The mark `id` is this host's from now on (its copies are in Redis under it).
     pub(crate) fn accept(&self, id: &str) {
         *self.seen.lock().unwrap_or_else(|p| p.into_inner()) = Some(id.to_string());
-        if let Some(file) = &self.file {
-            if let Err(e) = std::fs::write(file, format!("{id}\n")) {
+        if let Some((file, redis)) = &self.file {
+            // Whole or not at all: a torn file would read as a mark this host never saw.
+            let tmp = file.with_extension("tmp");
+            let written = std::fs::write(&tmp, format!("{redis}\n{id}\n"))
+                .and_then(|()| std::fs::rename(&tmp, file));
+            if let Err(e) = written {
                 tracing::debug!("cannot remember the claims' history mark: {e}");
             }
         }

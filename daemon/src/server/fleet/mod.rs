@@ -149,7 +149,10 @@ impl Fleet {
             last_error: Mutex::new(String::new()),
             hosts_file,
             conn: Mutex::new(None),
-            claims_history: claims::History::remembered(data_dir.join("fleet-claims-mark")),
+            claims_history: claims::History::remembered(
+                data_dir.join("fleet-claims-mark"),
+                &settings.redis_shown(),
+            ),
             holds_claim_copies: AtomicBool::new(false),
         });
         // Checked with the config: a URL that does not parse never gets here.
