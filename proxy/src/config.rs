@@ -15,6 +15,13 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:8790";
 pub const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(60);
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(600);
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+pub const DEFAULT_MAX_HEADER_BYTES: usize = 64 << 10;
+pub const DEFAULT_MAX_HEADERS: usize = 100;
+/// HTTP/2: streams a connection may have open at once.
+pub const MAX_CONCURRENT_STREAMS: u32 = 256;
+
 /// The largest request body a limited route reads (it is estimated before it is sent).
 pub const MAX_BODY_BYTES: usize = 32 << 20;
 
@@ -156,6 +163,14 @@ pub struct ProxyConfig {
     /// While the daemon is away (after waiting for a restart), keys are limited with what the
     /// proxy last knew of them for this long, then requests fail open.
     pub fail_static_for: Duration,
+    /// The longest a client may take to send a request's headers (slowloris).
+    pub header_timeout: Duration,
+    /// Connections open at once; at the bound the oldest idle one is closed for a new one,
+    /// and a new one is refused when none is idle.
+    pub max_connections: usize,
+    /// The most bytes of one request's headers, and how many headers it may have.
+    pub max_header_bytes: usize,
+    pub max_headers: usize,
     pub upstreams: BTreeMap<String, Upstream>,
 }
 
@@ -185,6 +200,10 @@ struct RawProxy {
     connect_timeout: Option<String>,
     read_timeout: Option<String>,
     fail_static_for: Option<String>,
+    header_timeout: Option<String>,
+    max_connections: Option<usize>,
+    max_header_bytes: Option<usize>,
+    max_headers: Option<usize>,
     #[serde(default)]
     upstreams: BTreeMap<String, RawUpstream>,
 }
@@ -234,6 +253,9 @@ impl ProxyConfig {
                 Ok(_) => Err(invalid(format!("[proxy] {field}: must be more than 0"))),
                 Err(e) => Err(invalid(format!("[proxy] {field}: {e}"))),
             },
+        };
+        let bounded = |field: &str, v: Option<usize>, default: usize, range| {
+            bounded_in(field, v, default, range).map_err(invalid)
         };
         let listen_text = p.listen.as_deref().unwrap_or(DEFAULT_LISTEN);
         let listen =
@@ -331,8 +353,40 @@ impl ProxyConfig {
                 &p.fail_static_for,
                 crate::rules::fail_static::FAIL_STATIC_FOR,
             )?,
+            header_timeout: duration("header_timeout", &p.header_timeout, DEFAULT_HEADER_TIMEOUT)?,
+            max_connections: bounded(
+                "max_connections",
+                p.max_connections,
+                DEFAULT_MAX_CONNECTIONS,
+                1..=1_000_000,
+            )?,
+            max_header_bytes: bounded(
+                "max_header_bytes",
+                p.max_header_bytes,
+                DEFAULT_MAX_HEADER_BYTES,
+                8192..=16 << 20,
+            )?,
+            max_headers: bounded("max_headers", p.max_headers, DEFAULT_MAX_HEADERS, 8..=10_000)?,
             upstreams,
         })
+    }
+}
+
+/// A count from `[proxy]` within `range`, else `default` when not given.
+fn bounded_in(
+    field: &str,
+    v: Option<usize>,
+    default: usize,
+    range: std::ops::RangeInclusive<usize>,
+) -> Result<usize, String> {
+    match v {
+        None => Ok(default),
+        Some(n) if range.contains(&n) => Ok(n),
+        Some(n) => Err(format!(
+            "[proxy] {field}: {n} is out of range; give {} to {} (default {default})",
+            range.start(),
+            range.end()
+        )),
     }
 }
 

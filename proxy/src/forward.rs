@@ -31,6 +31,18 @@ pub struct Proxy {
     /// Upstreams that refused to be asked for a stream's usage (`rules::stream_usage`): their
     /// streams are sent as the caller wrote them, and settled at the estimate.
     refuse_stream_usage: std::sync::Mutex<std::collections::HashSet<String>>,
+    /// What `/_llmctl/metrics` shows.
+    pub(crate) stats: ProxyStats,
+}
+
+/// The proxy's own figures.
+#[derive(Default)]
+pub(crate) struct ProxyStats {
+    pub(crate) connections: std::sync::atomic::AtomicI64,
+    /// Requests by upstream (or `-` for none) and status.
+    requests: std::sync::Mutex<std::collections::BTreeMap<(String, u16), u64>>,
+    /// Refusals of the proxy's own bounds, by reason.
+    refusals: std::sync::Mutex<std::collections::BTreeMap<&'static str, u64>>,
 }
 
 impl Proxy {
@@ -40,7 +52,65 @@ impl Proxy {
             clients,
             limiter,
             refuse_stream_usage: Default::default(),
+            stats: ProxyStats::default(),
         }
+    }
+
+    /// Counts a refusal of one of the proxy's own bounds.
+    pub(crate) fn count_refusal(&self, reason: &'static str) {
+        *self
+            .stats
+            .refusals
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(reason)
+            .or_insert(0) += 1;
+    }
+
+    /// The proxy's figures in Prometheus' text format.
+    fn metrics(&self) -> Response<Body> {
+        use std::fmt::Write;
+        let mut out = String::new();
+        let _ = writeln!(out, "# HELP llmctl_proxy_connections Client connections open.\n# TYPE llmctl_proxy_connections gauge");
+        let _ = writeln!(
+            out,
+            "llmctl_proxy_connections {}",
+            self.stats
+                .connections
+                .load(std::sync::atomic::Ordering::Relaxed)
+        );
+        let _ = writeln!(out, "# HELP llmctl_proxy_requests_total Requests answered, by upstream and status.\n# TYPE llmctl_proxy_requests_total counter");
+        for ((up, status), n) in self
+            .stats
+            .requests
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+        {
+            let _ = writeln!(
+                out,
+                "llmctl_proxy_requests_total{{upstream=\"{up}\",status=\"{status}\"}} {n}"
+            );
+        }
+        let _ = writeln!(out, "# HELP llmctl_proxy_refusals_total Requests or connections refused by the proxy's own bounds, by reason.\n# TYPE llmctl_proxy_refusals_total counter");
+        for (reason, n) in self
+            .stats
+            .refusals
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+        {
+            let _ = writeln!(
+                out,
+                "llmctl_proxy_refusals_total{{reason=\"{reason}\"}} {n}"
+            );
+        }
+        let mut r = Response::new(bytes_body(out));
+        r.headers_mut().insert(
+            "content-type",
+            HeaderValue::from_static("text/plain; version=0.0.4"),
+        );
+        r
     }
 
     /// Whether upstream `name` refused `stream_options` before.
@@ -71,7 +141,22 @@ impl Proxy {
         let started = Instant::now();
         let method = req.method().clone();
         let path = req.uri().path().to_string();
-        let (resp, key) = self.route(req).await;
+        let upstream = {
+            let (name, _) = split_path(&path);
+            if self.config.upstreams.contains_key(name) {
+                name.to_string()
+            } else {
+                "-".to_string()
+            }
+        };
+        let (resp, key) = self.clone().route(req).await;
+        *self
+            .stats
+            .requests
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry((upstream, resp.status().as_u16()))
+            .or_insert(0) += 1;
         tracing::debug!(
             "{method} {path} {} key={} waited_ms={} total_ms={}",
             resp.status().as_u16(),
@@ -86,6 +171,9 @@ impl Proxy {
         let path = req.uri().path().to_string();
         if path == "/_llmctl/health" {
             return (self.health(), String::new());
+        }
+        if path == "/_llmctl/metrics" {
+            return (self.metrics(), String::new());
         }
         let (name, rest) = split_path(&path);
         let Some(up) = self.config.upstreams.get(name).cloned() else {

@@ -2,12 +2,13 @@
 //! connection served until it closes; on shutdown, no new connections, and those open get a
 //! grace period to finish what they carry.
 
-use crate::config::{check_listen, ProxyConfig};
+use crate::body::Busy;
+use crate::config::{check_listen, ProxyConfig, MAX_CONCURRENT_STREAMS};
 use crate::forward::Proxy;
 use crate::limiter::Limiter;
 use crate::upstream::{Clients, TlsError};
 use hyper::service::service_fn;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use std::future::Future;
@@ -68,7 +69,26 @@ impl Bound {
     /// Serves until `shutdown` resolves, then lets open connections finish (up to [`GRACE`]).
     pub async fn serve(self, shutdown: impl Future<Output = ()>) {
         let graceful = GracefulShutdown::new();
-        let builder = auto::Builder::new(TokioExecutor::new());
+        let config = &self.proxy.config;
+        let mut builder = auto::Builder::new(TokioExecutor::new());
+        // Every bound a client could otherwise stretch, set on purpose: the time to send its
+        // headers, their size and count, and HTTP/2's streams, header list and windows.
+        builder
+            .http1()
+            .timer(TokioTimer::new())
+            .header_read_timeout(config.header_timeout)
+            .max_buf_size(config.max_header_bytes.max(8192))
+            .max_headers(config.max_headers);
+        builder
+            .http2()
+            .timer(TokioTimer::new())
+            .max_concurrent_streams(MAX_CONCURRENT_STREAMS)
+            .max_header_list_size(config.max_header_bytes as u32)
+            .initial_stream_window_size(1 << 20)
+            .initial_connection_window_size(4 << 20)
+            .max_pending_accept_reset_streams(64)
+            .keep_alive_interval(Some(Duration::from_secs(30)));
+        let connections = Connections::new(config.max_connections);
         tokio::pin!(shutdown);
         loop {
             tokio::select! {
@@ -83,17 +103,34 @@ impl Bound {
                         }
                     };
                     let _ = stream.set_nodelay(true);
+                    let Some(slot) = connections.open() else {
+                        // At the bound, and every connection is busy: this one is refused.
+                        self.proxy.count_refusal("connections");
+                        drop(stream);
+                        continue;
+                    };
                     let proxy = self.proxy.clone();
+                    let open = Counted::new(proxy.clone());
+                    let busy = slot.busy.clone();
                     let service = service_fn(move |req| {
                         let proxy = proxy.clone();
-                        async move { Ok::<_, std::convert::Infallible>(proxy.handle(req).await) }
+                        let guard = Busy::enter(busy.clone());
+                        async move {
+                            let resp = proxy.handle(req).await;
+                            Ok::<_, std::convert::Infallible>(guard.until_sent(resp))
+                        }
                     });
                     let conn = builder.serve_connection(TokioIo::new(stream), service).into_owned();
                     let conn = graceful.watch(conn);
                     tokio::spawn(async move {
-                        if let Err(e) = conn.await {
-                            tracing::debug!("llmctl proxy: a connection ended: {e}");
+                        tokio::select! {
+                            ended = conn => if let Err(e) = ended {
+                                tracing::debug!("llmctl proxy: a connection ended: {e}");
+                            },
+                            // The oldest idle connection, closed for a new one at the bound.
+                            () = slot.close.notified() => {}
                         }
+                        drop((slot, open));
                     });
                 }
                 () = &mut shutdown => break,
@@ -149,5 +186,97 @@ impl Drop for Running {
         if self.stop.is_some() {
             self.task.abort();
         }
+    }
+}
+
+/// The connections open, oldest first: at the bound, the oldest idle one is closed for a new
+/// one (an idle keep-alive connection may be closed at any time), and a new one is refused
+/// when none is idle.
+struct Connections {
+    max: usize,
+    open: std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<u64, Slot>>>,
+    next: std::sync::atomic::AtomicU64,
+}
+
+#[derive(Clone)]
+struct Slot {
+    /// Requests being served on it, responses being sent included.
+    busy: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    close: std::sync::Arc<tokio::sync::Notify>,
+}
+
+/// A connection's place among those open, given up when dropped.
+struct Open {
+    id: u64,
+    busy: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    close: std::sync::Arc<tokio::sync::Notify>,
+    open: std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<u64, Slot>>>,
+}
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        self.open
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.id);
+    }
+}
+
+impl Connections {
+    fn new(max: usize) -> Connections {
+        Connections {
+            max,
+            open: Default::default(),
+            next: Default::default(),
+        }
+    }
+
+    /// A place for a new connection: free, or made by closing the oldest idle one.
+    fn open(&self) -> Option<Open> {
+        use std::sync::atomic::Ordering;
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        if open.len() >= self.max {
+            let oldest_idle = open
+                .iter()
+                .find(|(_, s)| s.busy.load(Ordering::Relaxed) == 0)
+                .map(|(id, _)| *id)?;
+            if let Some(s) = open.remove(&oldest_idle) {
+                s.close.notify_one();
+            }
+        }
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let slot = Slot {
+            busy: Default::default(),
+            close: Default::default(),
+        };
+        open.insert(id, slot.clone());
+        Some(Open {
+            id,
+            busy: slot.busy,
+            close: slot.close,
+            open: self.open.clone(),
+        })
+    }
+}
+
+/// A connection counted open in the proxy's metrics until dropped.
+struct Counted(Arc<Proxy>);
+
+impl Counted {
+    fn new(proxy: Arc<Proxy>) -> Counted {
+        proxy
+            .stats
+            .connections
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Counted(proxy)
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.0
+            .stats
+            .connections
+            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
     }
 }

@@ -14,6 +14,7 @@ mod metrics;
 mod persistence;
 mod policy;
 mod proxy;
+mod proxy_abuse;
 mod rejects;
 mod sessions;
 mod setup;
