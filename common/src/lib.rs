@@ -2,6 +2,7 @@
 //! engine, the wire, the CLI and the simulator all reach them here, so none depends on another
 //! for them.
 
+pub mod duration;
 pub mod text;
 
 /// The p-th percentile (0..=100) of sorted values, by nearest rank; None when there are none.

@@ -3,7 +3,8 @@
 
 pub mod claims;
 pub mod config;
-pub mod duration;
+// Durations in the project's one syntax live below every crate that reads them.
+pub use llmctl_common::duration;
 pub mod engine;
 pub mod metrics;
 pub mod paths;

@@ -248,7 +248,7 @@ impl ProxyConfig {
         let p = raw.proxy;
         let duration = |field: &str, v: &Option<String>, default: Duration| match v {
             None => Ok(default),
-            Some(s) => match llmctl_daemon::duration::parse(s) {
+            Some(s) => match llmctl_common::duration::parse(s) {
                 Ok(d) if !d.is_zero() => Ok(d),
                 Ok(_) => Err(invalid(format!("[proxy] {field}: must be more than 0"))),
                 Err(e) => Err(invalid(format!("[proxy] {field}: {e}"))),

@@ -57,7 +57,7 @@ impl Steer {
                     Ok(secs) if secs.is_finite() && secs >= 0.0 => {
                         Duration::from_secs_f64(secs.min(1e9))
                     }
-                    _ => llmctl_daemon::duration::parse(w)
+                    _ => llmctl_common::duration::parse(w)
                         .map_err(|e| format!("x-llmctl-max-wait: {e} (or seconds, like 30)"))?,
                 };
                 if d > MAX_WAIT {
