@@ -262,13 +262,22 @@ mod tests {
     use super::*;
     use std::collections::BTreeMap;
 
-    fn planned(vars: &[(&str, &str)], config: &ProxyConfig, proxies: &[&str]) -> Plan {
+    /// The plan for an environment of `vars` alone.
+    fn plan_of(
+        vars: &[(&str, &str)],
+        config: &ProxyConfig,
+        proxies: &[&str],
+    ) -> Result<Plan, String> {
         let vars: BTreeMap<String, String> = vars
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         let proxies: Vec<String> = proxies.iter().map(|p| p.to_string()).collect();
-        plan(&|k| vars.get(k).cloned(), config, &proxies).expect("a plan")
+        plan(&|k| vars.get(k).cloned(), config, &proxies)
+    }
+
+    fn planned(vars: &[(&str, &str)], config: &ProxyConfig, proxies: &[&str]) -> Plan {
+        plan_of(vars, config, proxies).expect("a plan")
     }
 
     fn value(p: &Plan, name: &str) -> String {
@@ -385,13 +394,12 @@ mod tests {
 
     #[test]
     fn credentials_in_a_url_are_refused_and_never_printed() {
-        let vars: BTreeMap<String, String> = [(
-            "OPENAI_BASE_URL".to_string(),
-            "https://user:s3cret@gw.example/v1".to_string(),
-        )]
-        .into_iter()
-        .collect();
-        let e = plan(&|k| vars.get(k).cloned(), &ProxyConfig::default(), &[]).expect_err("refused");
+        let e = plan_of(
+            &[("OPENAI_BASE_URL", "https://user:s3cret@gw.example/v1")],
+            &ProxyConfig::default(),
+            &[],
+        )
+        .expect_err("refused");
         assert!(
             e.contains("credentials") && !e.contains("s3cret") && !e.contains("user:"),
             "{e}"
@@ -445,12 +453,12 @@ mod tests {
 
     #[test]
     fn a_value_that_is_no_url_is_refused_naming_the_variable() {
-        let vars = [("ANTHROPIC_API_URL", "not a url")];
-        let vars: BTreeMap<String, String> = vars
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        let e = plan(&|k| vars.get(k).cloned(), &ProxyConfig::default(), &[]).expect_err("refused");
+        let e = plan_of(
+            &[("ANTHROPIC_API_URL", "not a url")],
+            &ProxyConfig::default(),
+            &[],
+        )
+        .expect_err("refused");
         assert!(e.starts_with("ANTHROPIC_API_URL=not a url: "), "{e}");
     }
 }
