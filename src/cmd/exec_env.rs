@@ -77,6 +77,25 @@ impl Plan {
     }
 }
 
+impl Plan {
+    /// Where a request to `url` (`None`: the API's built-in upstream) goes through the proxy,
+    /// for an agent CLI that reads no variable: a path on the proxy (with a route made for
+    /// `url` when no upstream serves it), or `url` itself when it is under an llmctl proxy.
+    pub fn route_for(
+        &mut self,
+        config: &ProxyConfig,
+        api: Api,
+        url: Option<&str>,
+        proxies: &[String],
+    ) -> Result<Value, String> {
+        match url {
+            None => Ok(built_in("", api, config).value),
+            Some(u) if under_proxy(u, proxies) => Ok(Value::Kept),
+            Some(u) => route_to(&mut self.routes, config, api, u).map(Value::Proxy),
+        }
+    }
+}
+
 /// Plans the variables for `config`'s upstreams, reading the command's environment with `env`.
 /// `proxies` are URLs of llmctl proxies: a variable already pointing under one is left as it is
 /// (an `exec` inside an `exec` limits each request once).

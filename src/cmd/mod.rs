@@ -3,6 +3,7 @@ pub mod bench_proxy;
 pub mod claim;
 pub mod daemon;
 pub mod demo;
+pub mod exec_agents;
 pub mod exec_env;
 pub mod fake;
 pub mod lease;

@@ -1,6 +1,7 @@
 //! `llmctl proxy` (the providers' APIs on loopback, limited by the daemon) and `llmctl exec`
 //! (a command run with the SDKs' base-URL variables pointed at a proxy).
 
+use super::exec_agents;
 use super::exec_env;
 use crate::exit;
 use clap::Args;
@@ -117,9 +118,28 @@ pub async fn exec(args: ExecArgs, socket: PathBuf) -> ExitCode {
         .flatten()
         .chain(shared.then(|| configured.clone()))
         .collect();
-    let plan = match exec_env::plan(&env, &config, &proxies) {
+    let mut plan = match exec_env::plan(&env, &config, &proxies) {
         Ok(p) => p,
         Err(e) => return exit::fail(exit::USAGE, format!("exec: {e}")),
+    };
+    // Codex reads no variable: it gets a -c override, its route going where it would have gone.
+    let codex = match exec_agents::codex(&args.command, &env) {
+        Some(c) => {
+            let url = c.destination.as_deref();
+            match plan.route_for(&config, llmctl_proxy::Api::OpenAi, url, &proxies) {
+                Ok(v) => Some((c, v)),
+                Err(e) => {
+                    return exit::fail(
+                        exit::USAGE,
+                        format!(
+                            "exec: Codex's openai_base_url ({}) {e}",
+                            exec_env::redact(url.unwrap_or(""))
+                        ),
+                    )
+                }
+            }
+        }
+        None => None,
     };
     let mut private: Option<Running> = None;
     let url = match &args.proxy {
@@ -195,7 +215,27 @@ pub async fn exec(args: ExecArgs, socket: PathBuf) -> ExitCode {
             }
         }
     }
-    let code = run_command(&args.command, &vars).await;
+    let command = match &codex {
+        Some((c, exec_env::Value::Proxy(path))) => {
+            let base = format!("{url}{path}");
+            if args.verbose {
+                eprintln!(
+                    "  codex -c openai_base_url=\"{base}\"  (to {}, from {})",
+                    exec_env::redact(c.destination.as_deref().unwrap_or("the OpenAI API")),
+                    c.because
+                );
+            }
+            c.rewrite(&args.command, &base)
+        }
+        Some((_, _)) => {
+            if args.verbose {
+                eprintln!("  codex kept (its openai_base_url is an llmctl proxy already)");
+            }
+            args.command.clone()
+        }
+        None => args.command.clone(),
+    };
+    let code = run_command(&command, &vars).await;
     if let Some(p) = private {
         p.stop().await;
     }

@@ -1110,3 +1110,102 @@ async fn a_daemon_gone_for_good_is_waited_for_then_the_proxy_paces_its_keys_as_t
         p.provider.stats().to_json()
     );
 }
+
+/// A stand-in for the Codex CLI: it reads only its `-c openai_base_url=…` (as Codex 0.169 does,
+/// not `OPENAI_BASE_URL`) and sends one Responses request there.
+const FAKE_CODEX: &str = r#"#!/bin/sh
+base=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -c) shift; case "$1" in openai_base_url=*) base="${1#openai_base_url=}";; esac;;
+  esac
+  shift
+done
+base=$(printf '%s' "$base" | tr -d '"')
+[ -n "$base" ] || { echo "no openai_base_url given" >&2; exit 3; }
+curl -sf "$base/responses" -H 'content-type: application/json' \
+  -d '{"model":"gpt-x","max_output_tokens":8,"input":"hi"}' >/dev/null
+echo "$base"
+"#;
+
+#[test]
+fn exec_points_codex_at_the_proxy_by_its_own_config_and_keeps_its_base_url() {
+    use std::os::unix::fs::PermissionsExt;
+    let daemon = Daemon::start("");
+    let rt = tokio::runtime::Runtime::new().expect("rt");
+    let builtin = rt.block_on(provider(quick()));
+    let mine = rt.block_on(provider(quick()));
+    let config = daemon.dir.path().join("proxy.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[proxy]\nlisten = \"127.0.0.1:1\"\n[proxy.upstreams.openai]\nurl = \"{}\"\n",
+            builtin.url()
+        ),
+    )
+    .expect("config");
+    let bin = daemon.dir.path().join("bin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    let codex = bin.join("codex");
+    std::fs::write(&codex, FAKE_CODEX).expect("codex");
+    std::fs::set_permissions(&codex, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let run = |home: &std::path::Path| {
+        let out = std::process::Command::new(BIN)
+            .args(["exec", "--verbose", "--config"])
+            .arg(&config)
+            .arg("--socket")
+            .arg(&daemon.socket)
+            .args(["--", "codex", "exec", "--skip-git-repo-check", "say hi"])
+            .env("PATH", &path)
+            .env("CODEX_HOME", home)
+            .env_remove("CODEX_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .output()
+            .expect("exec");
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(out.status.success(), "{err}");
+        (String::from_utf8_lossy(&out.stdout).trim().to_string(), err)
+    };
+    // No base URL of its own and an API key: the built-in OpenAI upstream, through the proxy.
+    let plain = daemon.dir.path().join("codex-plain");
+    std::fs::create_dir_all(&plain).expect("home");
+    let (base, err) = run(&plain);
+    assert!(base.ends_with("/openai/v1"), "{base}\n{err}");
+    assert!(
+        err.contains("codex -c openai_base_url="),
+        "--verbose says it: {err}"
+    );
+    assert_eq!(builtin.provider.stats().requests, 1);
+    // Its config names a server of the user's: the requests go there, limited on its host.
+    let own = daemon.dir.path().join("codex-own");
+    std::fs::create_dir_all(&own).expect("home");
+    std::fs::write(
+        own.join("config.toml"),
+        format!("openai_base_url = \"{}/v1\"\n", mine.url()),
+    )
+    .expect("config.toml");
+    let (base, err) = run(&own);
+    assert!(base.ends_with("/exec-openai"), "{base}\n{err}");
+    assert_eq!(mine.provider.stats().requests, 1, "{err}");
+    assert_eq!(
+        builtin.provider.stats().requests,
+        1,
+        "nothing more to the built-in upstream"
+    );
+    let status = rt.block_on(daemon.status());
+    let port = mine.url().rsplit(':').next().unwrap_or("").to_string();
+    let key = format!("127.0.0.1:{port}/gpt-x");
+    assert!(
+        status.keys.iter().any(|k| k.key == key),
+        "{key} limited: {:?}",
+        status.keys.iter().map(|k| &k.key).collect::<Vec<_>>()
+    );
+    // The user's config is left as it was.
+    let kept = std::fs::read_to_string(own.join("config.toml")).expect("config.toml");
+    assert_eq!(kept, format!("openai_base_url = \"{}/v1\"\n", mine.url()));
+}
