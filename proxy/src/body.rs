@@ -119,9 +119,16 @@ impl<B> Watched<B> {
             stream_started: false,
             bytes: self.bytes,
         };
+        let mut ending = ending;
         match &mut self.watch {
             Watch::Events(w) => {
                 let out = w.outcome(ending == Ending::Complete);
+                // A caller that goes away after the stream's last event (Codex closes the
+                // connection right after `response.completed`) had all of it: a success.
+                if out.finished && ending == Ending::CallerGone {
+                    ending = Ending::Complete;
+                    seen.ending = Ending::Complete;
+                }
                 seen.usage = out.usage;
                 seen.stream_started = if out.error.is_some() {
                     out.error_after_output
@@ -349,5 +356,73 @@ impl Body for BusyBody {
 
     fn size_hint(&self) -> SizeHint {
         self.inner.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::VecDeque;
+    use std::sync::{Arc, Mutex};
+
+    /// A stream of unknown length that sends its chunks and then nothing more (the upstream
+    /// keeping the connection open).
+    struct Chunks(VecDeque<Bytes>);
+
+    impl Body for Chunks {
+        type Data = Bytes;
+        type Error = BoxError;
+        fn poll_frame(
+            mut self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+        ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+            match self.0.pop_front() {
+                Some(b) => Poll::Ready(Some(Ok(Frame::data(b)))),
+                None => Poll::Pending,
+            }
+        }
+    }
+
+    /// What a caller that reads `events` and then goes away leaves to be reported.
+    async fn seen_after(events: &[&str]) -> Seen {
+        let chunks = events.iter().map(|e| Bytes::from(e.to_string())).collect();
+        let got: Arc<Mutex<Option<Seen>>> = Arc::default();
+        let put = got.clone();
+        let mut body = Watched::new(
+            Chunks(chunks),
+            "text/event-stream",
+            Duration::from_secs(60),
+            Box::new(move |s| *put.lock().expect("lock") = Some(s)),
+        );
+        for _ in events {
+            body.frame().await.expect("a frame").expect("data");
+        }
+        drop(body);
+        let seen = got.lock().expect("lock").take();
+        seen.expect("reported once dropped")
+    }
+
+    const DELTA: &str = "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"hi\"}\n\n";
+    const COMPLETED: &str = "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"usage\":{\"input_tokens\":5,\"output_tokens\":2,\"total_tokens\":7}}}\n\n";
+
+    #[tokio::test]
+    async fn a_caller_gone_after_the_streams_last_event_had_a_success() {
+        let seen = seen_after(&[DELTA, COMPLETED]).await;
+        assert_eq!(seen.ending, Ending::Complete);
+        assert_eq!(seen.error, None);
+        assert!(seen.usage.is_some(), "usage read: {seen:?}");
+        for last in [
+            "data: [DONE]\n\n",
+            "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+        ] {
+            assert_eq!(seen_after(&[DELTA, last]).await.ending, Ending::Complete);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_caller_gone_mid_stream_is_a_cancellation() {
+        let seen = seen_after(&[DELTA]).await;
+        assert_eq!(seen.ending, Ending::CallerGone);
+        assert_eq!(seen.error.map(|e| e.0).as_deref(), Some("cancelled"));
     }
 }

@@ -193,6 +193,20 @@ impl Proxy {
             Some(q) => format!("{}{rest}?{q}", up.url),
             None => format!("{}{rest}", up.url),
         };
+        // A WebSocket (Codex opens the Responses API over one first) would carry requests
+        // the proxy cannot limit one by one: refused at once, with no request upstream, as
+        // Codex takes to mean "use HTTPS" (it falls back at once on a 426).
+        if req.headers().contains_key(http::header::UPGRADE) {
+            self.count_refusal("upgrade");
+            return (
+                shape::error(
+                    up.api,
+                    StatusCode::UPGRADE_REQUIRED,
+                    "llmctl proxy: WebSocket upgrades are not proxied (every request is limited one by one); send the request over plain HTTP(S), as the API's HTTP endpoint takes it",
+                ),
+                String::new(),
+            );
+        }
         match routes::limited(up.api, req.method(), rest) {
             None => (self.pass_through(&up, target, req).await, String::new()),
             Some(call) => self.limited(up, call, target, req).await,

@@ -40,6 +40,8 @@ pub fn kind_for(api: Api, status: StatusCode) -> &'static str {
         (Api::Anthropic, 404) => "not_found_error",
         (_, 404) => "not_found",
         (_, 413) => "request_too_large",
+        // Each API's own code: OpenAI's SDKs and CLIs (Codex) read `rate_limit_exceeded`.
+        (Api::OpenAi, 429) => "rate_limit_exceeded",
         (_, 429) => "rate_limit_error",
         (Api::Anthropic, 503) => "overloaded_error",
         (_, 503) => "unavailable",
@@ -85,5 +87,14 @@ mod tests {
             };
             assert_eq!((t.as_str(), m.as_str()), (want, "wait"), "{api:?}");
         }
+    }
+
+    #[test]
+    fn a_429_names_each_apis_own_code() {
+        let codes: Vec<&str> = [Api::OpenAi, Api::Anthropic]
+            .into_iter()
+            .map(|a| kind_for(a, StatusCode::TOO_MANY_REQUESTS))
+            .collect();
+        assert_eq!(codes, ["rate_limit_exceeded", "rate_limit_error"]);
     }
 }

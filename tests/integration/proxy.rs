@@ -1209,3 +1209,54 @@ fn exec_points_codex_at_the_proxy_by_its_own_config_and_keeps_its_base_url() {
     let kept = std::fs::read_to_string(own.join("config.toml")).expect("config.toml");
     assert_eq!(kept, format!("openai_base_url = \"{}/v1\"\n", mine.url()));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_websocket_upgrade_is_answered_426_at_once_and_nothing_goes_upstream() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let daemon = Daemon::start("");
+    let p = provider(quick()).await;
+    let proxy = proxy_for(&daemon, &p.url(), "").await;
+    let authority = proxy.url().trim_start_matches("http://").to_string();
+    // What Codex sends first: the Responses API over a WebSocket.
+    let mut s = tokio::net::TcpStream::connect(&authority)
+        .await
+        .expect("connect");
+    let req = format!(
+        "GET /openai/v1/responses HTTP/1.1\r\nHost: {authority}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nOpenAI-Beta: responses_websockets=2026-02-06\r\nAuthorization: Bearer sk-test\r\n\r\n"
+    );
+    s.write_all(req.as_bytes()).await.expect("write");
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&got).contains("}") {
+        let n = tokio::time::timeout(Duration::from_secs(10), s.read(&mut buf))
+            .await
+            .expect("answered within 10 s")
+            .expect("read");
+        if n == 0 {
+            break;
+        }
+        got.extend_from_slice(&buf[..n]);
+    }
+    let text = String::from_utf8_lossy(&got).to_string();
+    assert!(text.starts_with("HTTP/1.1 426"), "{text}");
+    assert!(
+        text.to_ascii_lowercase().contains("x-should-retry: false"),
+        "{text}"
+    );
+    assert!(text.contains("WebSocket"), "says why: {text}");
+    assert_eq!(
+        p.provider.stats().requests,
+        0,
+        "nothing reached the upstream"
+    );
+    // The same call over plain HTTP is limited and served.
+    let body = serde_json::json!({"model": "gpt-x", "input": "hi", "max_output_tokens": 8});
+    let a = post(
+        &format!("{}/openai/v1/responses", proxy.url()),
+        &[("content-type", "application/json")],
+        body.to_string(),
+    )
+    .await;
+    assert_eq!(a.status, 200, "{:?}", a.body);
+    assert_eq!(p.provider.stats().requests, 1);
+}

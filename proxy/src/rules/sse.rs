@@ -115,6 +115,9 @@ pub struct StreamOutcome {
     pub error_after_output: bool,
     /// Output reached the caller at all.
     pub output_seen: bool,
+    /// The stream's own last event went by (`[DONE]`, Responses' `response.completed`,
+    /// Anthropic's `message_stop`): what follows is only the connection's closing.
+    pub finished: bool,
 }
 
 /// Follows the raw bytes of a streamed answer.
@@ -158,12 +161,16 @@ impl StreamWatcher {
 
     fn event(&mut self, event: &str, data: &str) {
         if data.starts_with("[DONE]") {
+            self.out.finished = true;
             return;
         }
         let Ok(Value::Object(obj)) = serde_json::from_str::<Value>(data) else {
             return;
         };
         let kind = obj.get("type").and_then(Value::as_str).unwrap_or(event);
+        if matches!(kind, "response.completed" | "message_stop") {
+            self.out.finished = true;
+        }
         let err = if obj.get("error").is_some_and(Value::is_object) {
             Some(Value::Object(obj.clone()))
         } else if kind == "error" || event == "error" {
