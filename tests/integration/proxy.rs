@@ -757,11 +757,19 @@ fn exec_points_the_sdks_at_a_private_proxy_and_exits_as_the_command_did() {
     assert_eq!(run("kill -TERM $$").status.code(), Some(128 + 15));
 }
 
-#[test]
-fn exec_keeps_the_destination_the_environment_names_and_sets_the_aliases_frameworks_read_first() {
+/// A daemon, two providers (`builtin` stands in for api.openai.com and api.anthropic.com,
+/// `mine` for a server of the user's) and a proxy config whose built-in upstreams are `builtin`.
+struct Destinations {
+    daemon: Daemon,
+    rt: tokio::runtime::Runtime,
+    builtin: FakeProvider,
+    mine: FakeProvider,
+    config: std::path::PathBuf,
+}
+
+fn destinations() -> Destinations {
     let daemon = Daemon::start("");
     let rt = tokio::runtime::Runtime::new().expect("rt");
-    // `builtin` stands in for api.openai.com and api.anthropic.com; `mine` is the user's server.
     let builtin = rt.block_on(provider(quick()));
     let mine = rt.block_on(provider(quick()));
     let config = daemon.dir.path().join("proxy.toml");
@@ -773,6 +781,24 @@ fn exec_keeps_the_destination_the_environment_names_and_sets_the_aliases_framewo
         ),
     )
     .expect("config");
+    Destinations {
+        daemon,
+        rt,
+        builtin,
+        mine,
+        config,
+    }
+}
+
+#[test]
+fn exec_keeps_the_destination_the_environment_names_and_sets_the_aliases_frameworks_read_first() {
+    let Destinations {
+        daemon,
+        rt,
+        builtin,
+        mine,
+        config,
+    } = destinations();
     let mine_v1 = format!("{}/v1", mine.url());
     let chat = r#"-H 'content-type: application/json' -d '{"model":"gpt-x","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}'"#;
     let msg = r#"-H 'content-type: application/json' -d '{"model":"claude-x","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}'"#;
@@ -1131,19 +1157,13 @@ echo "$base"
 #[test]
 fn exec_points_codex_at_the_proxy_by_its_own_config_and_keeps_its_base_url() {
     use std::os::unix::fs::PermissionsExt;
-    let daemon = Daemon::start("");
-    let rt = tokio::runtime::Runtime::new().expect("rt");
-    let builtin = rt.block_on(provider(quick()));
-    let mine = rt.block_on(provider(quick()));
-    let config = daemon.dir.path().join("proxy.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[proxy]\nlisten = \"127.0.0.1:1\"\n[proxy.upstreams.openai]\nurl = \"{}\"\n",
-            builtin.url()
-        ),
-    )
-    .expect("config");
+    let Destinations {
+        daemon,
+        rt,
+        builtin,
+        mine,
+        config,
+    } = destinations();
     let bin = daemon.dir.path().join("bin");
     std::fs::create_dir_all(&bin).expect("bin");
     let codex = bin.join("codex");
