@@ -2,8 +2,10 @@
 //! engine, the wire, the CLI and the simulator all reach them here, so none depends on another
 //! for them.
 
+pub mod delays;
 pub mod duration;
 pub mod text;
+pub mod time;
 
 /// The p-th percentile (0..=100) of sorted values, by nearest rank; None when there are none.
 pub fn nearest_rank(sorted: &[u64], p: f64) -> Option<u64> {

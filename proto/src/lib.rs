@@ -22,6 +22,7 @@ impl v1::RefusalReason {
             Self::Stopping => "stopping",
             Self::TooLarge => "too_large",
             Self::DailyQuota => "daily_quota",
+            Self::PlanWindow => "plan_window",
         }
     }
 }
@@ -76,6 +77,7 @@ names!(EventKind {
     Calibrated => "calibrated",
     Reset => "reset",
     Reconfigured => "reconfigured",
+    PlanWindow => "plan_window",
 });
 
 /// A typed state of a message read as its reader should: the code; from an older daemon that

@@ -22,6 +22,33 @@ use hyper::body::Incoming;
 use llmctl_client::pb;
 use llmctl_client::time::now_unix_ms;
 use serde_json::Value;
+
+/// The longest wait a refusal advises by `retry-after`: what Claude Code waits at most (it
+/// gives up on 61 s or more), and past which an agent CLI that obeys it only hangs.
+pub const LONGEST_ADVISED_WAIT: Duration = Duration::from_secs(60);
+
+/// An upstream's refusal returned as it came, but without a retry delay past
+/// `LONGEST_ADVISED_WAIT` (a closed window's hours): agent CLIs that ignore `x-should-retry`
+/// would sleep through it; the body still says why and until when.
+fn drop_long_retry(h: &mut HeaderMap) {
+    let now = now_unix_ms();
+    let long = |name: &str, ms: bool| {
+        h.get(name)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| {
+                if ms {
+                    v.trim().parse::<f64>().ok().map(|m| m / 1000.0)
+                } else {
+                    llmctl_common::delays::parse_retry_after(v, now).map(|d| d.as_secs_f64())
+                }
+            })
+            .is_some_and(|secs| secs > LONGEST_ADVISED_WAIT.as_secs_f64())
+    };
+    if long("retry-after", false) || long("retry-after-ms", true) {
+        h.remove("retry-after");
+        h.remove("retry-after-ms");
+    }
+}
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -109,22 +136,52 @@ impl Attempt {
     }
 
     /// A refusal as the caller's SDK understands it: a 429 in the upstream's shape, with
-    /// `retry-after` and `retry-after-ms` from when it may be granted, and the reason.
+    /// `retry-after` and `retry-after-ms` from when it may be granted, and the reason. A wait
+    /// past `LONGEST_ADVISED_WAIT` (a closed plan window, a daily quota) is an answer to stop
+    /// now: no retry header (agent CLIs that ignore `x-should-retry` obey `retry-after`, and
+    /// Claude Code gives up past 60 s anyway), the time it may be granted in the message, and
+    /// for a closed plan window on an OpenAI-shaped upstream Codex's own `usage_limit_reached`
+    /// with its reset.
     fn not_granted(&self, r: &pb::AcquireResponse, waited: Duration) -> Response<Body> {
-        let reason = pb::RefusalReason::try_from(r.reason_code)
-            .map(|c| {
-                c.as_str_name()
-                    .trim_start_matches("REFUSAL_REASON_")
-                    .to_ascii_lowercase()
-            })
-            .unwrap_or_else(|_| r.reason_code.to_string());
-        let msg = format!(
+        let code = pb::RefusalReason::try_from(r.reason_code).ok();
+        let reason = code
+            .map(|c| c.short_name().to_string())
+            .unwrap_or_else(|| r.reason_code.to_string());
+        let until_ms = (r.not_before_unix_ms - now_unix_ms()).max(0);
+        let long = r.not_before_unix_ms > 0
+            && Duration::from_millis(until_ms as u64) > LONGEST_ADVISED_WAIT;
+        let mut msg = format!(
             "llmctl: not granted on {} within {:?} ({reason}): {}",
             r.key, self.steer.max_wait, r.reason
         );
-        let mut resp = self.proxy_error(StatusCode::TOO_MANY_REQUESTS, &msg, waited);
-        let until_ms = (r.not_before_unix_ms - now_unix_ms()).max(0);
-        if r.not_before_unix_ms > 0 {
+        if long {
+            msg.push_str(&format!(
+                "; not before {} (in {})",
+                llmctl_common::time::utc(r.not_before_unix_ms),
+                llmctl_common::time::wait(Duration::from_millis(until_ms as u64))
+            ));
+        }
+        let window = code == Some(pb::RefusalReason::PlanWindow);
+        let mut resp = if window && self.up.api == crate::config::Api::OpenAi {
+            let body = serde_json::json!({"error": {
+                "type": "usage_limit_reached",
+                "code": "usage_limit_reached",
+                "message": msg,
+                "param": null,
+                "resets_at": r.not_before_unix_ms.div_euclid(1000),
+                "resets_in_seconds": (until_ms as u64).div_ceil(1000),
+            }});
+            let mut resp = Response::new(bytes_body(body.to_string()));
+            *resp.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+            let h = resp.headers_mut();
+            put(h, "content-type", "application/json");
+            put(h, "x-should-retry", "false");
+            self.mark(&mut resp, waited);
+            resp
+        } else {
+            self.proxy_error(StatusCode::TOO_MANY_REQUESTS, &msg, waited)
+        };
+        if r.not_before_unix_ms > 0 && !long {
             put(
                 resp.headers_mut(),
                 "retry-after",
@@ -316,6 +373,7 @@ impl Attempt {
                         parts.headers.remove("content-length");
                         let mut r = Response::from_parts(parts, bytes_body(bytes));
                         put(r.headers_mut(), "x-should-retry", "false");
+                        drop_long_retry(r.headers_mut());
                         self.mark(&mut r, waited);
                         return r;
                     }
@@ -503,5 +561,39 @@ impl Attempt {
         let mut r = Response::from_parts(parts, body);
         self.mark(&mut r, waited);
         r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (n, v) in pairs {
+            h.insert(*n, v.parse().expect("value"));
+        }
+        h
+    }
+
+    #[test]
+    fn a_retry_delay_past_a_minute_is_not_passed_on_and_a_shorter_one_is() {
+        let mut h = headers(&[("retry-after", "7200"), ("retry-after-ms", "7200000")]);
+        drop_long_retry(&mut h);
+        assert!(h.get("retry-after").is_none() && h.get("retry-after-ms").is_none());
+        let mut h = headers(&[("retry-after-ms", "61000")]);
+        drop_long_retry(&mut h);
+        assert!(h.get("retry-after-ms").is_none());
+        let date = llmctl_client::time::http_date(now_unix_ms() / 1000 + 3600);
+        let mut h = headers(&[("retry-after", &date)]);
+        drop_long_retry(&mut h);
+        assert!(h.get("retry-after").is_none(), "an HTTP-date an hour away");
+        let mut h = headers(&[("retry-after", "30"), ("retry-after-ms", "30000")]);
+        drop_long_retry(&mut h);
+        assert_eq!(
+            h.get("retry-after").map(|v| v.to_str().unwrap()),
+            Some("30")
+        );
+        assert!(h.get("retry-after-ms").is_some());
     }
 }

@@ -114,6 +114,25 @@ pub struct FakeArgs {
     /// OpenAI-compatible servers do
     #[arg(long)]
     refuse_stream_options: bool,
+    /// A subscription plan's window: N requests per DUR ("30/5h"), every answer carrying the
+    /// plan's headers (Anthropic's unified, Codex's x-codex-*) and every request past N refused
+    /// as the plan's until the window resets
+    #[arg(long, value_name = "N/DUR")]
+    plan_window: Option<String>,
+}
+
+/// `N/DUR` of --plan-window.
+fn plan_window(spec: &str) -> Result<(u64, Duration), String> {
+    let bad = || {
+        format!("--plan-window {spec:?}: give requests per window, like 30/5h (30 requests per 5-hour window)")
+    };
+    let (n, length) = spec.split_once('/').ok_or_else(bad)?;
+    let n: u64 = n.trim().parse().map_err(|_| bad())?;
+    let length = super::duration(length.trim()).map_err(|_| bad())?;
+    if n == 0 || length < Duration::from_secs(1) {
+        return Err(bad());
+    }
+    Ok((n, length))
 }
 
 /// `DUR:F` of --scale-limits.
@@ -213,6 +232,7 @@ impl FakeArgs {
             },
             limit_change: self.scale_limits.as_deref().map(scale_limits).transpose()?,
             rolling_window: self.rolling_window,
+            plan_window: self.plan_window.as_deref().map(plan_window).transpose()?,
             refuse_stream_options: self.refuse_stream_options,
         })
     }

@@ -21,6 +21,7 @@ pub struct StatusArgs {
 pub fn key_json(k: &pb::KeyStatus) -> Value {
     let mut v = key_json_core(k);
     v["settled_at_estimate_total"] = json!(k.settled_at_estimate_total);
+    v["plan_windows"] = k.plan_windows.iter().map(window_json).collect();
     v
 }
 
@@ -203,9 +204,18 @@ pub fn key_line(k: &pb::KeyStatus) -> String {
         }
         parts.push(fleet);
     }
+    for w in &k.plan_windows {
+        parts.push(window_words(w));
+    }
     if !k.daily_quota.is_empty() {
-        // The cooldown's reason says it: "daily quota exhausted (requests per day) until …".
-        parts.push(format!("DAILY QUOTA: {}", k.cooldown_reason));
+        // The cooldown's reason says it: "daily quota exhausted (requests per day) until …",
+        // "plan window closed (5-hour window) … until …".
+        let what = if k.plan_windows.iter().any(|w| w.closed) {
+            "PLAN WINDOW CLOSED"
+        } else {
+            "DAILY QUOTA"
+        };
+        parts.push(format!("{what}: {}", k.cooldown_reason));
     } else if k.cooldown_remaining_ms > 0 {
         parts.push(format!(
             "COOLDOWN {:.1}s ({})",
@@ -214,6 +224,44 @@ pub fn key_line(k: &pb::KeyStatus) -> String {
         ));
     }
     parts.join("  ")
+}
+
+fn window_json(w: &pb::PlanWindow) -> serde_json::Value {
+    json!({
+        "name": w.name,
+        "label": w.label,
+        "used": (w.used >= 0.0).then_some(w.used),
+        "resets_at_unix_ms": (w.resets_at_unix_ms > 0).then_some(w.resets_at_unix_ms),
+        "window_minutes": (w.window_minutes > 0).then_some(w.window_minutes),
+        "status": (!w.status.is_empty()).then_some(&w.status),
+        "closed": w.closed,
+        "binding": w.binding,
+    })
+}
+
+/// A plan window with a gauge: `5-hour window [########--] 83 % used, resets 2026-12-02
+/// 18:00:00 UTC (binds)`.
+pub fn window_words(w: &pb::PlanWindow) -> String {
+    let mut s = w.label.clone();
+    if w.used >= 0.0 {
+        let filled = ((w.used.clamp(0.0, 1.0) * 10.0).round()) as usize;
+        s += &format!(
+            " [{}{}] {:.0} % used",
+            "#".repeat(filled),
+            "-".repeat(10 - filled),
+            w.used * 100.0
+        );
+    }
+    if w.resets_at_unix_ms > 0 {
+        s += &format!(", resets {}", llmctl_common::time::utc(w.resets_at_unix_ms));
+    }
+    if w.binding {
+        s += " (binds)";
+    }
+    if w.closed {
+        s += " CLOSED";
+    }
+    s
 }
 
 /// Requests/s, tokens/min, in flight, queue and 429s of a client or a run.
@@ -388,4 +436,36 @@ pub async fn run(args: StatusArgs, socket: PathBuf) -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plan_window_reads_as_a_gauge_with_its_reset() {
+        let w = pb::PlanWindow {
+            name: "5h".into(),
+            label: "5-hour window".into(),
+            used: 0.83,
+            resets_at_unix_ms: 1_796_126_400_000,
+            binding: true,
+            ..Default::default()
+        };
+        assert_eq!(
+            window_words(&w),
+            "5-hour window [########--] 83 % used, resets 2026-12-01 12:00:00 UTC (binds)"
+        );
+        let closed = pb::PlanWindow {
+            used: -1.0,
+            resets_at_unix_ms: 0,
+            binding: false,
+            closed: true,
+            ..w
+        };
+        assert_eq!(window_words(&closed), "5-hour window CLOSED");
+        let j = window_json(&closed);
+        assert_eq!(j["used"], serde_json::Value::Null);
+        assert_eq!(j["closed"], true);
+    }
 }

@@ -1280,3 +1280,83 @@ async fn a_websocket_upgrade_is_answered_426_at_once_and_nothing_goes_upstream()
     assert_eq!(a.status, 200, "{:?}", a.body);
     assert_eq!(p.provider.stats().requests, 1);
 }
+
+/// A subscription's 5-hour window of 3 requests, through the proxy, for each API: the three
+/// are served with the plan's headers learned into status, the fourth is the provider's own
+/// refusal (no retry delay of hours passed on), and every one after it is refused at once by
+/// the proxy without reaching the provider, with no `retry-after` for a CLI to sleep on and
+/// the reset in words (for Codex, its own `usage_limit_reached` with `resets_in_seconds`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_plan_window_is_refused_at_once_naming_its_reset_with_nothing_sent_upstream() {
+    for (upstream, path, model) in [
+        ("anthropic", "v1/messages", "claude-x"),
+        ("openai", "v1/chat/completions", "gpt-x"),
+    ] {
+        let daemon = Daemon::start("");
+        let p = provider(ProviderConfig {
+            plan_window: Some((3, Duration::from_secs(5 * 3600))),
+            ..quick()
+        })
+        .await;
+        let proxy = proxy_for(&daemon, &p.url(), "").await;
+        let url = format!("{}/{upstream}/{path}", proxy.url());
+        for _ in 0..3 {
+            assert_eq!(post(&url, &[], chat(model)).await.status, 200, "{upstream}");
+        }
+        let key = format!("{upstream}/{model}");
+        let k = key_status(&daemon, &key).await.expect("key in status");
+        let w = k
+            .plan_windows
+            .iter()
+            .find(|w| w.name == "5h")
+            .unwrap_or_else(|| panic!("{upstream}: the 5-hour window in status: {k:?}"));
+        assert!((w.used - 1.0).abs() < 1e-9, "{upstream}: {w:?}");
+        assert!(!w.closed && w.label == "5-hour window", "{upstream}: {w:?}");
+        let refused = post(&url, &[], chat(model)).await;
+        assert_eq!(refused.status, 429, "{upstream}: {:?}", refused.body);
+        for _ in 0..5 {
+            let asked = std::time::Instant::now();
+            let a = post(&url, &[("x-llmctl-max-wait", "30s")], chat(model)).await;
+            assert!(
+                asked.elapsed() < Duration::from_secs(5),
+                "{upstream}: answered at once, not after max_wait"
+            );
+            assert_eq!(a.status, 429, "{upstream}: {:?}", a.body);
+            assert_eq!(a.header("x-llmctl-reason"), "plan_window", "{upstream}");
+            assert_eq!(
+                a.header("retry-after"),
+                "",
+                "{upstream}: no wait of hours advised"
+            );
+            assert_eq!(a.header("x-should-retry"), "false");
+            let msg = a.body["error"]["message"].as_str().expect("message");
+            assert!(
+                msg.contains("5-hour window") && msg.contains("not before") && msg.contains("UTC"),
+                "{upstream}: {msg}"
+            );
+            if upstream == "openai" {
+                assert_eq!(
+                    a.body["error"]["type"], "usage_limit_reached",
+                    "{:?}",
+                    a.body
+                );
+                let secs = a.body["error"]["resets_in_seconds"]
+                    .as_u64()
+                    .expect("resets");
+                assert!((4 * 3600..=5 * 3600 + 5).contains(&secs), "{secs}");
+            }
+        }
+        let stats = p.provider.stats();
+        assert_eq!(
+            stats.plan_refused, 1,
+            "{upstream}: one request after the first refusal"
+        );
+        assert_eq!(stats.requests, 4, "{upstream}");
+        let k = key_status(&daemon, &key).await.expect("key in status");
+        assert!(
+            k.plan_windows.iter().any(|w| w.name == "5h" && w.closed),
+            "{upstream}: {:?}",
+            k.plan_windows
+        );
+    }
+}

@@ -27,7 +27,22 @@ export function errorInfo(body: unknown): [string, string] {
       break;
     }
   }
-  return [type, (typeof err.message === "string" ? err.message : "") + details(err.details)];
+  const message = typeof err.message === "string" ? err.message : "";
+  return [type, message + details(err.details) + resets(err)];
+}
+
+/** Codex's plan reset beside its message (`resets_at`, `resets_in_seconds`), as
+ * ` [resets_at=…; resets_in_seconds=…]` in whole seconds (the daemon reads until when a plan
+ * window is closed from it); "" when there is none. */
+function resets(err: Record<string, unknown>): string {
+  const parts: string[] = [];
+  for (const k of ["resets_at", "resets_in_seconds"]) {
+    const v = err[k];
+    if (typeof v === "number" && Number.isFinite(v) && v >= 0) {
+      parts.push(`${k}=${Math.floor(v)}`);
+    }
+  }
+  return parts.length ? ` [${parts.join("; ")}]` : "";
 }
 
 /** What Gemini puts beside its message in `details`: the quota's id (`…PerDay…` or

@@ -3,7 +3,7 @@
 
 import type { Advice, HeadersLike, ReportOptions } from "./types.js";
 
-const LIMIT_HEADER_PREFIXES = ["x-ratelimit-", "anthropic-ratelimit-", "ratelimit"];
+const LIMIT_HEADER_PREFIXES = ["x-ratelimit-", "anthropic-ratelimit-", "ratelimit", "x-codex-"];
 const RETRY_HEADERS = new Set(["retry-after", "retry-after-ms", "x-ms-retry-after-ms", "x-should-retry"]);
 /** The daemon takes at most this many headers. */
 const MAX_HEADERS = 64;

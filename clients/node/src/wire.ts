@@ -39,6 +39,8 @@ export function reasonCode(code: RefusalReason): ReasonCode {
       return "too_large";
     case RefusalReason.DAILY_QUOTA:
       return "daily_quota";
+    case RefusalReason.PLAN_WINDOW:
+      return "plan_window";
     case RefusalReason.UNSPECIFIED:
       return "";
     default:

@@ -95,6 +95,15 @@ pub(super) fn key_limits(
         }
     };
     let max_concurrency = section.count("max_concurrency", k.max_concurrency, 1, 1_000_000)?;
+    let warn_at = match k.warn_at {
+        None => None,
+        Some(w) if w.is_finite() && w > 0.0 && w <= 1.0 => Some(w),
+        Some(w) => {
+            return Err(format!(
+                "{section} warn_at = {w}: a share of a plan window, from above 0 to 1 (0.9 warns at 90 % used)"
+            ))
+        }
+    };
     let raw_breaker = RawBreaker {
         breaker_failure_rate: k.breaker_failure_rate,
         breaker_min_requests: k.breaker_min_requests,
@@ -119,5 +128,6 @@ pub(super) fn key_limits(
             None
         },
         local_only: k.fleet == Some(false),
+        warn_at,
     })
 }

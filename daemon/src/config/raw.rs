@@ -123,4 +123,5 @@ pub(super) struct RawKey {
     pub(super) breaker_window: Option<String>,
     pub(super) breaker_open_for: Option<String>,
     pub(super) fleet: Option<bool>,
+    pub(super) warn_at: Option<f64>,
 }

@@ -102,6 +102,20 @@ fn provider_presets_and_ramp_up() {
 }
 
 #[test]
+fn warn_at_is_a_share_of_a_plan_window() {
+    let c = Config::parse("[keys.\"anthropic\"]\nwarn_at = 0.75\n", "t").expect("parses");
+    assert_eq!(c.keys[0].1.warn_at, Some(0.75));
+    for bad in ["0", "1.5", "-0.1", "90"] {
+        let m = err(&format!("[keys.a]\nwarn_at = {bad}\n"));
+        assert!(
+            m.contains(&format!("warn_at = {}", bad.parse::<f64>().unwrap()))
+                && m.contains("0.9 warns at 90 % used"),
+            "{m}"
+        );
+    }
+}
+
+#[test]
 fn profiles_route_groups_and_run_budgets() {
     let text = r#"
 [daemon]

@@ -350,9 +350,11 @@ impl Engine {
         };
         let deadline_ms = first.saturating_add(profile.deadline.as_millis() as i64);
         let left = Duration::from_millis((deadline_ms - now.unix_ms).max(0) as u64);
-        if let Some((_, quota)) = self.daily_on(id, now.mono) {
+        if let Some((until, quota)) = self.daily_on(id, now.mono) {
             Some(format!(
-                "the daily quota ({quota}) on {key} is spent until it resets; retrying today will not help"
+                "{} on {key} is spent until it resets at {}; retrying before then will not help",
+                super::cooldowns::quota_words(&quota),
+                super::cooldowns::utc(now.unix_of(until))
             ))
         } else if attempt >= profile.attempts {
             Some(format!(

@@ -139,8 +139,21 @@ impl Engine {
         let label = quota.label();
         let until_ms = now.unix_ms + quota.resets_in.as_millis() as i64;
         let reason = daily_reason(&label, until_ms);
-        let until =
-            self.install_cooldown(name, Some(quota.resets_in), reason, None, origin, now)?;
+        self.install_quota(name, label, reason, quota.resets_in, origin, now)
+    }
+
+    /// A quota cooldown (a daily quota, a plan window) on `name` for `resets_in`, marked with
+    /// which quota it is (`label`): every Acquire under it is answered at once.
+    pub(super) fn install_quota(
+        &mut self,
+        name: &str,
+        label: String,
+        reason: String,
+        resets_in: Duration,
+        origin: Origin,
+        now: Now,
+    ) -> Result<Instant, EngineError> {
+        let until = self.install_cooldown(name, Some(resets_in), reason, None, origin, now)?;
         if let Some(c) = self.cooldowns.get_mut(name) {
             c.daily = Some(label);
         }
@@ -202,18 +215,48 @@ impl Engine {
 /// How a daily quota's cooldown reads (status, top, events, the fleet's channel).
 pub const DAILY_REASON: &str = "daily quota exhausted";
 
+/// How a closed plan window's cooldown reads.
+pub const WINDOW_REASON: &str = "plan window closed";
+
+pub(super) use llmctl_common::time::utc;
+
 fn daily_reason(label: &str, until_unix_ms: i64) -> String {
-    let at = jiff::Timestamp::from_millisecond(until_unix_ms)
-        .map(|t| t.strftime("%Y-%m-%d %H:%M:%S UTC").to_string())
-        .unwrap_or_else(|_| format!("{until_unix_ms} ms"));
-    format!("{DAILY_REASON} ({label}) until {at}")
+    format!("{DAILY_REASON} ({label}) until {}", utc(until_unix_ms))
 }
 
-/// The limit a daily quota's reason names ("requests per day"), when it is one.
+/// `plan window closed (5-hour window) at 100 % used until 2026-12-02 18:00:00 UTC`.
+pub(super) fn window_reason(label: &str, used: Option<f64>, until_unix_ms: i64) -> String {
+    let used = used
+        .map(|u| format!(" at {:.0} % used", u * 100.0))
+        .unwrap_or_default();
+    format!(
+        "{WINDOW_REASON} ({label}){used} until {}",
+        utc(until_unix_ms)
+    )
+}
+
+/// The quota a quota cooldown's reason names ("requests per day", "5-hour window"), when it
+/// is one.
 pub(super) fn daily_label(reason: &str) -> Option<String> {
     let rest = reason
-        .strip_prefix(DAILY_REASON)?
+        .strip_prefix(DAILY_REASON)
+        .or_else(|| reason.strip_prefix(WINDOW_REASON))?
         .trim_start()
         .strip_prefix('(')?;
     rest.split_once(')').map(|(l, _)| l.to_string())
+}
+
+/// Whether a quota's label is a plan window's ("5-hour window") rather than a daily quota's.
+pub fn is_window(label: &str) -> bool {
+    label.contains("window")
+}
+
+/// A spent quota in words: "the plan's 5-hour window", "the provider's daily quota (requests
+/// per day)".
+pub(super) fn quota_words(label: &str) -> String {
+    if is_window(label) {
+        format!("the plan's {label}")
+    } else {
+        format!("the provider's daily quota ({label})")
+    }
 }

@@ -43,6 +43,8 @@ pub struct ProviderSignals {
     pub ignored: Vec<String>,
     /// Per-day limits named as such (`x-ratelimit-remaining-requests-day` and the like).
     pub day_limits: Vec<(Dimension, HeaderLimit)>,
+    /// The plan's windows (Anthropic's unified, Codex's primary and secondary).
+    pub plan: super::plan::PlanSignals,
 }
 
 impl ProviderSignals {
@@ -70,6 +72,7 @@ impl ProviderSignals {
                         _ => None,
                     }
                 }
+                _ if signals.plan.read(&name, value, now_unix_ms) => {}
                 _ => {
                     if let Some((dim, field)) = day_limit_header(&name) {
                         let pos = match signals.day_limits.iter().position(|(d, _)| *d == dim) {
@@ -135,6 +138,7 @@ impl ProviderSignals {
             .or_else(|| parse_message_hint(error_message))
             .map(|d| d.min(MAX_PROVIDER_DELAY));
         signals.drop_absurd();
+        signals.plan.finish();
         signals
             .limits
             .retain(|(_, l)| l.limit.is_some() || l.remaining.is_some());
@@ -204,6 +208,7 @@ pub fn is_limit_header(name: &str) -> bool {
     openai_limit_header(name).is_some()
         || day_limit_header(name).is_some()
         || anthropic_limit_header(name).is_some()
+        || super::plan::is_plan_header(name)
         || matches!(
             name,
             "retry-after" | "retry-after-ms" | "x-ms-retry-after-ms" | "x-should-retry"

@@ -77,6 +77,11 @@ pub(super) struct KeyState {
     pub(super) output: output::OutputEstimate,
     /// Until when a fault may send requests on it this limiter does not see (`faults.rs`).
     pub(super) fault_until: Option<Instant>,
+    /// The plan's windows as its answers last told them (`windows.rs`).
+    pub(super) plan: windows::PlanState,
+    /// The share of a plan window past which an event warns (`warn_at`; None: an ancestor's,
+    /// else `windows::DEFAULT_WARN_AT`).
+    pub(super) warn_at: Option<f64>,
 }
 
 impl KeyState {
@@ -229,6 +234,8 @@ impl Engine {
             concurrency: None,
             output: Default::default(),
             fault_until: None,
+            plan: Default::default(),
+            warn_at: None,
         };
         let id = if self.keys.len() < self.config.max_keys || !bounded {
             self.keys.push(fresh);

@@ -248,4 +248,7 @@ pub struct KeyLimits {
     pub breaker: Option<super::BreakerConfig>,
     /// Kept to this limiter when a fleet shares the others (`fleet = false`).
     pub local_only: bool,
+    /// The share of a plan window (0 to 1) past which an event warns; None: an ancestor's, else
+    /// 0.9.
+    pub warn_at: Option<f64>,
 }

@@ -28,6 +28,7 @@ mod lifecycle_tests;
 pub mod limits;
 mod output;
 mod persist;
+pub mod plan;
 #[cfg(test)]
 mod policy_tests;
 mod probe;
@@ -55,6 +56,9 @@ mod tables;
 #[cfg(test)]
 mod tests;
 mod types;
+mod windows;
+#[cfg(test)]
+mod windows_tests;
 use llmctl_common::text;
 
 pub use advice::{Action, Advice, Class};

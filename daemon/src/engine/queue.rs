@@ -118,13 +118,22 @@ impl Engine {
                 let name = &self.keys[w.key].name;
                 let daily = self.daily_on(w.key, now.mono);
                 let (code, why) = match (self.cooldowns_reason(w.key, now.mono), self.keys[w.key].breaker.gate(now.mono)) {
-                    _ if daily.is_some() => (
-                        RefusalCode::DailyQuota,
-                        format!(
-                            "key {name:?}: the provider's daily quota ({}) is spent; it resets at not_before",
-                            daily.map(|d| d.1).unwrap_or_default()
-                        ),
-                    ),
+                    _ if daily.is_some() => {
+                        let label = daily.map(|d| d.1).unwrap_or_default();
+                        let code = if super::cooldowns::is_window(&label) {
+                            RefusalCode::PlanWindow
+                        } else {
+                            RefusalCode::DailyQuota
+                        };
+                        (
+                            code,
+                            format!(
+                                "key {name:?}: {} is spent; it resets at {} (not_before)",
+                                super::cooldowns::quota_words(&label),
+                                super::cooldowns::utc(now.unix_of(at))
+                            ),
+                        )
+                    }
                     (Some(r), _) => (RefusalCode::Cooldown, format!("key {name:?} is cooling down ({r})")),
                     (None, breaker::BreakerGate::Open(_)) => (
                         RefusalCode::BreakerOpen,

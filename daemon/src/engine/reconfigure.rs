@@ -30,6 +30,7 @@ impl Engine {
         k.output_explicit = limits.output_counted_as;
         k.provider = limits.provider;
         k.ramp_up = limits.ramp_up;
+        k.warn_at = limits.warn_at;
         k.resolve_accounting();
         k.cached_input_counts = limits.cached_input_counts;
         k.local_only = limits.local_only;
@@ -73,6 +74,7 @@ impl Engine {
         k.output_explicit = None;
         k.provider = None;
         k.ramp_up = None;
+        k.warn_at = None;
         k.cached_input_counts = false;
         k.resolve_accounting();
         if k.local_only {

@@ -86,9 +86,20 @@ impl Engine {
             self.count_success(&lease, outcome, now);
         }
         self.apply_headers(id, outcome, now);
+        self.learn_plan(id, &outcome.signals.plan, now);
         let rate_limited = matches!(class, Class::RateLimited | Class::Overloaded);
+        let window = rate_limited
+            .then(|| {
+                outcome.signals.plan.closed(
+                    outcome.status,
+                    &outcome.error_type,
+                    &outcome.error_message,
+                    now.unix_ms,
+                )
+            })
+            .flatten();
         // Only a refusal is read for its words: a success costs no text scan.
-        let daily = rate_limited
+        let daily = (rate_limited && window.is_none())
             .then(|| {
                 super::daily::daily_quota(
                     outcome.status,
@@ -105,7 +116,9 @@ impl Engine {
                 &outcome.error_type,
                 &outcome.error_message,
             );
-        if let Some(quota) = &daily {
+        if let Some(closed) = &window {
+            self.window_refused(&lease, closed, now)?;
+        } else if let Some(quota) = &daily {
             self.daily_refused(&lease, quota, now)?;
         } else if concurrency && self.concurrency_refused(&lease, now) {
             // Too many in flight, not too fast: no cut of the rate, and no cooldown beyond
@@ -245,7 +258,7 @@ impl Engine {
     }
 
     /// Counts a provider's refusal of a lease, for the key and its client.
-    fn count_refusal(&mut self, lease: &Lease, now: Now) {
+    pub(super) fn count_refusal(&mut self, lease: &Lease, now: Now) {
         self.refused_by_provider(&lease.ctx, now.mono);
         let stats = &mut self.keys[lease.key].stats;
         stats.rate_limited_total += 1;

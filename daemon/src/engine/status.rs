@@ -82,6 +82,8 @@ pub struct KeyStatus {
     pub daily_quota: Option<(i64, String)>,
     /// The window of a requests bucket that follows a provider's fixed windows.
     pub fixed_window: Option<Duration>,
+    /// The plan's windows (5-hour, 7-day) as the key's answers told them.
+    pub plan_windows: Vec<super::windows::WindowStatus>,
 }
 
 impl Engine {
@@ -137,6 +139,7 @@ impl Engine {
                 .iter()
                 .map(|&a| self.keys[a].name.clone())
                 .collect();
+            let plan_windows = self.windows_status(id, now);
             let key = &mut self.keys[id];
             for b in &mut key.buckets {
                 b.refill(now.mono);
@@ -195,6 +198,7 @@ impl Engine {
                 fixed_window: key
                     .find_minute_bucket(Dimension::Requests)
                     .and_then(|i| key.buckets[i].window().map(|w| w.length)),
+                plan_windows,
             });
         }
         out

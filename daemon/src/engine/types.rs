@@ -147,6 +147,8 @@ pub enum RefusalCode {
     TooLarge,
     /// The key's daily quota is spent until `not_before`.
     DailyQuota,
+    /// A plan window (5-hour, 7-day) of the key's account is closed until `not_before`.
+    PlanWindow,
 }
 
 pub type WaiterId = u64;
@@ -221,6 +223,8 @@ pub enum EventKind {
     Calibrated,
     Reset,
     Reconfigured,
+    /// A plan window passed `warn_at`.
+    PlanWindow,
 }
 
 impl EventKind {
@@ -235,6 +239,7 @@ impl EventKind {
             EventKind::Calibrated => "calibrated",
             EventKind::Reset => "reset",
             EventKind::Reconfigured => "reconfigured",
+            EventKind::PlanWindow => "plan_window",
         }
     }
 }

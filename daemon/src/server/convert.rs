@@ -89,6 +89,7 @@ pub(super) fn refusal_reason(code: RefusalCode) -> pb::RefusalReason {
         RefusalCode::Stopping => pb::RefusalReason::Stopping,
         RefusalCode::TooLarge => pb::RefusalReason::TooLarge,
         RefusalCode::DailyQuota => pb::RefusalReason::DailyQuota,
+        RefusalCode::PlanWindow => pb::RefusalReason::PlanWindow,
     }
 }
 
@@ -354,6 +355,7 @@ pub(super) mod codes {
             EventKind::Calibrated => pb::EventKind::Calibrated,
             EventKind::Reset => pb::EventKind::Reset,
             EventKind::Reconfigured => pb::EventKind::Reconfigured,
+            EventKind::PlanWindow => pb::EventKind::PlanWindow,
         }) as i32
     }
 }

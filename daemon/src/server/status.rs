@@ -175,6 +175,20 @@ fn key_status(k: KeyStatus) -> pb::KeyStatus {
             .as_ref()
             .map_or(String::new(), |d| d.1.clone()),
         fixed_window_ms: k.fixed_window.map_or(0, |w| w.as_millis() as i64),
+        plan_windows: k
+            .plan_windows
+            .iter()
+            .map(|w| pb::PlanWindow {
+                name: w.window.name.clone(),
+                label: w.label.clone(),
+                used: w.window.used.unwrap_or(-1.0),
+                resets_at_unix_ms: w.window.resets_at_unix_ms.unwrap_or(0),
+                window_minutes: w.window.minutes.map_or(0, i64::from),
+                status: w.window.status.clone().unwrap_or_default(),
+                closed: w.closed,
+                binding: w.binding,
+            })
+            .collect(),
     }
 }
 

@@ -1,9 +1,14 @@
 //! The response headers a report carries (`conformance/headers.json`): the rate-limit families
-//! the daemon reads and the retry headers, nothing else.
+//! the daemon reads (Codex's plan windows among them) and the retry headers, nothing else.
 
 pub const MAX_HEADERS: usize = 64;
 pub const MAX_HEADER_BYTES: usize = 4096;
-const PREFIXES: [&str; 3] = ["x-ratelimit-", "anthropic-ratelimit-", "ratelimit"];
+const PREFIXES: [&str; 4] = [
+    "x-ratelimit-",
+    "anthropic-ratelimit-",
+    "ratelimit",
+    "x-codex-",
+];
 const NAMES: [&str; 4] = [
     "retry-after",
     "retry-after-ms",

@@ -121,7 +121,31 @@ pub fn error_info(body: &Value) -> Option<(String, String)> {
         .unwrap_or("")
         .to_string();
     let message = err.get("message").and_then(Value::as_str).unwrap_or("");
-    Some((etype, format!("{message}{}", details(err.get("details")))))
+    Some((
+        etype,
+        format!("{message}{}{}", details(err.get("details")), resets(err)),
+    ))
+}
+
+/// Codex's plan reset beside its message (`resets_at`, `resets_in_seconds`), as
+/// ` [resets_at=…; resets_in_seconds=…]` in whole seconds: the daemon reads from it until when
+/// a plan window is closed.
+fn resets(err: &serde_json::Map<String, Value>) -> String {
+    let parts: Vec<String> = ["resets_at", "resets_in_seconds"]
+        .iter()
+        .filter_map(|k| {
+            let v = err
+                .get(*k)?
+                .as_f64()
+                .filter(|v| v.is_finite() && *v >= 0.0)?;
+            Some(format!("{k}={}", v.floor() as u64))
+        })
+        .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" [{}]", parts.join("; "))
+    }
 }
 
 /// What Gemini puts beside its message in `details` (the quota's id and the retry delay), as

@@ -74,6 +74,12 @@ pub struct ProviderConfig {
     /// Answers 400 to a request with `stream_options` (older Azure api-versions, some
     /// OpenAI-compatible servers).
     pub refuse_stream_options: bool,
+    /// A subscription plan's window: this many requests in a window of this length (begun by
+    /// the first request), every answer carrying the plan's headers (Anthropic's
+    /// `anthropic-ratelimit-unified-*`, Codex's `x-codex-*` on the OpenAI routes) and every
+    /// request past them refused as the plan's (Anthropic `rejected`, Codex
+    /// `usage_limit_reached`) until the window resets.
+    pub plan_window: Option<(u64, Duration)>,
 }
 
 impl Default for ProviderConfig {
@@ -96,6 +102,7 @@ impl Default for ProviderConfig {
             limit_change: None,
             rolling_window: None,
             refuse_stream_options: false,
+            plan_window: None,
         }
     }
 }

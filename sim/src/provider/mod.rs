@@ -50,6 +50,9 @@ struct State_ {
     window_begun: bool,
     /// Requests counted in the rolling window, oldest first.
     rolling: std::collections::VecDeque<Instant>,
+    /// The plan window's requests served, and when it began.
+    plan_used: u64,
+    plan_started: Option<Instant>,
 }
 
 pub struct Provider {
@@ -72,6 +75,7 @@ enum Decision {
 enum ErrorKind {
     RateLimited { dimension: usize, wait: Duration },
     Daily { reset: Duration },
+    PlanClosed { reset: Duration },
     InFlight,
     InsufficientQuota,
     Status,
@@ -94,6 +98,8 @@ impl Provider {
             scale: 1.0,
             window_begun: false,
             rolling: std::collections::VecDeque::new(),
+            plan_used: 0,
+            plan_started: None,
         };
         Provider {
             config,
@@ -136,6 +142,8 @@ impl Provider {
         s.scale = 1.0;
         s.window_begun = false;
         s.rolling.clear();
+        s.plan_used = 0;
+        s.plan_started = None;
     }
 
     pub fn set_faults(&self, faults: Vec<Fault>) {
@@ -214,6 +222,23 @@ impl Provider {
                 };
             }
         }
+        if let Some((allowed, length)) = self.config.plan_window {
+            let begun = *s.plan_started.get_or_insert(now);
+            if now.duration_since(begun) >= length {
+                s.plan_started = Some(now);
+                s.plan_used = 0;
+            }
+            if s.plan_used >= allowed {
+                let t = llmctl_client::time::now_unix_ms();
+                s.stats.plan_refused += 1;
+                s.stats.first_plan_refusal_unix_ms.get_or_insert(t);
+                let reset = self.plan_reset(s, now);
+                return Decision::Error {
+                    status: 429,
+                    kind: ErrorKind::PlanClosed { reset },
+                };
+            }
+        }
         if let Some(max) = self.config.max_in_flight {
             if s.in_flight >= max {
                 s.stats.in_flight_refused += 1;
@@ -283,12 +308,89 @@ impl Provider {
             }
         }
         s.used_today += 1;
+        s.plan_used += 1;
         s.in_flight += 1;
         if self.config.rolling_window.is_some() {
             s.rolling.push_back(now);
         }
         s.stats.max_in_flight_seen = s.stats.max_in_flight_seen.max(s.in_flight);
         Decision::Serve { slow, stream_error }
+    }
+
+    /// How long until the plan's window resets.
+    fn plan_reset(&self, s: &State_, now: Instant) -> Duration {
+        let Some((_, length)) = self.config.plan_window else {
+            return Duration::ZERO;
+        };
+        let begun = s.plan_started.unwrap_or(now);
+        length.saturating_sub(now.duration_since(begun))
+    }
+
+    /// The plan's window in its provider's headers: Anthropic's unified status, utilisation
+    /// and reset of the window (named by its length, `5h`) and of a 7-day one beside it;
+    /// Codex's primary and secondary used percent, length and reset.
+    fn plan_headers(&self, api: Api, s: &State_, headers: &mut HeaderMap) {
+        let Some((allowed, length)) = self.config.plan_window else {
+            return;
+        };
+        let now_s = llmctl_client::time::now_unix_ms() / 1000;
+        let reset_at = now_s + self.plan_reset(s, Instant::now()).as_secs() as i64 + 1;
+        let week_at = now_s + 7 * 86_400;
+        let used = (s.plan_used as f64 / allowed as f64).min(1.0);
+        let minutes = (length.as_secs() / 60).max(1);
+        match api {
+            Api::Anthropic => {
+                let name = llmctl_common::time::window_name(minutes);
+                let status = if used >= 1.0 {
+                    "rejected"
+                } else if used >= 0.8 {
+                    "allowed_warning"
+                } else {
+                    "allowed"
+                };
+                let h = "anthropic-ratelimit-unified";
+                put(headers, &format!("{h}-status"), status.into());
+                put(
+                    headers,
+                    &format!("{h}-{name}-utilization"),
+                    format!("{used:.4}"),
+                );
+                put(headers, &format!("{h}-{name}-reset"), reset_at.to_string());
+                put(headers, &format!("{h}-{name}-status"), status.into());
+                put(
+                    headers,
+                    &format!("{h}-7d-utilization"),
+                    format!("{:.4}", used / 10.0),
+                );
+                put(headers, &format!("{h}-7d-reset"), week_at.to_string());
+                put(
+                    headers,
+                    &format!("{h}-representative-claim"),
+                    "five_hour".into(),
+                );
+                put(headers, &format!("{h}-reset"), reset_at.to_string());
+            }
+            Api::OpenAi => {
+                put(
+                    headers,
+                    "x-codex-primary-used-percent",
+                    format!("{:.1}", used * 100.0),
+                );
+                put(
+                    headers,
+                    "x-codex-primary-window-minutes",
+                    minutes.to_string(),
+                );
+                put(headers, "x-codex-primary-reset-at", reset_at.to_string());
+                put(
+                    headers,
+                    "x-codex-secondary-used-percent",
+                    format!("{:.1}", used * 10.0),
+                );
+                put(headers, "x-codex-secondary-window-minutes", "10080".into());
+                put(headers, "x-codex-secondary-reset-at", week_at.to_string());
+            }
+        }
     }
 
     fn limit_headers(&self, api: Api, s: &State_, headers: &mut HeaderMap) {
@@ -445,6 +547,7 @@ impl Provider {
                         self.config.requests_per_day.unwrap_or(0),
                         reset,
                     ),
+                    ErrorKind::PlanClosed { reset } => shapes::plan_closed(api, reset),
                     ErrorKind::InFlight => {
                         shapes::too_many_in_flight(api, self.config.max_in_flight.unwrap_or(0))
                     }
@@ -452,6 +555,7 @@ impl Provider {
                 };
                 let s = self.state();
                 self.limit_headers(api, &s, resp.headers_mut());
+                self.plan_headers(api, &s, resp.headers_mut());
                 drop(s);
                 shapes::request_id(api, id, resp.headers_mut());
                 return self.finish(api, resp);
@@ -495,6 +599,7 @@ impl Provider {
             s.stats.first_success_unix_ms.get_or_insert(t);
             s.stats.last_success_unix_ms = Some(t);
             self.limit_headers(api, &s, resp.headers_mut());
+            self.plan_headers(api, &s, resp.headers_mut());
         }
         shapes::request_id(api, id, resp.headers_mut());
         self.finish(api, resp)

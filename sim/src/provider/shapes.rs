@@ -144,6 +144,31 @@ pub fn daily_quota(style: QuotaStyle, model: &str, limit: u64, reset: Duration) 
     }
 }
 
+/// Refused because the plan's window is closed: Anthropic's rate_limit_error (its headers say
+/// `rejected`), Codex's `usage_limit_reached` with the reset in its body.
+pub fn plan_closed(api: Api, reset: Duration) -> Response<Body> {
+    let secs = reset.as_secs() + 1;
+    match api {
+        Api::Anthropic => error(
+            api,
+            429,
+            "rate_limit_error",
+            "This request would exceed your account's rate limit. Please try again later.",
+            None,
+        ),
+        Api::OpenAi => json_body(
+            429,
+            &json!({"error": {
+                "type": "usage_limit_reached",
+                "message": "The usage limit has been reached",
+                "plan_type": "plus",
+                "resets_at": llmctl_client::time::now_unix_ms() / 1000 + secs as i64,
+                "resets_in_seconds": secs,
+            }}),
+        ),
+    }
+}
+
 /// Refused for the requests in flight, as a LiteLLM proxy's `max_parallel_requests` and
 /// OpenAI-compatible servers do.
 pub fn too_many_in_flight(api: Api, limit: u64) -> Response<Body> {

@@ -23,6 +23,9 @@ pub struct Stats {
     pub first_daily_refusal_unix_ms: Option<i64>,
     /// Streamed answers whose client went away before their last event.
     pub streams_cut: u64,
+    /// Requests refused because the plan's window was closed, and when the first was.
+    pub plan_refused: u64,
+    pub first_plan_refusal_unix_ms: Option<i64>,
     /// Requests received in each whole second since the start (or the last reset), for the
     /// first hour.
     pub per_second: Vec<u64>,
@@ -47,6 +50,8 @@ impl Stats {
             "last_success_unix_ms": self.last_success_unix_ms,
             "daily_refused": self.daily_refused,
             "in_flight_refused": self.in_flight_refused,
+            "plan_refused": self.plan_refused,
+            "first_plan_refusal_unix_ms": self.first_plan_refusal_unix_ms,
             "max_in_flight_seen": self.max_in_flight_seen,
             "first_daily_refusal_unix_ms": self.first_daily_refusal_unix_ms,
             "streams_cut": self.streams_cut,

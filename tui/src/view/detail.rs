@@ -170,10 +170,50 @@ fn figures(r: &KeyRow<'_>) -> Vec<Line<'static>> {
     lines
 }
 
-fn left(r: &KeyRow<'_>, width: usize) -> Vec<Line<'static>> {
+/// A plan window as a gauge: `plan 5h  ██████░░  83% resets in 1h20m` (CLOSED while it
+/// refuses).
+fn window_line(w: &pb::PlanWindow, now_ms: Option<i64>, width: usize) -> Line<'static> {
+    let name = format!("plan {}", w.name);
+    let used = (w.used >= 0.0).then_some(w.used);
+    let mut tail = String::new();
+    if w.resets_at_unix_ms > 0 {
+        match now_ms {
+            Some(now) => tail = format!(" resets in {}", format::millis(w.resets_at_unix_ms - now)),
+            None => tail = format!(" resets {}", llmctl_common::time::utc(w.resets_at_unix_ms)),
+        }
+    }
+    if w.binding && width >= 60 {
+        tail.push_str(" (binds)");
+    }
+    let figures = format!(" {:>4} ", format::percent(used));
+    let bar_width = width
+        .saturating_sub(LABEL + 1 + figures.chars().count() + tail.chars().count() + 7)
+        .clamp(3, 30);
+    let share = used.unwrap_or(0.0);
+    let style = if w.closed || share >= 0.9 {
+        Style::new().fg(Color::Red)
+    } else if share >= 0.7 {
+        Style::new().fg(Color::Yellow)
+    } else {
+        Style::new().fg(Color::Green)
+    };
+    let mut spans = vec![
+        label(format!("{name:<LABEL$} ")),
+        Span::styled(format::bar(share, bar_width), style),
+        Span::from(figures),
+        label(tail),
+    ];
+    if w.closed {
+        spans.push(Span::styled(" CLOSED", alert_style(Alert::Cooldown)));
+    }
+    Line::from(spans)
+}
+
+fn left(r: &KeyRow<'_>, now_ms: Option<i64>, width: usize) -> Vec<Line<'static>> {
     let k = r.status;
     let mut lines: Vec<Line<'static>> = k.buckets.iter().map(|b| bucket_line(b, width)).collect();
-    if k.buckets.is_empty() {
+    lines.extend(k.plan_windows.iter().map(|w| window_line(w, now_ms, width)));
+    if k.buckets.is_empty() && k.plan_windows.is_empty() {
         lines.push(label("no limits known yet").into());
     }
     lines.extend(figures(r));
@@ -343,7 +383,8 @@ pub fn render(frame: &mut Frame, area: Rect, d: &Dashboard) {
         [inner, Rect::default()]
     };
     frame.render_widget(
-        Paragraph::new(left(&r, left_area.width as usize)).wrap(Wrap { trim: false }),
+        Paragraph::new(left(&r, d.now_unix_ms(), left_area.width as usize))
+            .wrap(Wrap { trim: false }),
         left_area,
     );
     if split {

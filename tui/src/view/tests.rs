@@ -358,3 +358,46 @@ fn an_older_daemon_that_sends_only_the_names_is_read_by_them() {
     assert!(text.contains("from headers"), "{text}");
     assert!(!text.contains("unknown"), "{text}");
 }
+
+#[test]
+fn a_keys_plan_windows_show_as_gauges_with_their_reset_and_a_closed_one_says_so() {
+    let mut d = Dashboard::new("/tmp/unused.sock");
+    let mut k = opus(T0, 0, 0);
+    k.plan_windows = vec![
+        pb::PlanWindow {
+            name: "5h".into(),
+            label: "5-hour window".into(),
+            used: 1.0,
+            resets_at_unix_ms: T0 + 80 * 60_000,
+            closed: true,
+            binding: true,
+            ..Default::default()
+        },
+        pb::PlanWindow {
+            name: "7d".into(),
+            label: "7-day window".into(),
+            used: 0.41,
+            resets_at_unix_ms: T0 + 3 * 86_400_000,
+            ..Default::default()
+        },
+    ];
+    d.apply_status(status(T0, vec![k]), Instant::now());
+    select(&mut d, "anthropic/org-a/opus");
+    let text = screen(&d, 140, 40).backend().to_string();
+    let five = text
+        .lines()
+        .find(|l| l.contains("plan 5h"))
+        .unwrap_or_else(|| panic!("a 5-hour line:\n{text}"));
+    assert!(
+        five.contains("100%") && five.contains("resets in") && five.contains("CLOSED"),
+        "{five}"
+    );
+    let seven = text
+        .lines()
+        .find(|l| l.contains("plan 7d"))
+        .unwrap_or_else(|| panic!("a 7-day line:\n{text}"));
+    assert!(
+        seven.contains("41%") && !seven.contains("CLOSED"),
+        "{seven}"
+    );
+}

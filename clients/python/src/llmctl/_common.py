@@ -352,7 +352,7 @@ def advice_from(resp: pb.ReportResponse) -> Advice:
 
 
 # Headers the daemon reads: rate-limit levels and when to come back. Others are not sent.
-_HEADER_PREFIXES = ("x-ratelimit-", "anthropic-ratelimit-", "ratelimit")
+_HEADER_PREFIXES = ("x-ratelimit-", "anthropic-ratelimit-", "ratelimit", "x-codex-")
 _HEADER_NAMES = {"retry-after", "retry-after-ms", "x-ms-retry-after-ms", "x-should-retry"}
 
 

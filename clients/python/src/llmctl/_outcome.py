@@ -6,6 +6,7 @@ Nothing here imports httpx, requests or the SDKs: objects are recognised by thei
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, Mapping, Optional, Tuple
 
 from ._common import Outcome, limit_headers
@@ -93,7 +94,20 @@ def error_info(body: Any) -> Tuple[str, str]:
             etype = candidate
             break
     message = err.get("message")
-    return etype, (message if isinstance(message, str) else "") + _details(err.get("details"))
+    text = message if isinstance(message, str) else ""
+    return etype, text + _details(err.get("details")) + _resets(err)
+
+
+def _resets(err: Mapping) -> str:
+    """Codex's plan reset beside its message (``resets_at``, ``resets_in_seconds``), as
+    `` [resets_at=…; resets_in_seconds=…]`` in whole seconds (the daemon reads until when a plan
+    window is closed from it); "" when there is none."""
+    parts = []
+    for k in ("resets_at", "resets_in_seconds"):
+        v = err.get(k)
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0:
+            parts.append(f"{k}={math.floor(v)}")
+    return f" [{'; '.join(parts)}]" if parts else ""
 
 
 def _details(details: Any) -> str:

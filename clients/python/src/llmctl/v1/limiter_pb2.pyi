@@ -19,6 +19,7 @@ class RefusalReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     REFUSAL_REASON_STOPPING: _ClassVar[RefusalReason]
     REFUSAL_REASON_TOO_LARGE: _ClassVar[RefusalReason]
     REFUSAL_REASON_DAILY_QUOTA: _ClassVar[RefusalReason]
+    REFUSAL_REASON_PLAN_WINDOW: _ClassVar[RefusalReason]
 
 class Advice(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -40,6 +41,7 @@ class EventKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     EVENT_KIND_CALIBRATED: _ClassVar[EventKind]
     EVENT_KIND_RESET: _ClassVar[EventKind]
     EVENT_KIND_RECONFIGURED: _ClassVar[EventKind]
+    EVENT_KIND_PLAN_WINDOW: _ClassVar[EventKind]
 
 class Dimension(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -102,6 +104,7 @@ REFUSAL_REASON_ROUTE_GROUP: RefusalReason
 REFUSAL_REASON_STOPPING: RefusalReason
 REFUSAL_REASON_TOO_LARGE: RefusalReason
 REFUSAL_REASON_DAILY_QUOTA: RefusalReason
+REFUSAL_REASON_PLAN_WINDOW: RefusalReason
 ADVICE_UNSPECIFIED: Advice
 DONE: Advice
 RETRY: Advice
@@ -117,6 +120,7 @@ EVENT_KIND_RELEASED: EventKind
 EVENT_KIND_CALIBRATED: EventKind
 EVENT_KIND_RESET: EventKind
 EVENT_KIND_RECONFIGURED: EventKind
+EVENT_KIND_PLAN_WINDOW: EventKind
 DIMENSION_UNSPECIFIED: Dimension
 DIMENSION_REQUESTS: Dimension
 DIMENSION_TOKENS: Dimension
@@ -465,7 +469,7 @@ class Bucket(_message.Message):
     def __init__(self, dimension: _Optional[str] = ..., period: _Optional[str] = ..., limit: _Optional[float] = ..., capacity: _Optional[float] = ..., level: _Optional[float] = ..., source: _Optional[str] = ..., capacity_source: _Optional[str] = ..., configured_limit: _Optional[float] = ..., configured_capacity: _Optional[float] = ..., learned_limit: _Optional[float] = ..., learned_capacity: _Optional[float] = ..., learned_source: _Optional[str] = ..., dimension_code: _Optional[_Union[Dimension, str]] = ..., period_code: _Optional[_Union[Period, str]] = ..., source_code: _Optional[_Union[LimitSource, str]] = ..., capacity_source_code: _Optional[_Union[LimitSource, str]] = ..., learned_source_code: _Optional[_Union[LimitSource, str]] = ...) -> None: ...
 
 class KeyStatus(_message.Message):
-    __slots__ = ("key", "buckets", "in_flight", "max_concurrency", "queue_depth", "queue_wait_p50_ms", "queue_wait_p95_ms", "rate_limited_total", "rate_limited_per_minute", "tokens_reserved", "tokens_used", "cooldown_remaining_ms", "fallbacks_total", "requests_total", "granted_total", "cooldown_reason", "tokens_outstanding", "ancestors", "last_headers", "requests_per_second", "rejected_total", "fallbacks_per_minute", "retries_total", "give_ups_total", "breaker", "breaker_open_remaining_ms", "provider", "output_counted_as", "output_counted_as_source", "headers_ignored_total", "fleet_shared", "fleet_share", "fleet_slots", "output_tokens_estimate", "undeclared_tokens_reserved", "undeclared_tokens_used", "concurrency_source", "learned_concurrency", "daily_quota_until_unix_ms", "daily_quota", "fixed_window_ms", "breaker_code", "provider_code", "output_counted_as_code", "output_counted_as_source_code", "concurrency_source_code", "settled_at_estimate_total")
+    __slots__ = ("key", "buckets", "in_flight", "max_concurrency", "queue_depth", "queue_wait_p50_ms", "queue_wait_p95_ms", "rate_limited_total", "rate_limited_per_minute", "tokens_reserved", "tokens_used", "cooldown_remaining_ms", "fallbacks_total", "requests_total", "granted_total", "cooldown_reason", "tokens_outstanding", "ancestors", "last_headers", "requests_per_second", "rejected_total", "fallbacks_per_minute", "retries_total", "give_ups_total", "breaker", "breaker_open_remaining_ms", "provider", "output_counted_as", "output_counted_as_source", "headers_ignored_total", "fleet_shared", "fleet_share", "fleet_slots", "output_tokens_estimate", "undeclared_tokens_reserved", "undeclared_tokens_used", "concurrency_source", "learned_concurrency", "daily_quota_until_unix_ms", "daily_quota", "fixed_window_ms", "breaker_code", "provider_code", "output_counted_as_code", "output_counted_as_source_code", "concurrency_source_code", "settled_at_estimate_total", "plan_windows")
     class LastHeadersEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -520,6 +524,7 @@ class KeyStatus(_message.Message):
     OUTPUT_COUNTED_AS_SOURCE_CODE_FIELD_NUMBER: _ClassVar[int]
     CONCURRENCY_SOURCE_CODE_FIELD_NUMBER: _ClassVar[int]
     SETTLED_AT_ESTIMATE_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    PLAN_WINDOWS_FIELD_NUMBER: _ClassVar[int]
     key: str
     buckets: _containers.RepeatedCompositeFieldContainer[Bucket]
     in_flight: int
@@ -567,7 +572,28 @@ class KeyStatus(_message.Message):
     output_counted_as_source_code: AccountingSource
     concurrency_source_code: LimitSource
     settled_at_estimate_total: int
-    def __init__(self, key: _Optional[str] = ..., buckets: _Optional[_Iterable[_Union[Bucket, _Mapping]]] = ..., in_flight: _Optional[int] = ..., max_concurrency: _Optional[int] = ..., queue_depth: _Optional[int] = ..., queue_wait_p50_ms: _Optional[int] = ..., queue_wait_p95_ms: _Optional[int] = ..., rate_limited_total: _Optional[int] = ..., rate_limited_per_minute: _Optional[float] = ..., tokens_reserved: _Optional[int] = ..., tokens_used: _Optional[int] = ..., cooldown_remaining_ms: _Optional[int] = ..., fallbacks_total: _Optional[int] = ..., requests_total: _Optional[int] = ..., granted_total: _Optional[int] = ..., cooldown_reason: _Optional[str] = ..., tokens_outstanding: _Optional[int] = ..., ancestors: _Optional[_Iterable[str]] = ..., last_headers: _Optional[_Mapping[str, str]] = ..., requests_per_second: _Optional[float] = ..., rejected_total: _Optional[int] = ..., fallbacks_per_minute: _Optional[float] = ..., retries_total: _Optional[int] = ..., give_ups_total: _Optional[int] = ..., breaker: _Optional[str] = ..., breaker_open_remaining_ms: _Optional[int] = ..., provider: _Optional[str] = ..., output_counted_as: _Optional[str] = ..., output_counted_as_source: _Optional[str] = ..., headers_ignored_total: _Optional[int] = ..., fleet_shared: bool = ..., fleet_share: _Optional[float] = ..., fleet_slots: _Optional[int] = ..., output_tokens_estimate: _Optional[int] = ..., undeclared_tokens_reserved: _Optional[int] = ..., undeclared_tokens_used: _Optional[int] = ..., concurrency_source: _Optional[str] = ..., learned_concurrency: _Optional[int] = ..., daily_quota_until_unix_ms: _Optional[int] = ..., daily_quota: _Optional[str] = ..., fixed_window_ms: _Optional[int] = ..., breaker_code: _Optional[_Union[BreakerState, str]] = ..., provider_code: _Optional[_Union[Provider, str]] = ..., output_counted_as_code: _Optional[_Union[OutputCounting, str]] = ..., output_counted_as_source_code: _Optional[_Union[AccountingSource, str]] = ..., concurrency_source_code: _Optional[_Union[LimitSource, str]] = ..., settled_at_estimate_total: _Optional[int] = ...) -> None: ...
+    plan_windows: _containers.RepeatedCompositeFieldContainer[PlanWindow]
+    def __init__(self, key: _Optional[str] = ..., buckets: _Optional[_Iterable[_Union[Bucket, _Mapping]]] = ..., in_flight: _Optional[int] = ..., max_concurrency: _Optional[int] = ..., queue_depth: _Optional[int] = ..., queue_wait_p50_ms: _Optional[int] = ..., queue_wait_p95_ms: _Optional[int] = ..., rate_limited_total: _Optional[int] = ..., rate_limited_per_minute: _Optional[float] = ..., tokens_reserved: _Optional[int] = ..., tokens_used: _Optional[int] = ..., cooldown_remaining_ms: _Optional[int] = ..., fallbacks_total: _Optional[int] = ..., requests_total: _Optional[int] = ..., granted_total: _Optional[int] = ..., cooldown_reason: _Optional[str] = ..., tokens_outstanding: _Optional[int] = ..., ancestors: _Optional[_Iterable[str]] = ..., last_headers: _Optional[_Mapping[str, str]] = ..., requests_per_second: _Optional[float] = ..., rejected_total: _Optional[int] = ..., fallbacks_per_minute: _Optional[float] = ..., retries_total: _Optional[int] = ..., give_ups_total: _Optional[int] = ..., breaker: _Optional[str] = ..., breaker_open_remaining_ms: _Optional[int] = ..., provider: _Optional[str] = ..., output_counted_as: _Optional[str] = ..., output_counted_as_source: _Optional[str] = ..., headers_ignored_total: _Optional[int] = ..., fleet_shared: bool = ..., fleet_share: _Optional[float] = ..., fleet_slots: _Optional[int] = ..., output_tokens_estimate: _Optional[int] = ..., undeclared_tokens_reserved: _Optional[int] = ..., undeclared_tokens_used: _Optional[int] = ..., concurrency_source: _Optional[str] = ..., learned_concurrency: _Optional[int] = ..., daily_quota_until_unix_ms: _Optional[int] = ..., daily_quota: _Optional[str] = ..., fixed_window_ms: _Optional[int] = ..., breaker_code: _Optional[_Union[BreakerState, str]] = ..., provider_code: _Optional[_Union[Provider, str]] = ..., output_counted_as_code: _Optional[_Union[OutputCounting, str]] = ..., output_counted_as_source_code: _Optional[_Union[AccountingSource, str]] = ..., concurrency_source_code: _Optional[_Union[LimitSource, str]] = ..., settled_at_estimate_total: _Optional[int] = ..., plan_windows: _Optional[_Iterable[_Union[PlanWindow, _Mapping]]] = ...) -> None: ...
+
+class PlanWindow(_message.Message):
+    __slots__ = ("name", "label", "used", "resets_at_unix_ms", "window_minutes", "status", "closed", "binding")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    LABEL_FIELD_NUMBER: _ClassVar[int]
+    USED_FIELD_NUMBER: _ClassVar[int]
+    RESETS_AT_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
+    WINDOW_MINUTES_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    CLOSED_FIELD_NUMBER: _ClassVar[int]
+    BINDING_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    label: str
+    used: float
+    resets_at_unix_ms: int
+    window_minutes: int
+    status: str
+    closed: bool
+    binding: bool
+    def __init__(self, name: _Optional[str] = ..., label: _Optional[str] = ..., used: _Optional[float] = ..., resets_at_unix_ms: _Optional[int] = ..., window_minutes: _Optional[int] = ..., status: _Optional[str] = ..., closed: bool = ..., binding: bool = ...) -> None: ...
 
 class ClaimRequest(_message.Message):
     __slots__ = ("key", "ttl_ms", "accept_lost_history")

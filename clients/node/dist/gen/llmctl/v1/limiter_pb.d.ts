@@ -1258,12 +1258,80 @@ export type KeyStatus = Message<"llmctl.v1.KeyStatus"> & {
      * @generated from field: int64 settled_at_estimate_total = 47;
      */
     settledAtEstimateTotal: bigint;
+    /**
+     * The plan's windows (a subscription's 5-hour and 7-day windows) as this key's answers told
+     * them (Anthropic's anthropic-ratelimit-unified-*, Codex's x-codex-primary-* / -secondary-*).
+     *
+     * @generated from field: repeated llmctl.v1.PlanWindow plan_windows = 48;
+     */
+    planWindows: PlanWindow[];
 };
 /**
  * Describes the message llmctl.v1.KeyStatus.
  * Use `create(KeyStatusSchema)` to create a new message.
  */
 export declare const KeyStatusSchema: GenMessage<KeyStatus>;
+/**
+ * One window of a subscription plan.
+ *
+ * @generated from message llmctl.v1.PlanWindow
+ */
+export type PlanWindow = Message<"llmctl.v1.PlanWindow"> & {
+    /**
+     * 5h, 7d, 7d_opus, ...: the provider's own name, or Codex's named by its length.
+     *
+     * @generated from field: string name = 1;
+     */
+    name: string;
+    /**
+     * In words: "5-hour window".
+     *
+     * @generated from field: string label = 2;
+     */
+    label: string;
+    /**
+     * The share used, 0 to 1; -1 when not stated.
+     *
+     * @generated from field: double used = 3;
+     */
+    used: number;
+    /**
+     * When it resets (Unix ms); 0 when not stated.
+     *
+     * @generated from field: int64 resets_at_unix_ms = 4;
+     */
+    resetsAtUnixMs: bigint;
+    /**
+     * Its length in minutes; 0 when not stated.
+     *
+     * @generated from field: int64 window_minutes = 5;
+     */
+    windowMinutes: bigint;
+    /**
+     * The provider's status of it (allowed, allowed_warning, rejected); empty when not stated.
+     *
+     * @generated from field: string status = 6;
+     */
+    status: string;
+    /**
+     * True while it is closed: every Acquire under the account is refused (PLAN_WINDOW) until
+     * resets_at_unix_ms.
+     *
+     * @generated from field: bool closed = 7;
+     */
+    closed: boolean;
+    /**
+     * True when the provider says it is the window that binds.
+     *
+     * @generated from field: bool binding = 8;
+     */
+    binding: boolean;
+};
+/**
+ * Describes the message llmctl.v1.PlanWindow.
+ * Use `create(PlanWindowSchema)` to create a new message.
+ */
+export declare const PlanWindowSchema: GenMessage<PlanWindow>;
 /**
  * @generated from message llmctl.v1.ClaimRequest
  */
@@ -1521,7 +1589,15 @@ export declare enum RefusalReason {
      *
      * @generated from enum value: REFUSAL_REASON_DAILY_QUOTA = 9;
      */
-    DAILY_QUOTA = 9
+    DAILY_QUOTA = 9,
+    /**
+     * A plan window (the 5-hour or 7-day window of a subscription) of the key's account is
+     * closed: the provider refused it and said so. not_before is when it resets; asking again
+     * before then will not help.
+     *
+     * @generated from enum value: REFUSAL_REASON_PLAN_WINDOW = 10;
+     */
+    PLAN_WINDOW = 10
 }
 /**
  * Describes the enum llmctl.v1.RefusalReason.
@@ -1634,7 +1710,13 @@ export declare enum EventKind {
      *
      * @generated from enum value: EVENT_KIND_RECONFIGURED = 9;
      */
-    RECONFIGURED = 9
+    RECONFIGURED = 9,
+    /**
+     * A plan window passed its warn_at share.
+     *
+     * @generated from enum value: EVENT_KIND_PLAN_WINDOW = 10;
+     */
+    PLAN_WINDOW = 10
 }
 /**
  * Describes the enum llmctl.v1.EventKind.
