@@ -10,6 +10,11 @@ pub const OUTPUT_SAMPLES: usize = 64;
 /// requests reserve enough and the rest leave a little debt the next refill pays.
 pub const OUTPUT_PERCENTILE: f64 = 90.0;
 
+/// What an undeclared request reserves at most before any answer on its key: agent and chat
+/// turns mostly produce a few hundred tokens, so the clients' 4096 would hold back four times
+/// what the first requests use; the settlement corrects the rest.
+pub const FIRST_UNDECLARED_OUTPUT: u64 = 1024;
+
 /// The output tokens recently settled on a key, and the estimate drawn from them.
 #[derive(Clone, Debug, Default)]
 pub struct OutputEstimate {
@@ -37,12 +42,16 @@ impl OutputEstimate {
 
 impl Engine {
     /// `need` as reserved on key `id`: an undeclared output becomes the key's learned
-    /// estimate once it has one (the caller's own figure until then).
+    /// estimate once it has one (until then the caller's own figure, at most
+    /// `FIRST_UNDECLARED_OUTPUT`).
     pub(super) fn output_need(&self, id: KeyId, mut need: Need) -> Need {
         if need.undeclared {
-            if let Some(e) = self.keys[id].output.estimate() {
-                need.output = e;
-                need.learned = true;
+            match self.keys[id].output.estimate() {
+                Some(e) => {
+                    need.output = e;
+                    need.learned = true;
+                }
+                None => need.output = need.output.min(FIRST_UNDECLARED_OUTPUT),
             }
         }
         need

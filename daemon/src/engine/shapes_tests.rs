@@ -36,14 +36,19 @@ fn undeclared_output_reserves_what_answers_produced_and_settles_at_it() {
     let mut l = limits(vec![rate(Dimension::Tokens, 6_000_000.0, 1_000_000.0)]);
     l.output_counted_as = Some(OutputCounting::Reserved);
     let mut fx = Fx::new(vec![("k", l)]).filled();
-    // Before any answer: the caller's own figure (its default).
+    // Before any answer: the caller's own figure (its default), at most a bounded guess.
     let first = fx.acquire_req(undeclared("k", 100, 4096, 0), 0);
-    assert_eq!(reserved(&first), 100 + 4096);
+    assert_eq!(reserved(&first), 100 + output::FIRST_UNDECLARED_OUTPUT);
+    let small = fx.acquire_req(undeclared("k", 100, 300, 0), 0);
+    assert_eq!(reserved(&small), 100 + 300, "a smaller figure of the caller's stands");
+    fx.e.report(&lease(&small), &used(150), fx.now(0))
+        .expect("report");
     let before = fx.level("k", Dimension::Tokens, 0);
     fx.e.report(&lease(&first), &used(150), fx.now(0))
         .expect("report");
-    // Settled at what was produced, not at the 4096 reserved (nothing was declared).
-    assert_eq!(fx.level("k", Dimension::Tokens, 0), before + 4096.0 - 150.0);
+    // Settled at what was produced, not at what was reserved (nothing was declared).
+    let guess = output::FIRST_UNDECLARED_OUTPUT as f64;
+    assert_eq!(fx.level("k", Dimension::Tokens, 0), before + guess - 150.0);
     for i in 1..30u64 {
         let a = fx.acquire_req(undeclared("k", 100, 4096, 0), i);
         fx.e.report(&lease(&a), &used(100 + i * 5), fx.now(i))
