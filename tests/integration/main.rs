@@ -1,6 +1,7 @@
 //! End-to-end tests: each starts the real `llmctl` binary on a temporary socket and data dir.
 
 mod abuse;
+mod agents;
 mod chaos;
 mod claims;
 mod contrib;

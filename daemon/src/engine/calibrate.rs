@@ -80,11 +80,13 @@ impl Engine {
         let signals = &outcome.signals;
         let key = &mut self.keys[id];
         key.stats.headers_ignored_total += signals.ignored.len() as u64;
+        let mut first_answer = false;
         if signals.limits.iter().any(|(_, l)| l.limit.is_some()) {
             // A provider that names some of its limits names all it enforces.
             for b in &mut key.buckets {
-                changed |= b.end_first_contact();
+                first_answer |= b.end_first_contact();
             }
+            changed |= first_answer;
         }
         for (dim, hl) in &signals.limits {
             let had = key.buckets.len();
@@ -117,6 +119,22 @@ impl Engine {
                 _ => None,
             };
             changed |= key.buckets[i].read_headers(hl, now);
+            if let (true, Some(rem), None) = (first_answer, hl.remaining, key.fleet) {
+                // The first answer on a key nothing was known of: what the provider said remained
+                // was before every request in flight now (each was granted after it, while
+                // the first contact probed), so they come off it too.
+                let in_flight = match dim {
+                    Dimension::Requests => key.in_flight as f64,
+                    _ => key.stats.tokens_outstanding as f64,
+                };
+                let b = &mut key.buckets[i];
+                b.refill(now);
+                let over = b.level() - (rem - in_flight);
+                if over > 0.0 {
+                    b.settle(-over, now);
+                    changed = true;
+                }
+            }
             if let (Some(rem), Some(reset), None) = (hl.remaining, hl.reset, key.fleet) {
                 let in_flight = match dim {
                     Dimension::Requests => key.in_flight as f64,

@@ -375,3 +375,33 @@ fn usage_against_remaining_tokens_corrects_what_the_header_family_suggested() {
         (OutputCounting::Actual, AccountingSource::Usage)
     );
 }
+
+#[test]
+fn the_first_answer_on_a_new_key_counts_the_requests_sent_after_it() {
+    // First contact: the probe's burst goes out before any answer.
+    let mut fx = Fx::new(vec![]);
+    let first = lease(&fx.acquire("new", 0, 0, 0, 0));
+    let mut later = Vec::new();
+    while let Acquired::Granted(g) = fx.acquire("new", 0, 0, 0, 0) {
+        later.push(g.lease_id);
+    }
+    assert!(!later.is_empty(), "the first contact sends a few at once");
+    // The first answer: 2 a second, 1 of a burst of 2 left when the provider counted it. The
+    // others were sent after: they are taken off that 1 as well.
+    let h = requests_headers("120", "1", "500ms");
+    let hv: Vec<(&str, &str)> = h.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let mut o = with_headers(200, &hv, T0_UNIX + 100);
+    o.usage_known = true;
+    fx.e.report(&first, &o, fx.now(100)).expect("report");
+    let level = fx.level("new", Dimension::Requests, 100);
+    let expected = 1.0 - later.len() as f64;
+    assert!(
+        (level - expected).abs() < 0.05,
+        "level {level}, expected {expected} (1 left less {} in flight)",
+        later.len()
+    );
+    assert!(
+        !matches!(fx.acquire("new", 0, 0, 0, 100), Acquired::Granted(_)),
+        "nothing more until they are paid for"
+    );
+}

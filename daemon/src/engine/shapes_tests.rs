@@ -40,7 +40,11 @@ fn undeclared_output_reserves_what_answers_produced_and_settles_at_it() {
     let first = fx.acquire_req(undeclared("k", 100, 4096, 0), 0);
     assert_eq!(reserved(&first), 100 + output::FIRST_UNDECLARED_OUTPUT);
     let small = fx.acquire_req(undeclared("k", 100, 300, 0), 0);
-    assert_eq!(reserved(&small), 100 + 300, "a smaller figure of the caller's stands");
+    assert_eq!(
+        reserved(&small),
+        100 + 300,
+        "a smaller figure of the caller's stands"
+    );
     fx.e.report(&lease(&small), &used(150), fx.now(0))
         .expect("report");
     let before = fx.level("k", Dimension::Tokens, 0);
