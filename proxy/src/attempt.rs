@@ -591,7 +591,7 @@ mod tests {
         let mut h = headers(&[("retry-after", "30"), ("retry-after-ms", "30000")]);
         drop_long_retry(&mut h);
         assert_eq!(
-            h.get("retry-after").map(|v| v.to_str().unwrap()),
+            h.get("retry-after").map(|v| v.to_str().expect("text")),
             Some("30")
         );
         assert!(h.get("retry-after-ms").is_some());

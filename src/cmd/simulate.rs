@@ -24,8 +24,8 @@ pub struct SimulateArgs {
     /// Jobs not done by then count as failed
     #[arg(long, default_value = "90s", value_parser = super::duration, value_name = "DUR")]
     max_run_time: Duration,
-    /// Only the calibrate, shapes or fleet-faults rows with these names, like headerless/none,
-    /// max-in-flight or daemon-killed (repeatable) [default: all]
+    /// Only the calibrate, shapes, fleet-faults or agents rows with these names, like
+    /// headerless/none, max-in-flight, daemon-killed or codex/llmctl (repeatable) [default: all]
     #[arg(long = "row", value_name = "NAME")]
     rows: Vec<String>,
     /// Print the results as JSON
@@ -50,7 +50,40 @@ pub async fn run(args: SimulateArgs) -> ExitCode {
         );
     }
     let mut rows: Vec<RunResult> = Vec::new();
+    let mut agent_rows: Vec<simulate::agents::AgentsResult> = Vec::new();
     for name in scenarios {
+        if name == ScenarioName::Agents {
+            let mut matrix = simulate::agents::AgentsRow::all();
+            if !args.rows.is_empty() {
+                matrix.retain(|r| args.rows.contains(&r.label()));
+                if matrix.is_empty() {
+                    let names: Vec<String> = simulate::agents::AgentsRow::all()
+                        .iter()
+                        .map(|r| r.label())
+                        .collect();
+                    return exit::fail(
+                        exit::USAGE,
+                        format!(
+                            "no agents row is named {}; choose from {}",
+                            args.rows.join(", "),
+                            names.join(", ")
+                        ),
+                    );
+                }
+            }
+            for row in matrix {
+                if !args.json {
+                    eprintln!("running agents {}...", row.label());
+                }
+                match simulate::agents::run(&exe, row, args.max_run_time).await {
+                    Ok(r) => agent_rows.push(r),
+                    Err(e) => {
+                        return exit::fail(exit::SOFTWARE, format!("agents {}: {e}", row.label()))
+                    }
+                }
+            }
+            continue;
+        }
         // The calibrate matrix is about the daemon's limits: only the llmctl strategy has any.
         let (runs, strategies) = if matches!(name, ScenarioName::Calibrate | ScenarioName::Shapes) {
             let all = |jobs| {
@@ -138,12 +171,21 @@ pub async fn run(args: SimulateArgs) -> ExitCode {
         }
     }
     if args.json {
-        println!(
-            "{}",
-            json!({ "runs": rows.iter().map(RunResult::to_json).collect::<Vec<_>>() })
-        );
+        let mut out = json!({ "runs": rows.iter().map(RunResult::to_json).collect::<Vec<_>>() });
+        if !agent_rows.is_empty() {
+            out["agents"] = agent_rows
+                .iter()
+                .map(simulate::agents::AgentsResult::to_json)
+                .collect();
+        }
+        println!("{out}");
     } else {
-        print!("{}", simulate::table(&rows));
+        if !rows.is_empty() {
+            print!("{}", simulate::table(&rows));
+        }
+        if !agent_rows.is_empty() {
+            print!("{}", simulate::agents::table(&agent_rows));
+        }
     }
     ExitCode::SUCCESS
 }

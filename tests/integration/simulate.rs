@@ -287,3 +287,55 @@ fn real_traffic_shapes_finish_as_their_providers_allow() {
         "{window}"
     );
 }
+
+/// `llmctl simulate --scenario agents`: Codex's shape straight to the provider tries its
+/// WebSocket on every agent and gives up on 429s; through llmctl, both CLIs' shapes finish
+/// every agent without a 429 reaching one, at most 2 provider 429s (the first contact), first
+/// to last within 1.3x of the provider's pace, no WebSocket upstream; with the 5-hour window
+/// closed, at most one request after the first refusal and every agent ended within 2 s.
+/// Runs alone (`.config/nextest.toml`).
+#[test]
+fn agent_clis_through_llmctl_finish_and_end_at_once_when_the_window_closes() {
+    let o = Command::new(BIN)
+        .args([
+            "simulate",
+            "--scenario",
+            "agents",
+            "--max-run-time",
+            "90s",
+            "--json",
+        ])
+        .args(["--row", "codex/direct"])
+        .args(["--row", "claude-code/llmctl", "--row", "codex/llmctl"])
+        .args(["--row", "claude-code/llmctl/window-closed"])
+        .args(["--row", "codex/llmctl/window-closed"])
+        .output()
+        .expect("run simulate");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    let rows = v["agents"].as_array().expect("agents rows");
+    assert_eq!(rows.len(), 5, "{v}");
+    let n = |r: &serde_json::Value, f: &str| r[f].as_f64().unwrap_or(f64::NAN);
+    for r in rows {
+        println!("{r}");
+        let row = r["row"].as_str().expect("row");
+        match row {
+            "codex/direct" => {
+                assert!(n(r, "websocket_attempts_upstream") >= 12.0, "{r}");
+                assert!(n(r, "done") < 12.0 && n(r, "saw_429") > 0.0, "{r}");
+            }
+            _ if row.ends_with("window-closed") => {
+                assert!(n(r, "after_first_refusal") <= 1.0, "{r}");
+                assert!(n(r, "ended_after_refusal_s") <= 2.0, "{r}");
+                assert_eq!(n(r, "websocket_attempts_upstream"), 0.0, "{r}");
+            }
+            _ => {
+                assert_eq!(n(r, "done"), 12.0, "{r}");
+                assert_eq!(n(r, "saw_429"), 0.0, "{r}");
+                assert!(n(r, "provider_429s") <= 2.0, "{r}");
+                assert_eq!(n(r, "websocket_attempts_upstream"), 0.0, "{r}");
+                assert!(n(r, "first_to_last_s") <= 1.3 * n(r, "ideal_s"), "{r}");
+            }
+        }
+    }
+}

@@ -108,8 +108,10 @@ fn warn_at_is_a_share_of_a_plan_window() {
     for bad in ["0", "1.5", "-0.1", "90"] {
         let m = err(&format!("[keys.a]\nwarn_at = {bad}\n"));
         assert!(
-            m.contains(&format!("warn_at = {}", bad.parse::<f64>().unwrap()))
-                && m.contains("0.9 warns at 90 % used"),
+            m.contains(&format!(
+                "warn_at = {}",
+                bad.parse::<f64>().expect("a number")
+            )) && m.contains("0.9 warns at 90 % used"),
             "{m}"
         );
     }

@@ -92,7 +92,7 @@ fn windows_are_learned_into_status_and_warned_of_once_past_warn_at() {
     let msg = &ev
         .iter()
         .find(|e| e.kind == EventKind::PlanWindow)
-        .unwrap()
+        .expect("a warning")
         .message;
     assert!(
         msg.contains("5-hour window is 92 % used (warn_at 90 %)") && msg.contains("UTC"),
@@ -102,8 +102,10 @@ fn windows_are_learned_into_status_and_warned_of_once_past_warn_at() {
 
 #[test]
 fn warn_at_is_the_keys_or_its_ancestors() {
-    let mut account = KeyLimits::default();
-    account.warn_at = Some(0.5);
+    let account = KeyLimits {
+        warn_at: Some(0.5),
+        ..KeyLimits::default()
+    };
     let mut fx = Fx::new(vec![("anthropic", account)]).filled();
     let a = lease(&fx.acquire("anthropic/opus", 0, 0, 0, 0));
     fx.e.report(&a, &answer(200, &unified("allowed", 0.6), ""), fx.now(1))

@@ -146,6 +146,19 @@ impl Provider {
         s.plan_started = None;
     }
 
+    /// Zeroes the stats alone: the buckets, windows and plan stay as they are.
+    pub fn reset_stats(&self) {
+        let now = Instant::now();
+        let mut s = self.state();
+        s.stats = Stats::default();
+        s.started = now;
+    }
+
+    /// A WebSocket upgrade of the Responses API was asked for.
+    pub fn count_websocket(&self) {
+        self.state().stats.websocket_attempts += 1;
+    }
+
     pub fn set_faults(&self, faults: Vec<Fault>) {
         self.state().faults = faults;
     }

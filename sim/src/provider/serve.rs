@@ -38,6 +38,16 @@ async fn models() -> Response<Body> {
     )
 }
 
+/// The Responses API over a WebSocket, as Codex tries first: counted, and refused (the fake
+/// provider serves it over HTTPS only), which a client takes as a failed connection.
+async fn websocket(State(p): State<Arc<Provider>>) -> Response<Body> {
+    p.count_websocket();
+    json_response(
+        StatusCode::METHOD_NOT_ALLOWED,
+        json!({"error": {"message": "the fake provider serves the Responses API over HTTPS only", "type": "invalid_request_error"}}),
+    )
+}
+
 async fn stats(State(p): State<Arc<Provider>>) -> Response<Body> {
     json_response(StatusCode::OK, p.stats().to_json())
 }
@@ -81,7 +91,7 @@ async fn not_found() -> Response<Body> {
 pub fn router(p: Arc<Provider>) -> Router {
     Router::new()
         .route("/v1/chat/completions", post(openai))
-        .route("/v1/responses", post(responses))
+        .route("/v1/responses", post(responses).get(websocket))
         .route("/v1/messages", post(anthropic))
         .route("/v1/models", get(models))
         .route("/stats", get(stats))

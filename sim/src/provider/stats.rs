@@ -23,6 +23,8 @@ pub struct Stats {
     pub first_daily_refusal_unix_ms: Option<i64>,
     /// Streamed answers whose client went away before their last event.
     pub streams_cut: u64,
+    /// WebSocket upgrades of the Responses API asked for (refused: served over HTTPS only).
+    pub websocket_attempts: u64,
     /// Requests refused because the plan's window was closed, and when the first was.
     pub plan_refused: u64,
     pub first_plan_refusal_unix_ms: Option<i64>,
@@ -51,6 +53,7 @@ impl Stats {
             "daily_refused": self.daily_refused,
             "in_flight_refused": self.in_flight_refused,
             "plan_refused": self.plan_refused,
+            "websocket_attempts": self.websocket_attempts,
             "first_plan_refusal_unix_ms": self.first_plan_refusal_unix_ms,
             "max_in_flight_seen": self.max_in_flight_seen,
             "first_daily_refusal_unix_ms": self.first_daily_refusal_unix_ms,

@@ -2,6 +2,7 @@
 //! with each strategy, and one table says what each cost: failed jobs, provider requests, 429s,
 //! wall time against the ideal the provider's limits allow.
 
+pub mod agents;
 mod calibrate;
 mod faults;
 mod fleet;
@@ -142,6 +143,9 @@ pub enum ScenarioName {
     /// in flight, daily quotas (OpenAI's and Gemini's), fixed windows, a cold herd, limits
     /// halved and doubled mid-run.
     Shapes,
+    /// Twelve agent CLIs (Claude Code's and Codex's retry rules, Codex's WebSocket first) on
+    /// one key at 2 requests/s, straight and through llmctl, and with the 5-hour window closed.
+    Agents,
     /// The fleet (3 hosts x 3 processes x 8 workers, 600 jobs) with one fault 10 s in, a row
     /// each: none, Redis killed, Redis restarted empty, Redis frozen, a daemon frozen, a
     /// daemon killed and restarted, a daemon cut off from Redis; claims asked throughout.
@@ -168,6 +172,7 @@ impl ScenarioName {
             ScenarioName::Fleet => "fleet",
             ScenarioName::Shapes => "shapes",
             ScenarioName::FleetFaults => "fleet-faults",
+            ScenarioName::Agents => "agents",
         }
     }
 }

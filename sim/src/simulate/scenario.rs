@@ -171,6 +171,9 @@ impl Scenario {
             ScenarioName::Fleet => Self::fleet(FleetLoad::Even, jobs),
             ScenarioName::Shapes => Self::shape(Shape::NoMaxTokens, jobs),
             ScenarioName::FleetFaults => Self::fleet_fault(FleetFault::None, jobs),
+            // Agents are run by `agents.rs` in this process, not by worker processes: the
+            // herd stands in for anyone who builds it all the same.
+            ScenarioName::Agents => Self::build(ScenarioName::Herd, jobs),
             ScenarioName::Calibrate => Self::calibrate(
                 Calibration {
                     style: ProviderStyle::Openai,
