@@ -39,6 +39,7 @@ fn clis() -> Option<PathBuf> {
 enum Cli {
     Codex,
     Claude,
+    OpenCode,
 }
 
 impl Cli {
@@ -53,6 +54,11 @@ impl Cli {
             Cli::Claude => {
                 let mut c = vec![bin.join("claude").display().to_string()];
                 c.extend(s(&["-p", "say hi"]));
+                c
+            }
+            Cli::OpenCode => {
+                let mut c = vec![bin.join("opencode").display().to_string()];
+                c.extend(s(&["run", "--model", "openai/gpt-4o-mini", "say hi"]));
                 c
             }
         }
@@ -98,10 +104,14 @@ struct Agent {
 /// `AGENTS` agents at once, each `llmctl exec --config … -- CLI …` with nothing of llmctl in
 /// its own arguments, the user's keys in the environment.
 async fn run_agents(rig: &Rig, cli: Cli, bin: &Path) -> (Instant, Vec<Agent>) {
+    run_n(rig, cli, bin, AGENTS).await
+}
+
+async fn run_n(rig: &Rig, cli: Cli, bin: &Path, n: usize) -> (Instant, Vec<Agent>) {
     let d = rig.dir.path();
     let started = Instant::now();
     let mut children = Vec::new();
-    for _ in 0..AGENTS {
+    for _ in 0..n {
         let mut c = tokio::process::Command::new(BIN);
         c.arg("exec")
             .arg("--config")
@@ -113,6 +123,7 @@ async fn run_agents(rig: &Rig, cli: Cli, bin: &Path) -> (Instant, Vec<Agent>) {
             .env("CODEX_HOME", d.join("codex"))
             .env("CODEX_API_KEY", "sk-test")
             .env("ANTHROPIC_API_KEY", "sk-ant-test")
+            .env("OPENAI_API_KEY", "sk-test")
             .env("DISABLE_TELEMETRY", "1")
             .env("DISABLE_AUTOUPDATER", "1")
             .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
@@ -263,6 +274,7 @@ async fn a_closed_window_ends_every_agent_at_once(cli: Cli) {
             "v1/responses",
             serde_json::json!({"model": "m", "input": "hi", "max_output_tokens": 8}),
         ),
+        Cli::OpenCode => unreachable!("opencode has no window test"),
         Cli::Claude => (
             "v1/messages",
             serde_json::json!({"model": "m", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]}),
@@ -333,4 +345,33 @@ async fn codex_agents_with_the_plan_window_closed_end_at_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_code_agents_with_the_plan_window_closed_end_at_once() {
     a_closed_window_ends_every_agent_at_once(Cli::Claude).await;
+}
+
+/// opencode, which reads `OPENAI_BASE_URL`: three at once under plain `llmctl exec`, every
+/// request it sends limited (granted by the daemon, none around it) and answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opencode_agents_under_exec_are_limited() {
+    let Some(bin) = clis() else { return };
+    let rig = rig(limited()).await;
+    let (_, agents) = run_n(&rig, Cli::OpenCode, &bin, 3).await;
+    for a in &agents {
+        assert!(a.ok && a.output.contains("tok"), "opencode:\n{}", a.output);
+    }
+    let s = rig.provider.provider.stats();
+    let st = rig.daemon.status().await;
+    let granted: i64 = st
+        .keys
+        .iter()
+        .filter(|k| k.key.starts_with("openai/"))
+        .map(|k| k.granted_total)
+        .sum();
+    println!(
+        "| OpenCode under llmctl exec | {} requests | {} granted by the daemon |",
+        s.requests, granted
+    );
+    assert!(s.requests >= 3, "{s:?}");
+    assert_eq!(
+        granted as u64, s.requests,
+        "a request went around llmctl: {st:?}"
+    );
 }

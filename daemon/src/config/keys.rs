@@ -95,6 +95,15 @@ pub(super) fn key_limits(
         }
     };
     let max_concurrency = section.count("max_concurrency", k.max_concurrency, 1, 1_000_000)?;
+    let window_budget = match k.window_budget {
+        None => None,
+        Some(b) if b.is_finite() && b > 0.0 && b <= 1.0 => Some(b),
+        Some(b) => {
+            return Err(format!(
+                "{section} window_budget = {b}: the share of each plan window to pace agents to, from above 0 to 1 (0.8 keeps a fifth of every window back)"
+            ))
+        }
+    };
     let warn_at = match k.warn_at {
         None => None,
         Some(w) if w.is_finite() && w > 0.0 && w <= 1.0 => Some(w),
@@ -129,5 +138,6 @@ pub(super) fn key_limits(
         },
         local_only: k.fleet == Some(false),
         warn_at,
+        window_budget,
     })
 }

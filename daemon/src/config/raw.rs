@@ -124,4 +124,5 @@ pub(super) struct RawKey {
     pub(super) breaker_open_for: Option<String>,
     pub(super) fleet: Option<bool>,
     pub(super) warn_at: Option<f64>,
+    pub(super) window_budget: Option<f64>,
 }

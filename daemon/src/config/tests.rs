@@ -103,8 +103,18 @@ fn provider_presets_and_ramp_up() {
 
 #[test]
 fn warn_at_is_a_share_of_a_plan_window() {
-    let c = Config::parse("[keys.\"anthropic\"]\nwarn_at = 0.75\n", "t").expect("parses");
+    let c = Config::parse(
+        "[keys.\"anthropic\"]\nwarn_at = 0.75\nwindow_budget = 0.8\n",
+        "t",
+    )
+    .expect("parses");
     assert_eq!(c.keys[0].1.warn_at, Some(0.75));
+    assert_eq!(c.keys[0].1.window_budget, Some(0.8));
+    let m = err("[keys.a]\nwindow_budget = 1.2\n");
+    assert!(
+        m.contains("window_budget = 1.2") && m.contains("0.8 keeps a fifth"),
+        "{m}"
+    );
     for bad in ["0", "1.5", "-0.1", "90"] {
         let m = err(&format!("[keys.a]\nwarn_at = {bad}\n"));
         assert!(

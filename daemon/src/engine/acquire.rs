@@ -227,6 +227,9 @@ impl Engine {
                 }
             }
         }
+        if let Some((paced, _)) = self.window_pace(id, now) {
+            until = Some(until.map_or(paced, |u| u.max(paced)));
+        }
         match self.keys[id].breaker.gate(now) {
             breaker::BreakerGate::Closed => {}
             breaker::BreakerGate::Open(u) => until = Some(until.map_or(u, |x| x.max(u))),

@@ -82,6 +82,9 @@ pub(super) struct KeyState {
     /// The share of a plan window past which an event warns (`warn_at`; None: an ancestor's,
     /// else `windows::DEFAULT_WARN_AT`).
     pub(super) warn_at: Option<f64>,
+    /// `window_budget`: the share of each plan window its requests are paced to (None: an
+    /// ancestor's, else unpaced).
+    pub(super) window_budget: Option<f64>,
 }
 
 impl KeyState {
@@ -236,6 +239,7 @@ impl Engine {
             fault_until: None,
             plan: Default::default(),
             warn_at: None,
+            window_budget: None,
         };
         let id = if self.keys.len() < self.config.max_keys || !bounded {
             self.keys.push(fresh);

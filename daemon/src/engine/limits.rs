@@ -251,4 +251,7 @@ pub struct KeyLimits {
     /// The share of a plan window (0 to 1) past which an event warns; None: an ancestor's, else
     /// 0.9.
     pub warn_at: Option<f64>,
+    /// The share of each plan window (0 to 1) the account's requests are paced to over the
+    /// window; None: an ancestor's, else unpaced.
+    pub window_budget: Option<f64>,
 }

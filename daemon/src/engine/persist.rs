@@ -201,7 +201,7 @@ impl Engine {
             key.last_headers =
                 Arc::new(super::calibrate::bounded_headers(snap.last_headers.clone()));
             key.contacted |= snap.contacted;
-            self.restore_plan(id, snap.saved_unix_ms);
+            self.restore_plan(id, snap.saved_unix_ms, now);
             let key = &mut self.keys[id];
             if let Some(c) = snap.usage_counting {
                 key.evidence.restore(c);

@@ -135,6 +135,13 @@ impl Engine {
                         )
                     }
                     (Some(r), _) => (RefusalCode::Cooldown, format!("key {name:?} is cooling down ({r})")),
+                    _ if self.window_pace(w.key, now.mono).is_some() => (
+                        RefusalCode::PlanWindow,
+                        format!(
+                            "key {name:?}: {}; it may be granted at not_before",
+                            self.window_pace(w.key, now.mono).map(|p| p.1).unwrap_or_default()
+                        ),
+                    ),
                     (None, breaker::BreakerGate::Open(_)) => (
                         RefusalCode::BreakerOpen,
                         format!("key {name:?} is unavailable: its circuit breaker is open after repeated failures"),

@@ -31,6 +31,7 @@ impl Engine {
         k.provider = limits.provider;
         k.ramp_up = limits.ramp_up;
         k.warn_at = limits.warn_at;
+        k.window_budget = limits.window_budget;
         k.resolve_accounting();
         k.cached_input_counts = limits.cached_input_counts;
         k.local_only = limits.local_only;
@@ -75,6 +76,7 @@ impl Engine {
         k.provider = None;
         k.ramp_up = None;
         k.warn_at = None;
+        k.window_budget = None;
         k.cached_input_counts = false;
         k.resolve_accounting();
         if k.local_only {

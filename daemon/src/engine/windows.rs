@@ -11,6 +11,10 @@ pub const DEFAULT_WARN_AT: f64 = 0.9;
 /// Windows a key keeps at most (Anthropic sends 5h, 7d and per-model 7d windows).
 const MAX_WINDOWS: usize = 8;
 
+/// Of a paced window, the share of its budget usable at once, beyond its pace: a burst of
+/// agents starting together is not held back for a tenth of the window.
+pub const PACE_SLACK: f64 = 0.1;
+
 /// What a key knows of its plan's windows.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PlanState {
@@ -21,6 +25,9 @@ pub struct PlanState {
     pub status: Option<String>,
     /// The windows warned of, with the reset they were warned at (warned again after it).
     warned: Vec<(String, Option<i64>)>,
+    /// Each window's reset on the engine's clock, by name (for pacing, which has no wall
+    /// clock).
+    resets_mono: Vec<(String, Instant)>,
 }
 
 /// What status shows of one window.
@@ -34,6 +41,19 @@ pub struct WindowStatus {
 }
 
 impl PlanState {
+    /// Each window's reset on the engine's clock, as of `now`.
+    fn clock_resets(&mut self, now: Now) {
+        self.resets_mono = self
+            .windows
+            .iter()
+            .filter_map(|w| {
+                let at = w.resets_at_unix_ms?;
+                let ahead = Duration::from_millis((at - now.unix_ms).max(0) as u64);
+                Some((w.name.clone(), now.mono + ahead))
+            })
+            .collect();
+    }
+
     fn take_in(&mut self, signals: &PlanSignals) {
         for w in &signals.windows {
             match self.windows.iter().position(|o| o.name == w.name) {
@@ -51,6 +71,22 @@ impl PlanState {
     }
 }
 
+/// A window's length: as stated, else as its name says (`5h`, `7d`), else 5 hours.
+fn window_length(w: &PlanWindow) -> Duration {
+    let minutes = w.minutes.map(u64::from).or_else(|| {
+        let len = w.name.split('_').next().unwrap_or("");
+        let digits: String = len.chars().take_while(char::is_ascii_digit).collect();
+        let n: u64 = digits.parse().ok()?;
+        match &len[digits.len()..] {
+            "m" => Some(n),
+            "h" => Some(n * 60),
+            "d" => Some(n * 1440),
+            _ => None,
+        }
+    });
+    Duration::from_secs(minutes.unwrap_or(300).max(1) * 60)
+}
+
 /// The account a plan belongs to: the first part of a key's name (`anthropic` of
 /// `anthropic/claude-sonnet-4-5`); every model under it draws on the same windows.
 pub(super) fn account_of(key: &str) -> &str {
@@ -66,6 +102,7 @@ impl Engine {
         let warn_at = self.warn_at_of(id);
         let key = &mut self.keys[id];
         key.plan.take_in(signals);
+        key.plan.clock_resets(now);
         let mut warnings = Vec::new();
         let PlanState {
             windows, warned, ..
@@ -106,11 +143,59 @@ impl Engine {
 
     /// `warn_at` of the key or its nearest ancestor that sets it.
     fn warn_at_of(&self, id: KeyId) -> f64 {
+        self.nearest(id, |k| k.warn_at).unwrap_or(DEFAULT_WARN_AT)
+    }
+
+    /// A setting of the key or of its nearest ancestor that has it.
+    fn nearest<T>(&self, id: KeyId, get: impl Fn(&KeyState) -> Option<T>) -> Option<T> {
         std::iter::once(&self.keys[id].name)
             .map(String::as_str)
             .chain(ancestors(&self.keys[id].name))
-            .find_map(|n| self.index.get(n).and_then(|&a| self.keys[a].warn_at))
-            .unwrap_or(DEFAULT_WARN_AT)
+            .find_map(|n| self.index.get(n).and_then(|&a| get(&self.keys[a])))
+    }
+
+    /// Pacing to `window_budget`: until when a request on `id` waits so that no window of its
+    /// plan is used faster than its budget spread over the window (a tenth of the budget,
+    /// `PACE_SLACK`, usable at once), and why; None when it need not wait. A window whose
+    /// budget is spent waits for its reset.
+    pub(super) fn window_pace(&self, id: KeyId, now: Instant) -> Option<(Instant, String)> {
+        let budget = self.nearest(id, |k| k.window_budget)?;
+        let plan = &self.keys[id].plan;
+        let mut wait: Option<(Instant, String)> = None;
+        for w in &plan.windows {
+            let (Some(used), Some(&(_, resets))) =
+                (w.used, plan.resets_mono.iter().find(|(n, _)| *n == w.name))
+            else {
+                continue;
+            };
+            if resets <= now {
+                continue;
+            }
+            let length = window_length(w);
+            let left = resets.duration_since(now).min(length);
+            let elapsed = 1.0 - left.as_secs_f64() / length.as_secs_f64();
+            let allowed = budget * (elapsed + PACE_SLACK).min(1.0);
+            if used <= allowed {
+                continue;
+            }
+            let until = if used >= budget {
+                resets
+            } else {
+                // When the pace reaches what is used: elapsed = used / budget - slack.
+                let at = (used / budget - PACE_SLACK).clamp(0.0, 1.0);
+                resets - length.mul_f64(1.0 - at)
+            };
+            let why = format!(
+                "the plan's {} is {:.0} % used, paced to window_budget {:.0} % over it",
+                w.label(),
+                used * 100.0,
+                budget * 100.0
+            );
+            if wait.as_ref().is_none_or(|(u, _)| until > *u) {
+                wait = Some((until, why));
+            }
+        }
+        wait
     }
 
     /// A refusal that says a plan window is closed: counted, and a quota cooldown on the
@@ -180,13 +265,15 @@ impl Engine {
 
     /// Brings back what the saved headers said of the plan (their resets are times, so they
     /// hold across a restart).
-    pub(super) fn restore_plan(&mut self, id: KeyId, saved_unix_ms: i64) {
+    pub(super) fn restore_plan(&mut self, id: KeyId, saved_unix_ms: i64, now: Now) {
         let headers = self.keys[id].last_headers.clone();
         let signals = super::headers::ProviderSignals::parse(
             headers.iter().map(|(n, v)| (n.as_str(), v.as_str())),
             "",
             saved_unix_ms,
         );
-        self.keys[id].plan.take_in(&signals.plan);
+        let key = &mut self.keys[id];
+        key.plan.take_in(&signals.plan);
+        key.plan.clock_resets(now);
     }
 }

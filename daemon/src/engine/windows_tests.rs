@@ -236,3 +236,98 @@ fn windows_and_a_closed_one_survive_a_restart() {
         other => panic!("{other:?}"),
     }
 }
+
+/// The 5-hour window alone, `used` of it, resetting in `left_h` hours.
+fn five_hours(used: f64, left_h: i64) -> Vec<(String, String)> {
+    let reset = ((T0_UNIX + left_h * HOUR_MS) / 1000).to_string();
+    vec![
+        (
+            "anthropic-ratelimit-unified-status".into(),
+            "allowed".into(),
+        ),
+        (
+            "anthropic-ratelimit-unified-5h-utilization".into(),
+            used.to_string(),
+        ),
+        ("anthropic-ratelimit-unified-5h-reset".into(), reset),
+    ]
+}
+
+#[test]
+fn a_window_budget_paces_the_account_over_its_window() {
+    let account = KeyLimits {
+        window_budget: Some(0.5),
+        ..KeyLimits::default()
+    };
+    let mut fx = Fx::new(vec![
+        ("anthropic", account),
+        (
+            "anthropic/opus",
+            limits(vec![rate(Dimension::Requests, 600.0, 10.0)]),
+        ),
+    ])
+    .filled();
+    // An hour into the window (4 h left), 30 % used: the pace allows 50 % x (20 % + 10 %).
+    let a = lease(&fx.acquire("anthropic/opus", 0, 0, 0, 0));
+    fx.e.report(&a, &answer(200, &five_hours(0.3, 4), ""), fx.now(1))
+        .expect("report");
+    match fx.acquire("anthropic/opus", 0, 0, 0, 2) {
+        Acquired::NotGranted(r) => {
+            assert_eq!(r.code, RefusalCode::PlanWindow);
+            // The pace reaches 30 % half way through the window: 2.5 h before its reset.
+            let at = T0_UNIX + 4 * HOUR_MS - 5 * HOUR_MS / 2;
+            assert!((r.not_before_unix_ms - at).abs() < 1000, "{r:?}");
+            assert!(
+                r.reason.contains("paced to window_budget 50 %"),
+                "{}",
+                r.reason
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    // Below the pace: served at once.
+    let mut fx2 = Fx::new(vec![
+        (
+            "anthropic",
+            KeyLimits {
+                window_budget: Some(0.5),
+                ..KeyLimits::default()
+            },
+        ),
+        (
+            "anthropic/opus",
+            limits(vec![rate(Dimension::Requests, 600.0, 10.0)]),
+        ),
+    ])
+    .filled();
+    let a = lease(&fx2.acquire("anthropic/opus", 0, 0, 0, 0));
+    fx2.e
+        .report(&a, &answer(200, &five_hours(0.1, 4), ""), fx2.now(1))
+        .expect("report");
+    assert!(matches!(
+        fx2.acquire("anthropic/opus", 0, 0, 0, 2),
+        Acquired::Granted(_)
+    ));
+    // The budget spent: nothing until the window resets.
+    let a = lease(&fx2.acquire("anthropic/opus", 0, 0, 0, 3));
+    fx2.e
+        .report(&a, &answer(200, &five_hours(0.55, 4), ""), fx2.now(4))
+        .expect("report");
+    match fx2.acquire("anthropic/opus", 0, 0, 0, 5) {
+        Acquired::NotGranted(r) => {
+            assert_eq!(r.code, RefusalCode::PlanWindow);
+            assert_eq!(r.not_before_unix_ms, T0_UNIX + 4 * HOUR_MS);
+        }
+        other => panic!("{other:?}"),
+    }
+    // Without a budget, nothing is paced.
+    let mut fx3 = two_models();
+    let a = lease(&fx3.acquire("anthropic/opus", 0, 0, 0, 0));
+    fx3.e
+        .report(&a, &answer(200, &five_hours(0.95, 4), ""), fx3.now(1))
+        .expect("report");
+    assert!(matches!(
+        fx3.acquire("anthropic/opus", 0, 0, 0, 2),
+        Acquired::Granted(_)
+    ));
+}
