@@ -57,18 +57,10 @@ pub async fn run(args: SimulateArgs) -> ExitCode {
             if !args.rows.is_empty() {
                 matrix.retain(|r| args.rows.contains(&r.label()));
                 if matrix.is_empty() {
-                    let names: Vec<String> = simulate::agents::AgentsRow::all()
-                        .iter()
-                        .map(|r| r.label())
-                        .collect();
-                    return exit::fail(
-                        exit::USAGE,
-                        format!(
-                            "no agents row is named {}; choose from {}",
-                            args.rows.join(", "),
-                            names.join(", ")
-                        ),
-                    );
+                    let names = simulate::agents::AgentsRow::all()
+                        .into_iter()
+                        .map(|r| r.label());
+                    return no_such_row("agents", &args.rows, names);
                 }
             }
             for row in matrix {
@@ -127,15 +119,8 @@ pub async fn run(args: SimulateArgs) -> ExitCode {
                         .is_some_and(|f| args.rows.iter().any(|r| r == f.name()))
                 });
                 if runs.is_empty() {
-                    let names: Vec<&str> = FleetFault::ALL.iter().map(|f| f.name()).collect();
-                    return exit::fail(
-                        exit::USAGE,
-                        format!(
-                            "no fleet-faults row is named {}; choose from {}",
-                            args.rows.join(", "),
-                            names.join(", ")
-                        ),
-                    );
+                    let names = FleetFault::ALL.iter().map(|f| f.name().to_string());
+                    return no_such_row("fleet-faults", &args.rows, names);
                 }
             }
             (runs, strategies)
@@ -188,6 +173,19 @@ pub async fn run(args: SimulateArgs) -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+/// `--row` names no row of `scenario`: which there are.
+fn no_such_row(scenario: &str, asked: &[String], names: impl Iterator<Item = String>) -> ExitCode {
+    let names: Vec<String> = names.collect();
+    exit::fail(
+        exit::USAGE,
+        format!(
+            "no {scenario} row is named {}; choose from {}",
+            asked.join(", "),
+            names.join(", ")
+        ),
+    )
 }
 
 /// One worker process: a JSON spec on stdin, a JSON result on stdout.

@@ -5,15 +5,13 @@
 //! alone (`.config/nextest.toml`): it counts the provider's 429s and times first to last.
 
 use crate::harness::*;
-use llmctl_sim::provider::{FakeProvider, Limits, ProviderConfig};
+use llmctl_sim::provider::{FakeProvider, ProviderConfig};
+use llmctl_sim::simulate::agents::{BURST, RATE};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 const AGENTS: usize = 12;
-/// The provider's limit: 2 requests a second, a burst of 2.
-const RATE: f64 = 2.0;
-const BURST: f64 = 2.0;
 
 /// The folder of the installed CLIs' commands, or None (said on stderr) when they cannot be
 /// installed here.
@@ -160,15 +158,7 @@ async fn run_n(rig: &Rig, cli: Cli, bin: &Path, n: usize) -> (Instant, Vec<Agent
 }
 
 fn limited() -> ProviderConfig {
-    ProviderConfig {
-        limits: Limits {
-            per_minute: [Some(RATE * 60.0), None, None, None],
-            burst: [Some(BURST), None, None, None],
-        },
-        count_rejected: true,
-        latency: Duration::from_millis(200),
-        ..ProviderConfig::default()
-    }
+    llmctl_sim::simulate::agents::provider_config()
 }
 
 /// First to last success at the provider, in seconds.

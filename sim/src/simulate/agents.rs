@@ -121,6 +121,20 @@ struct Agent {
     ended: Option<Instant>,
 }
 
+/// The provider agents share: `RATE` requests/s with a burst of `BURST`, rejected requests
+/// counted (as OpenAI counts them), answers in 200 ms. The real CLIs' tests use it too.
+pub fn provider_config() -> ProviderConfig {
+    ProviderConfig {
+        limits: Limits {
+            per_minute: [Some(RATE * 60.0), None, None, None],
+            burst: [Some(BURST), None, None, None],
+        },
+        count_rejected: true,
+        latency: Duration::from_millis(200),
+        ..ProviderConfig::default()
+    }
+}
+
 /// Runs `row`: a fresh provider, and for llmctl a fresh daemon of `exe` and a proxy.
 pub async fn run(
     exe: &Path,
@@ -129,16 +143,10 @@ pub async fn run(
 ) -> Result<AgentsResult, SimError> {
     let provider = FakeProvider::start(
         ProviderConfig {
-            limits: Limits {
-                per_minute: [Some(RATE * 60.0), None, None, None],
-                burst: [Some(BURST), None, None, None],
-            },
-            count_rejected: true,
-            latency: Duration::from_millis(200),
             plan_window: row
                 .window_closed
                 .then_some((1, Duration::from_secs(5 * 3600))),
-            ..ProviderConfig::default()
+            ..provider_config()
         },
         "127.0.0.1:0".parse().expect("a loopback address"),
     )
