@@ -210,7 +210,7 @@ pub fn key_line(k: &pb::KeyStatus) -> String {
     if !k.daily_quota.is_empty() {
         // The cooldown's reason says it: "daily quota exhausted (requests per day) until …",
         // "plan window closed (5-hour window) … until …".
-        let what = if k.plan_windows.iter().any(|w| w.closed) {
+        let what = if k.daily_quota.contains("window") {
             "PLAN WINDOW CLOSED"
         } else {
             "DAILY QUOTA"
