@@ -1304,13 +1304,19 @@ async fn a_closed_plan_window_is_refused_at_once_naming_its_reset_with_nothing_s
             assert_eq!(post(&url, &[], chat(model)).await.status, 200, "{upstream}");
         }
         let key = format!("{upstream}/{model}");
-        let k = key_status(&daemon, &key).await.expect("key in status");
-        let w = k
-            .plan_windows
-            .iter()
-            .find(|w| w.name == "5h")
-            .unwrap_or_else(|| panic!("{upstream}: the 5-hour window in status: {k:?}"));
-        assert!((w.used - 1.0).abs() < 1e-9, "{upstream}: {w:?}");
+        // The proxy reports each answer after it went back: wait for the third.
+        let five = || async {
+            key_status(&daemon, &key)
+                .await
+                .and_then(|k| k.plan_windows.into_iter().find(|w| w.name == "5h"))
+        };
+        eventually(
+            Duration::from_secs(10),
+            &format!("{upstream}: the 5-hour window all used in status"),
+            || async { five().await.is_some_and(|w| (w.used - 1.0).abs() < 1e-9) },
+        )
+        .await;
+        let w = five().await.expect("the 5-hour window");
         assert!(!w.closed && w.label == "5-hour window", "{upstream}: {w:?}");
         let refused = post(&url, &[], chat(model)).await;
         assert_eq!(refused.status, 429, "{upstream}: {:?}", refused.body);
