@@ -37,9 +37,9 @@ class NotGranted(LlmctlError):
     ``"breaker_open"``, ``"run_budget"``, ``"route_group"``, ``"stopping"``, ``"too_large"``,
     ``"daily_quota"`` (the provider's daily quota is spent until ``not_before``: asking again
     before then will not help), ``"plan_window"`` (a plan window, the 5-hour or 7-day window of a
-    subscription, is closed until ``not_before``), ``"fail_static"`` (the daemon is away and what this client last
-    knew of the key allows no call in time; no daemon said it), the number of a reason newer than
-    this client, or ``""`` when the daemon did not say.
+    subscription, is closed until ``not_before``), ``"fail_static"`` (the daemon is away and what
+    this client last knew of the key allows no call in time; no daemon said it), the number of a
+    reason newer than this client, or ``""`` when the daemon did not say.
     """
 
     def __init__(
