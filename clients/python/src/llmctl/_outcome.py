@@ -98,7 +98,7 @@ def error_info(body: Any) -> Tuple[str, str]:
     return etype, text + _details(err.get("details")) + _resets(err)
 
 
-def _resets(err: Mapping) -> str:
+def _resets(err: Mapping[str, Any]) -> str:
     """Codex's plan reset beside its message (``resets_at``, ``resets_in_seconds``), as
     `` [resets_at=…; resets_in_seconds=…]`` in whole seconds (the daemon reads until when a plan
     window is closed from it); "" when there is none."""
