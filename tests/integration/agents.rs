@@ -165,6 +165,19 @@ fn limited() -> ProviderConfig {
     llmctl_sim::simulate::agents::provider_config()
 }
 
+/// The same twelve agents against a provider without limits: the CLIs' own pace, in the run
+/// that measures them against a limit.
+async fn served_without_limits(cli: Cli, bin: &Path) -> (Rig, Vec<Agent>) {
+    let free = rig(ProviderConfig {
+        latency: Duration::from_millis(200),
+        ..ProviderConfig::default()
+    })
+    .await;
+    let (_, served) = run_agents(&free, cli, bin).await;
+    assert!(served.iter().all(|a| a.ok), "{cli:?} without limits");
+    (free, served)
+}
+
 /// First to last success at the provider, in seconds.
 fn success_span(s: &llmctl_sim::provider::Stats) -> f64 {
     (s.last_success_unix_ms.unwrap_or(0) - s.first_success_unix_ms.unwrap_or(0)) as f64 / 1000.0
@@ -181,13 +194,7 @@ fn success_span(s: &llmctl_sim::provider::Stats) -> f64 {
 /// the successes alone is printed beside it.
 async fn twelve_agents_at_two_requests_a_second(cli: Cli) {
     let Some(bin) = clis() else { return };
-    let free = rig(ProviderConfig {
-        latency: Duration::from_millis(200),
-        ..ProviderConfig::default()
-    })
-    .await;
-    let (_, agents) = run_agents(&free, cli, &bin).await;
-    assert!(agents.iter().all(|a| a.ok), "{cli:?} without limits");
+    let (free, _) = served_without_limits(cli, &bin).await;
     let own_pace = success_span(&free.provider.provider.stats());
     let rig = rig(limited()).await;
     let (started, agents) = run_agents(&rig, cli, &bin).await;
@@ -259,13 +266,7 @@ async fn twelve_claude_code_agents_under_exec_are_limited_and_all_done() {
 /// longest the same twelve take to be served by a provider without limits in the same run.
 async fn a_closed_window_ends_every_agent_at_once(cli: Cli) {
     let Some(bin) = clis() else { return };
-    let free = rig(ProviderConfig {
-        latency: Duration::from_millis(200),
-        ..ProviderConfig::default()
-    })
-    .await;
-    let (_, served) = run_agents(&free, cli, &bin).await;
-    assert!(served.iter().all(|a| a.ok), "{cli:?} without limits");
+    let (_, served) = served_without_limits(cli, &bin).await;
     let longest_served = served.iter().map(|a| a.took).max().unwrap_or_default();
     let rig = rig(ProviderConfig {
         plan_window: Some((1, Duration::from_secs(5 * 3600))),
