@@ -2,8 +2,10 @@
 //! engine, the wire, the CLI and the simulator all reach them here, so none depends on another
 //! for them.
 
+pub mod classify;
 pub mod delays;
 pub mod duration;
+pub mod located;
 pub mod text;
 pub mod time;
 

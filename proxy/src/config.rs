@@ -3,7 +3,7 @@
 //! and its upstreams (`openai`, `anthropic` and `gemini` built in; more, or those replaced,
 //! under `[proxy.upstreams.NAME]`).
 
-use llmctl_daemon::config::located;
+use llmctl_common::located;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;

@@ -2,7 +2,7 @@
 //! `conformance/advice.json`): the daemon's classes of answers, no shared state, at most
 //! [`FAIL_OPEN_ATTEMPTS`] attempts, a retry waiting at least the provider's retry-after.
 
-use llmctl_daemon::engine::advice::{classify, Class};
+use llmctl_common::classify::{classify, Class};
 use std::time::Duration;
 
 /// Attempts a request makes while the daemon cannot be asked.
