@@ -95,24 +95,20 @@ pub(super) fn key_limits(
         }
     };
     let max_concurrency = section.count("max_concurrency", k.max_concurrency, 1, 1_000_000)?;
-    let window_budget = match k.window_budget {
-        None => None,
-        Some(b) if b.is_finite() && b > 0.0 && b <= 1.0 => Some(b),
-        Some(b) => {
-            return Err(format!(
-                "{section} window_budget = {b}: the share of each plan window to pace agents to, from above 0 to 1 (0.8 keeps a fifth of every window back)"
-            ))
-        }
-    };
-    let warn_at = match k.warn_at {
-        None => None,
-        Some(w) if w.is_finite() && w > 0.0 && w <= 1.0 => Some(w),
-        Some(w) => {
-            return Err(format!(
-                "{section} warn_at = {w}: a share of a plan window, from above 0 to 1 (0.9 warns at 90 % used)"
-            ))
-        }
-    };
+    let window_budget = share(
+        &section,
+        "window_budget",
+        k.window_budget,
+        "the share of each plan window to pace agents to",
+        "0.8 keeps a fifth of every window back",
+    )?;
+    let warn_at = share(
+        &section,
+        "warn_at",
+        k.warn_at,
+        "a share of a plan window",
+        "0.9 warns at 90 % used",
+    )?;
     let raw_breaker = RawBreaker {
         breaker_failure_rate: k.breaker_failure_rate,
         breaker_min_requests: k.breaker_min_requests,
@@ -140,4 +136,20 @@ pub(super) fn key_limits(
         warn_at,
         window_budget,
     })
+}
+
+/// A share of a plan window (`warn_at`, `window_budget`): above 0, at most 1.
+fn share(
+    section: &impl std::fmt::Display,
+    name: &str,
+    value: Option<f64>,
+    what: &str,
+    example: &str,
+) -> Result<Option<f64>, String> {
+    match value {
+        Some(v) if !(v.is_finite() && v > 0.0 && v <= 1.0) => Err(format!(
+            "{section} {name} = {v}: {what}, from above 0 to 1 ({example})"
+        )),
+        v => Ok(v),
+    }
 }
