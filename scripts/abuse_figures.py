@@ -208,6 +208,7 @@ FIGURES: List[Tuple[str, Callable[[Daemon], str], int]] = [
 # is the Rust one the test command runs): name -> the test's name.
 TEST_FIGURES: Dict[str, str] = {
     "tables": "chaos::figure_well_behaved_p99_beside_a_client_filling_every_table",
+    "proxy": "proxy_abuse::figure_slow_uploads",
 }
 
 

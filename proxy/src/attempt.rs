@@ -75,6 +75,8 @@ pub(crate) struct Attempt {
     pub(crate) key: String,
     pub(crate) client_id: String,
     pub(crate) steer: Steer,
+    /// The bodies' room in the body budget, given back when the attempts end.
+    pub(crate) _room: crate::budget::Hold,
 }
 
 impl Attempt {

@@ -9,7 +9,6 @@ use crate::rules::usage::{body_usage, error_info, Usage};
 use crate::upstream::BoxError;
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
-use http_body_util::BodyExt;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -302,66 +301,10 @@ where
     }
 }
 
-/// A request being served on a connection, until its response has been sent (or dropped).
-pub struct Busy(std::sync::Arc<std::sync::atomic::AtomicUsize>);
-
-impl Busy {
-    pub fn enter(count: std::sync::Arc<std::sync::atomic::AtomicUsize>) -> Busy {
-        count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Busy(count)
-    }
-
-    /// `resp`, its connection busy until its body is sent.
-    pub fn until_sent(
-        self,
-        resp: http::Response<crate::upstream::Body>,
-    ) -> http::Response<crate::upstream::Body> {
-        let (parts, body) = resp.into_parts();
-        http::Response::from_parts(
-            parts,
-            BusyBody {
-                inner: body,
-                _busy: self,
-            }
-            .boxed(),
-        )
-    }
-}
-
-impl Drop for Busy {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
-    }
-}
-
-struct BusyBody {
-    inner: crate::upstream::Body,
-    _busy: Busy,
-}
-
-impl Body for BusyBody {
-    type Data = Bytes;
-    type Error = BoxError;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        Pin::new(&mut self.inner).poll_frame(cx)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use http_body_util::BodyExt;
     use std::collections::VecDeque;
     use std::sync::{Arc, Mutex};
 

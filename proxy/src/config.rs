@@ -23,7 +23,13 @@ pub const DEFAULT_MAX_HEADERS: usize = 100;
 pub const MAX_CONCURRENT_STREAMS: u32 = 256;
 
 /// The largest request body a limited route reads (it is estimated before it is sent).
-pub const MAX_BODY_BYTES: usize = 32 << 20;
+pub const DEFAULT_MAX_BODY_BYTES: usize = 32 << 20;
+/// The request-body bytes all limited requests may hold in memory together.
+pub const DEFAULT_MAX_BODY_MEMORY: usize = 256 << 20;
+/// Connections one local user (the uid the kernel names for a loopback peer) may hold open.
+pub const DEFAULT_MAX_CONNECTIONS_PER_UID: usize = 512;
+/// How long a connection may stay open with no request on it.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 
 #[derive(Debug, Error)]
 pub enum ConfigError {
@@ -168,9 +174,20 @@ pub struct ProxyConfig {
     /// Connections open at once; at the bound the oldest idle one is closed for a new one,
     /// and a new one is refused when none is idle.
     pub max_connections: usize,
+    /// Connections one local user may hold open (loopback peers, whose uid the kernel
+    /// names); at the bound that user's oldest idle one is closed for a new one.
+    pub max_connections_per_uid: usize,
+    /// A connection with no request on it is closed after this long (a connection that never
+    /// sent a request, after `header_timeout`).
+    pub idle_timeout: Duration,
     /// The most bytes of one request's headers, and how many headers it may have.
     pub max_header_bytes: usize,
     pub max_headers: usize,
+    /// The largest body a limited request may have (413 past it).
+    pub max_body_bytes: usize,
+    /// The request-body bytes all limited requests may hold in memory together, their parse
+    /// included; past it a request waits for room (up to its max wait), then gets 503.
+    pub max_body_memory: usize,
     pub upstreams: BTreeMap<String, Upstream>,
 }
 
@@ -202,10 +219,50 @@ struct RawProxy {
     fail_static_for: Option<String>,
     header_timeout: Option<String>,
     max_connections: Option<usize>,
+    max_connections_per_uid: Option<usize>,
+    idle_timeout: Option<String>,
     max_header_bytes: Option<usize>,
     max_headers: Option<usize>,
+    max_body_bytes: Option<Size>,
+    max_body_memory: Option<Size>,
     #[serde(default)]
     upstreams: BTreeMap<String, RawUpstream>,
+}
+
+/// A size in bytes: a whole number, or text with a unit ("256MiB", "1 GiB", "64KiB").
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum Size {
+    Bytes(u64),
+    Text(String),
+}
+
+impl Size {
+    fn bytes(&self) -> Result<u64, String> {
+        let text = match self {
+            Size::Bytes(n) => return Ok(*n),
+            Size::Text(t) => t.trim(),
+        };
+        let split = text
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(text.len());
+        let (digits, unit) = text.split_at(split);
+        let unit_bytes: u64 = match unit.trim() {
+            "" | "B" => 1,
+            "KiB" | "K" | "KB" => 1 << 10,
+            "MiB" | "M" | "MB" => 1 << 20,
+            "GiB" | "G" | "GB" => 1 << 30,
+            _ => 0,
+        };
+        digits
+            .parse::<u64>()
+            .ok()
+            .filter(|_| unit_bytes > 0)
+            .and_then(|n| n.checked_mul(unit_bytes))
+            .ok_or_else(|| {
+                format!("{text:?} is not a size; write bytes (268435456) or with a unit, like \"256MiB\" or \"1GiB\"")
+            })
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -329,6 +386,57 @@ impl ProxyConfig {
                 },
             );
         }
+        let max_connections = bounded(
+            "max_connections",
+            p.max_connections,
+            DEFAULT_MAX_CONNECTIONS,
+            1..=1_000_000,
+        )?;
+        let size = |field: &str,
+                    v: &Option<Size>,
+                    default: usize,
+                    range: std::ops::RangeInclusive<usize>| {
+            let n = match v {
+                None => return Ok(default),
+                Some(s) => s
+                    .bytes()
+                    .map_err(|e| invalid(format!("[proxy] {field}: {e}")))?,
+            };
+            usize::try_from(n)
+                .ok()
+                .filter(|n| range.contains(n))
+                .ok_or_else(|| {
+                    invalid(format!(
+                        "[proxy] {field}: {n} bytes is out of range; give {} to {} (default {})",
+                        mib(*range.start()),
+                        mib(*range.end()),
+                        mib(default)
+                    ))
+                })
+        };
+        let max_body_bytes = size(
+            "max_body_bytes",
+            &p.max_body_bytes,
+            DEFAULT_MAX_BODY_BYTES,
+            (64 << 10)..=(1 << 30),
+        )?;
+        let max_body_memory = size(
+            "max_body_memory",
+            &p.max_body_memory,
+            DEFAULT_MAX_BODY_MEMORY,
+            (4 << 20)..=(64 << 30),
+        )?;
+        // One large body must fit beside the room kept for small ones: its bytes and its parse.
+        let one = max_body_memory - crate::budget::reserve(max_body_memory);
+        if one < 2 * max_body_bytes {
+            return Err(invalid(format!(
+                "[proxy] max_body_memory: {} leaves {} for one large request, less than twice max_body_bytes ({}: a body and its parse); raise max_body_memory to at least {} or lower max_body_bytes",
+                mib(max_body_memory),
+                mib(one),
+                mib(max_body_bytes),
+                mib(memory_for(max_body_bytes)),
+            )));
+        }
         Ok(ProxyConfig {
             listen,
             allow_remote,
@@ -354,12 +462,14 @@ impl ProxyConfig {
                 crate::rules::fail_static::FAIL_STATIC_FOR,
             )?,
             header_timeout: duration("header_timeout", &p.header_timeout, DEFAULT_HEADER_TIMEOUT)?,
-            max_connections: bounded(
-                "max_connections",
-                p.max_connections,
-                DEFAULT_MAX_CONNECTIONS,
-                1..=1_000_000,
+            max_connections,
+            max_connections_per_uid: bounded(
+                "max_connections_per_uid",
+                p.max_connections_per_uid,
+                DEFAULT_MAX_CONNECTIONS_PER_UID.min(max_connections),
+                1..=max_connections,
             )?,
+            idle_timeout: duration("idle_timeout", &p.idle_timeout, DEFAULT_IDLE_TIMEOUT)?,
             max_header_bytes: bounded(
                 "max_header_bytes",
                 p.max_header_bytes,
@@ -367,8 +477,33 @@ impl ProxyConfig {
                 8192..=16 << 20,
             )?,
             max_headers: bounded("max_headers", p.max_headers, DEFAULT_MAX_HEADERS, 8..=10_000)?,
+            max_body_bytes,
+            max_body_memory,
             upstreams,
         })
+    }
+}
+
+/// The least `max_body_memory` that holds one body of `max_body_bytes` and its parse beside the
+/// room kept for small requests, in whole MiB.
+fn memory_for(max_body_bytes: usize) -> usize {
+    let least = (2 * max_body_bytes * 8).div_ceil(7);
+    let least = if least <= 256 << 20 {
+        least
+    } else {
+        2 * max_body_bytes + (32 << 20)
+    };
+    least.div_ceil(1 << 20) << 20
+}
+
+/// A size for messages: whole MiB as "N MiB", else KiB, else bytes.
+pub fn mib(n: usize) -> String {
+    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
+        format!("{} MiB", n >> 20)
+    } else if n >= 1 << 10 && n.is_multiple_of(1 << 10) {
+        format!("{} KiB", n >> 10)
+    } else {
+        format!("{n} bytes")
     }
 }
 
@@ -599,5 +734,47 @@ url = "http://127.0.0.1:9000"
         assert!(e.contains("cannot name an upstream"), "{e}");
         let e = err("[proxy.upstreams.v]\nurl = \"http://x\"\nkey = \"a//b\"\n");
         assert!(e.contains("key: \"a//b\""), "{e}");
+    }
+
+    #[test]
+    fn body_sizes_read_as_bytes_or_with_a_unit_and_must_fit_together() {
+        let c = ProxyConfig::default();
+        assert_eq!(c.max_body_bytes, 32 << 20);
+        assert_eq!(c.max_body_memory, 256 << 20);
+        let c = ProxyConfig::parse(
+            "[proxy]\nmax_body_memory = \"1GiB\"\nmax_body_bytes = 1048576",
+            "t",
+        )
+        .expect("valid");
+        assert_eq!((c.max_body_memory, c.max_body_bytes), (1 << 30, 1 << 20));
+        assert!(
+            err("[proxy]\nmax_body_memory = \"lots\"").contains("\"lots\" is not a size"),
+            "{}",
+            err("[proxy]\nmax_body_memory = \"lots\"")
+        );
+        // 64 MiB keeps 8 MiB for small requests: 56 MiB is less than a 32 MiB body and its parse.
+        let e = err("[proxy]\nmax_body_memory = \"64MiB\"");
+        assert!(
+            e.contains("max_body_memory: 64 MiB leaves 56 MiB") && e.contains("at least 74 MiB"),
+            "{e}"
+        );
+        let e = err("[proxy]\nmax_body_bytes = \"2GiB\"");
+        assert!(e.contains("out of range"), "{e}");
+        let c =
+            ProxyConfig::parse("[proxy]\nmax_body_memory = \"74MiB\"", "t").expect("74 MiB fits");
+        assert_eq!(c.max_body_memory, 74 << 20);
+    }
+
+    #[test]
+    fn connections_per_uid_stay_within_the_total() {
+        let c = ProxyConfig::parse("[proxy]\nmax_connections = 100", "t").expect("valid");
+        assert_eq!(c.max_connections_per_uid, 100);
+        let e = err("[proxy]\nmax_connections = 100\nmax_connections_per_uid = 200");
+        assert!(
+            e.contains("max_connections_per_uid: 200 is out of range; give 1 to 100"),
+            "{e}"
+        );
+        assert_eq!(ProxyConfig::default().max_connections_per_uid, 512);
+        assert_eq!(ProxyConfig::default().idle_timeout, DEFAULT_IDLE_TIMEOUT);
     }
 }

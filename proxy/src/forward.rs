@@ -3,7 +3,8 @@
 
 use crate::attempt::Attempt;
 use crate::body::Watched;
-use crate::config::{Api, ProxyConfig, Upstream, MAX_BODY_BYTES};
+use crate::budget::{parse_cost, BodyBudget, Hold, NoRoom};
+use crate::config::{mib, Api, ProxyConfig, Upstream};
 use crate::limiter::Limiter;
 use crate::routes::{self, Call};
 use crate::rules::estimate::estimate;
@@ -17,7 +18,7 @@ use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use serde_json::Value;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 pub use crate::steer::{MAX_WAIT, STEERING};
 
@@ -31,6 +32,8 @@ pub struct Proxy {
     /// Upstreams that refused to be asked for a stream's usage (`rules::stream_usage`): their
     /// streams are sent as the caller wrote them, and settled at the estimate.
     refuse_stream_usage: std::sync::Mutex<std::collections::HashSet<String>>,
+    /// The request-body bytes limited requests hold (`max_body_memory`).
+    pub(crate) bodies: std::sync::Arc<BodyBudget>,
     /// What `/_llmctl/metrics` shows.
     pub(crate) stats: ProxyStats,
 }
@@ -41,30 +44,38 @@ pub(crate) struct ProxyStats {
     pub(crate) connections: std::sync::atomic::AtomicI64,
     /// Requests by upstream (or `-` for none) and status.
     requests: std::sync::Mutex<std::collections::BTreeMap<(String, u16), u64>>,
+    /// Requests that waited for room in the body budget.
+    pub(crate) body_waits: std::sync::atomic::AtomicU64,
+    /// Limited requests answered, and the time they waited for grants (ms).
+    pub(crate) waits: std::sync::atomic::AtomicU64,
+    pub(crate) waited_ms: std::sync::atomic::AtomicU64,
     /// Refusals of the proxy's own bounds, by reason.
     refusals: std::sync::Mutex<std::collections::BTreeMap<&'static str, u64>>,
+    /// Client connections the proxy closed, by reason.
+    closed: std::sync::Mutex<std::collections::BTreeMap<&'static str, u64>>,
 }
 
 impl Proxy {
     pub fn new(config: ProxyConfig, clients: Clients, limiter: Limiter) -> Proxy {
+        let bodies = BodyBudget::new(config.max_body_memory);
         Proxy {
             config,
             clients,
             limiter,
             refuse_stream_usage: Default::default(),
+            bodies,
             stats: ProxyStats::default(),
         }
     }
 
     /// Counts a refusal of one of the proxy's own bounds.
     pub(crate) fn count_refusal(&self, reason: &'static str) {
-        *self
-            .stats
-            .refusals
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .entry(reason)
-            .or_insert(0) += 1;
+        count(&self.stats.refusals, reason);
+    }
+
+    /// Counts a client connection the proxy closed.
+    pub(crate) fn count_closed(&self, reason: &'static str) {
+        count(&self.stats.closed, reason);
     }
 
     /// The proxy's figures in Prometheus' text format.
@@ -92,18 +103,55 @@ impl Proxy {
                 "llmctl_proxy_requests_total{{upstream=\"{up}\",status=\"{status}\"}} {n}"
             );
         }
-        let _ = writeln!(out, "# HELP llmctl_proxy_refusals_total Requests or connections refused by the proxy's own bounds, by reason.\n# TYPE llmctl_proxy_refusals_total counter");
-        for (reason, n) in self
-            .stats
-            .refusals
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .iter()
         {
-            let _ = writeln!(
-                out,
-                "llmctl_proxy_refusals_total{{reason=\"{reason}\"}} {n}"
-            );
+            use std::sync::atomic::Ordering::Relaxed;
+            let gauges = [
+                (
+                    "llmctl_proxy_body_bytes_held",
+                    "gauge",
+                    "Request-body bytes limited requests hold in memory (their parse included).",
+                    self.bodies.held().to_string(),
+                ),
+                (
+                    "llmctl_proxy_body_bytes_max",
+                    "gauge",
+                    "The most they may hold together (max_body_memory).",
+                    self.bodies.max().to_string(),
+                ),
+                (
+                    "llmctl_proxy_body_waits_total",
+                    "counter",
+                    "Requests that waited for room to read their bodies.",
+                    self.stats.body_waits.load(Relaxed).to_string(),
+                ),
+                (
+                    "llmctl_proxy_limited_requests_total",
+                    "counter",
+                    "Limited requests answered.",
+                    self.stats.waits.load(Relaxed).to_string(),
+                ),
+                (
+                    "llmctl_proxy_wait_seconds_total",
+                    "counter",
+                    "Time limited requests waited for grants and retry delays, in seconds.",
+                    format!("{:.3}", self.stats.waited_ms.load(Relaxed) as f64 / 1000.0),
+                ),
+            ];
+            for (name, kind, help, v) in gauges {
+                let _ = writeln!(
+                    out,
+                    "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {v}"
+                );
+            }
+        }
+        for (name, help, table) in [
+            ("llmctl_proxy_refusals_total", "Requests or connections refused by the proxy's own bounds, by reason.", &self.stats.refusals),
+            ("llmctl_proxy_connections_closed_total", "Client connections the proxy closed: idle past their deadline, or the oldest idle closed for a new one at a bound (crowded).", &self.stats.closed),
+        ] {
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
+            for (reason, n) in table.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+                let _ = writeln!(out, "{name}{{reason=\"{reason}\"}} {n}");
+            }
         }
         let mut r = Response::new(bytes_body(out));
         r.headers_mut().insert(
@@ -150,6 +198,14 @@ impl Proxy {
             }
         };
         let (resp, key) = self.clone().route(req).await;
+        if !key.is_empty() {
+            use std::sync::atomic::Ordering::Relaxed;
+            let waited = header(resp.headers(), "x-llmctl-waited-ms")
+                .and_then(|w| w.parse::<u64>().ok())
+                .unwrap_or(0);
+            self.stats.waits.fetch_add(1, Relaxed);
+            self.stats.waited_ms.fetch_add(waited, Relaxed);
+        }
         *self
             .stats
             .requests
@@ -306,57 +362,160 @@ impl Proxy {
         )
     }
 
-    /// Reads a limited request's body whole (it is estimated, and sent again on a retry). One
-    /// past [`MAX_BODY_BYTES`] is read to its end and dropped (up to [`MAX_DRAINED`] within the
-    /// read timeout), so the caller, still sending, gets the 413 and not a broken connection.
+    /// Reads a limited request's body whole (it is estimated, and sent again on a retry), with
+    /// room for it and its parse taken from the body budget first: a body of known length takes
+    /// its room before a byte is read (waiting for it until `deadline`, its upload held back
+    /// meanwhile), one of unknown length as it grows. One past `max_body_bytes` is read to its
+    /// end and dropped (up to [`MAX_DRAINED`] within the read timeout), so the caller, still
+    /// sending, gets the 413 and not a broken connection.
     async fn read_body(
         &self,
         api: Api,
         req: Request<Incoming>,
-    ) -> Result<(http::request::Parts, Bytes), Response<Body>> {
+        deadline: Instant,
+    ) -> Result<(http::request::Parts, Bytes, Hold), Response<Body>> {
+        let max = self.config.max_body_bytes;
         let too_large = || {
+            self.count_refusal("body_size");
             shape::error(
                 api,
                 StatusCode::PAYLOAD_TOO_LARGE,
                 &format!(
-                    "llmctl proxy: the request body is larger than {} MiB; nothing was forwarded",
-                    MAX_BODY_BYTES >> 20
+                    "llmctl proxy: the request body is larger than {} (max_body_bytes in [proxy]); nothing was forwarded",
+                    mib(max)
                 ),
             )
         };
         let (parts, mut body) = req.into_parts();
+        let length = http_body::Body::size_hint(&body)
+            .exact()
+            .and_then(|n| usize::try_from(n).ok());
+        let taken = match length {
+            // Read to its end and dropped: nothing of it is kept.
+            Some(n) if n > max => self.bodies.take(0, deadline).await,
+            // The body and its parse.
+            Some(n) => self.take_room(2 * n, deadline).await,
+            None => self.take_room(0, deadline).await,
+        };
+        let mut hold = match taken {
+            Ok(h) => h,
+            Err(no) => {
+                drain(&mut body, self.config.read_timeout).await;
+                return Err(self.no_room(api, no, length.unwrap_or(0)));
+            }
+        };
+        // A body of known length past the bound is not kept at all.
+        let keep = length.is_none_or(|n| n <= max);
         let read = async {
-            let mut kept: Vec<u8> = Vec::new();
+            let mut kept: Vec<u8> = Vec::with_capacity(length.filter(|_| keep).unwrap_or(0));
             let mut seen: usize = 0;
             while let Some(frame) = body.frame().await {
-                let frame = frame.map_err(|e| e.to_string())?;
-                if let Some(data) = frame.data_ref() {
-                    seen += data.len();
-                    if seen <= MAX_BODY_BYTES {
-                        kept.extend_from_slice(data);
-                    } else if seen > MAX_DRAINED {
+                let frame = frame.map_err(|e| Unread::Broken(e.to_string()))?;
+                let Some(data) = frame.data_ref() else {
+                    continue;
+                };
+                seen += data.len();
+                if seen > max || !keep {
+                    if seen > MAX_DRAINED {
                         break;
                     }
+                    continue;
                 }
+                if kept.len() + data.len() > kept.capacity() {
+                    // Of unknown length: room for what it grows to, and that much of its parse.
+                    let cap = (kept.len() + data.len()).max(2 * kept.capacity()).min(max);
+                    if hold.bytes() < 2 * cap {
+                        hold.grow(2 * cap - hold.bytes(), deadline)
+                            .await
+                            .map_err(Unread::NoRoom)?;
+                    }
+                    kept.reserve_exact(cap - kept.len());
+                }
+                kept.extend_from_slice(data);
             }
-            Ok::<_, String>((kept, seen))
+            Ok::<_, Unread>((kept, seen))
         };
-        match tokio::time::timeout(self.config.read_timeout, read).await {
-            Ok(Ok((_, seen))) if seen > MAX_BODY_BYTES => Err(too_large()),
-            Ok(Ok((kept, _))) => Ok((parts, Bytes::from(kept))),
-            Ok(Err(e)) => Err(shape::error(
-                api,
-                StatusCode::BAD_REQUEST,
-                &format!("llmctl proxy: the request body could not be read ({e}); nothing was forwarded"),
-            )),
-            Err(_) => Err(shape::error(
-                api,
-                StatusCode::REQUEST_TIMEOUT,
-                &format!(
-                    "llmctl proxy: the request body did not arrive within {:?} (read_timeout in [proxy]); nothing was forwarded",
-                    self.config.read_timeout
-                ),
-            )),
+        let (kept, seen) = match tokio::time::timeout(self.config.read_timeout, read).await {
+            Ok(Ok(x)) => x,
+            Ok(Err(Unread::NoRoom(no))) => {
+                let wanted = hold.bytes();
+                drop(hold);
+                drain(&mut body, self.config.read_timeout).await;
+                return Err(self.no_room(api, no, wanted));
+            }
+            Ok(Err(Unread::Broken(e))) => {
+                return Err(shape::error(
+                    api,
+                    StatusCode::BAD_REQUEST,
+                    &format!("llmctl proxy: the request body could not be read ({e}); nothing was forwarded"),
+                ))
+            }
+            Err(_) => {
+                return Err(shape::error(
+                    api,
+                    StatusCode::REQUEST_TIMEOUT,
+                    &format!(
+                        "llmctl proxy: the request body did not arrive within {:?} (read_timeout in [proxy]); nothing was forwarded",
+                        self.config.read_timeout
+                    ),
+                ))
+            }
+        };
+        if seen > max {
+            return Err(too_large());
+        }
+        // What its parse will hold beyond the room taken (a body of many tiny objects).
+        let need = parse_cost(&kept);
+        if need > hold.bytes() {
+            hold.grow(need - hold.bytes(), deadline)
+                .await
+                .map_err(|no| self.no_room(api, no, need))?;
+        }
+        Ok((parts, Bytes::from(kept), hold))
+    }
+
+    /// Room from the body budget, counted while waited for.
+    async fn take_room(&self, n: usize, deadline: Instant) -> Result<Hold, NoRoom> {
+        if let Ok(h) = self.bodies.take(n, Instant::now()).await {
+            return Ok(h);
+        }
+        self.stats
+            .body_waits
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.bodies.take(n, deadline).await
+    }
+
+    /// The answer when the body budget had no room for a request: 503 with a `Retry-After`
+    /// while it is full, 413 when one request could never have that much.
+    fn no_room(&self, api: Api, no: NoRoom, wanted: usize) -> Response<Body> {
+        match no {
+            NoRoom::TooLarge => {
+                self.count_refusal("body_size");
+                shape::error(
+                    api,
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    &format!(
+                        "llmctl proxy: reading this request body would hold {} in memory, more than one request may ({} of max_body_memory in [proxy]); nothing was forwarded",
+                        mib(wanted),
+                        mib(self.bodies.most_for_one())
+                    ),
+                )
+            }
+            NoRoom::Full => {
+                self.count_refusal("body_memory");
+                let mut r = shape::error(
+                    api,
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    &format!(
+                        "llmctl proxy: request bodies already hold {} of the {} they may (max_body_memory in [proxy]) and no room came free within the request's wait; nothing was forwarded, try again shortly",
+                        mib(self.bodies.held()),
+                        mib(self.bodies.max())
+                    ),
+                );
+                r.headers_mut()
+                    .insert("retry-after", HeaderValue::from_static("1"));
+                r
+            }
         }
     }
 
@@ -375,15 +534,19 @@ impl Proxy {
                 &format!("llmctl proxy: {msg}; nothing was forwarded"),
             )
         };
-        let steer = match Steer::read(req.headers(), self.config.max_wait) {
+        let mut steer = match Steer::read(req.headers(), self.config.max_wait) {
             Ok(s) => s,
             Err(e) => return (bad(e), String::new()),
         };
-        let (parts, body) = match self.read_body(api, req).await {
+        let started = Instant::now();
+        let (parts, body, mut room) = match self.read_body(api, req, started + steer.max_wait).await
+        {
             Ok(x) => x,
             Err(r) => return (r, String::new()),
         };
-        let json: Value = match serde_json::from_slice(&body) {
+        // The wait for room counts in the request's wait.
+        steer.max_wait = steer.max_wait.saturating_sub(started.elapsed());
+        let mut json: Value = match serde_json::from_slice(&body) {
             Ok(v @ Value::Object(_)) => v,
             Ok(_) => {
                 return (
@@ -398,15 +561,24 @@ impl Proxy {
                 )
             }
         };
+        let mut est = estimate(&json);
         // A stream that omits its usage unless asked is asked for it; the caller's own body is
         // kept, to give it the stream it would have had and to send again if refused.
-        let (body, caller_body) = match usage_asked(&self, &up, &parts, &json)
-            .and_then(|sent| serde_json::to_vec(&sent).ok())
-        {
+        let sent = usage_asked(&self, &up, &parts, &mut json)
+            .then(|| serde_json::to_vec(&json).ok())
+            .flatten();
+        drop(json);
+        let (body, caller_body) = match sent {
             Some(sent) => (Bytes::from(sent), Some(body)),
             None => (body, None),
         };
-        let mut est = estimate(&json);
+        // What the attempts hold from here: the bodies, the parse given back.
+        let kept = body.len() + caller_body.as_ref().map_or(0, Bytes::len);
+        if kept > room.bytes() {
+            // The body sent grew by the option: room for those few bytes, now.
+            let _ = room.try_grow(kept - room.bytes());
+        }
+        room.shrink_to(kept);
         est.stream |= call.stream;
         let model = call.model.clone().unwrap_or_else(|| est.model.clone());
         if model.is_empty() {
@@ -440,21 +612,55 @@ impl Proxy {
             key: key.clone(),
             client_id,
             steer,
+            _room: room,
         };
         (attempt.run().await, key)
     }
 }
 
-/// The body to send asking for a stream's usage, when the call is such a stream, the caller did
-/// not ask, and the upstream has not refused it.
+fn count(
+    table: &std::sync::Mutex<std::collections::BTreeMap<&'static str, u64>>,
+    reason: &'static str,
+) {
+    *table
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .entry(reason)
+        .or_insert(0) += 1;
+}
+
+/// Asks for a stream's usage in `json` (true when it did), when the call is such a stream, the
+/// caller did not ask, and the upstream has not refused it.
 fn usage_asked(
     proxy: &Proxy,
     up: &Upstream,
     parts: &http::request::Parts,
-    json: &Value,
-) -> Option<Value> {
+    json: &mut Value,
+) -> bool {
     if up.api != Api::OpenAi || proxy.refuses_stream_usage(&up.name) {
-        return None;
+        return false;
     }
-    stream_usage::ask(parts.uri.path(), json)
+    stream_usage::ask_in(parts.uri.path(), json)
+}
+
+/// Reads the rest of a body refused for want of room and drops it (up to [`MAX_DRAINED`] within
+/// a bound of `limit`, at most 30 s), so the caller, still sending, reads the refusal and not a
+/// broken connection.
+async fn drain(body: &mut Incoming, limit: Duration) {
+    let mut seen = 0usize;
+    let drained = async {
+        while let Some(Ok(frame)) = body.frame().await {
+            seen += frame.data_ref().map_or(0, Bytes::len);
+            if seen > MAX_DRAINED {
+                break;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(limit.min(Duration::from_secs(30)), drained).await;
+}
+
+/// Why a limited request's body was not read.
+enum Unread {
+    Broken(String),
+    NoRoom(NoRoom),
 }

@@ -6,16 +6,19 @@
 //! - `config`: the `[proxy]` table; `routes`: which calls are limited;
 //! - `forward`: one request's route and body; `attempt`: its attempts (lease, forward, advice,
 //!   report); `lease`: a lease reported once; `steer`: the steering and forwarded headers;
-//! - `body`: an answer watched as it passes; `shape`: the proxy's own answers;
+//! - `body`: an answer watched as it passes; `budget`: the request-body bytes held in memory; `shape`: the proxy's own answers;
 //! - `limiter`: the daemon's side; `upstream`: connections to upstreams; `server`: the listener;
 //! - `rules`: the rules every client shares (`conformance/`).
 
 mod attempt;
 pub mod body;
+pub mod budget;
 pub mod config;
+mod connections;
 pub mod forward;
 mod lease;
 pub mod limiter;
+mod peer;
 pub mod routes;
 pub mod rules;
 pub mod server;

@@ -2,8 +2,8 @@
 //! connection served until it closes; on shutdown, no new connections, and those open get a
 //! grace period to finish what they carry.
 
-use crate::body::Busy;
 use crate::config::{check_listen, ProxyConfig, MAX_CONCURRENT_STREAMS};
+use crate::connections::{Busy, Connections};
 use crate::forward::Proxy;
 use crate::limiter::Limiter;
 use crate::upstream::{Clients, TlsError};
@@ -88,12 +88,14 @@ impl Bound {
             .initial_connection_window_size(4 << 20)
             .max_pending_accept_reset_streams(64)
             .keep_alive_interval(Some(Duration::from_secs(30)));
-        let connections = Connections::new(config.max_connections);
+        let connections = Connections::new(config.max_connections, config.max_connections_per_uid);
+        let local = self.addr;
+        let (first_deadline, idle_deadline) = (config.header_timeout, config.idle_timeout);
         tokio::pin!(shutdown);
         loop {
             tokio::select! {
                 accepted = self.listener.accept() => {
-                    let (stream, _) = match accepted {
+                    let (stream, peer) = match accepted {
                         Ok(x) => x,
                         Err(e) => {
                             // Out of descriptors and the like: wait a moment, keep serving.
@@ -103,18 +105,22 @@ impl Bound {
                         }
                     };
                     let _ = stream.set_nodelay(true);
-                    let Some(slot) = connections.open() else {
-                        // At the bound, and every connection is busy: this one is refused.
-                        self.proxy.count_refusal("connections");
-                        drop(stream);
-                        continue;
+                    let uid = crate::peer::uid(peer, local);
+                    let slot = match connections.open(uid) {
+                        Ok(slot) => slot,
+                        Err(refused) => {
+                            // At a bound, and every connection there is busy: this one is refused.
+                            self.proxy.count_refusal(refused.reason());
+                            drop(stream);
+                            continue;
+                        }
                     };
                     let proxy = self.proxy.clone();
                     let open = Counted::new(proxy.clone());
-                    let busy = slot.busy.clone();
+                    let activity = slot.activity.clone();
                     let service = service_fn(move |req| {
                         let proxy = proxy.clone();
-                        let guard = Busy::enter(busy.clone());
+                        let guard = Busy::enter(activity.clone());
                         async move {
                             let resp = proxy.handle(req).await;
                             Ok::<_, std::convert::Infallible>(guard.until_sent(resp))
@@ -122,13 +128,18 @@ impl Bound {
                     });
                     let conn = builder.serve_connection(TokioIo::new(stream), service).into_owned();
                     let conn = graceful.watch(conn);
+                    let proxy_idle = self.proxy.clone();
                     tokio::spawn(async move {
                         tokio::select! {
                             ended = conn => if let Err(e) = ended {
                                 tracing::debug!("llmctl proxy: a connection ended: {e}");
                             },
                             // The oldest idle connection, closed for a new one at the bound.
-                            () = slot.close.notified() => {}
+                            () = slot.close.notified() => proxy_idle.count_closed("crowded"),
+                            // No request on it for its deadline.
+                            () = slot.activity.idle_for(first_deadline, idle_deadline) => {
+                                proxy_idle.count_closed("idle");
+                            }
                         }
                         drop((slot, open));
                     });
@@ -186,76 +197,6 @@ impl Drop for Running {
         if self.stop.is_some() {
             self.task.abort();
         }
-    }
-}
-
-/// The connections open, oldest first: at the bound, the oldest idle one is closed for a new
-/// one (an idle keep-alive connection may be closed at any time), and a new one is refused
-/// when none is idle.
-struct Connections {
-    max: usize,
-    open: std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<u64, Slot>>>,
-    next: std::sync::atomic::AtomicU64,
-}
-
-#[derive(Clone)]
-struct Slot {
-    /// Requests being served on it, responses being sent included.
-    busy: std::sync::Arc<std::sync::atomic::AtomicUsize>,
-    close: std::sync::Arc<tokio::sync::Notify>,
-}
-
-/// A connection's place among those open, given up when dropped.
-struct Open {
-    id: u64,
-    busy: std::sync::Arc<std::sync::atomic::AtomicUsize>,
-    close: std::sync::Arc<tokio::sync::Notify>,
-    open: std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<u64, Slot>>>,
-}
-
-impl Drop for Open {
-    fn drop(&mut self) {
-        self.open
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&self.id);
-    }
-}
-
-impl Connections {
-    fn new(max: usize) -> Connections {
-        Connections {
-            max,
-            open: Default::default(),
-            next: Default::default(),
-        }
-    }
-
-    /// A place for a new connection: free, or made by closing the oldest idle one.
-    fn open(&self) -> Option<Open> {
-        use std::sync::atomic::Ordering;
-        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
-        if open.len() >= self.max {
-            let oldest_idle = open
-                .iter()
-                .find(|(_, s)| s.busy.load(Ordering::Relaxed) == 0)
-                .map(|(id, _)| *id)?;
-            if let Some(s) = open.remove(&oldest_idle) {
-                s.close.notify_one();
-            }
-        }
-        let id = self.next.fetch_add(1, Ordering::Relaxed);
-        let slot = Slot {
-            busy: Default::default(),
-            close: Default::default(),
-        };
-        open.insert(id, slot.clone());
-        Some(Open {
-            id,
-            busy: slot.busy,
-            close: slot.close,
-            open: self.open.clone(),
-        })
     }
 }
 

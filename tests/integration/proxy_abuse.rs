@@ -2,8 +2,9 @@
 //! sending half a request, crowd out a new client with idle connections, or send headers
 //! without bound. Each bound is a `[proxy]` setting, small here so the test stays small.
 
-use crate::harness::Daemon;
+use crate::harness::{eventually, Daemon};
 use llmctl_proxy::{ProxyConfig, Running};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -146,4 +147,317 @@ async fn headers_beyond_their_bounds_are_refused_and_the_proxy_serves_on() {
         assert!(!status.contains(" 200 "), "{what} was served");
     }
     assert_eq!(health(&p).await.as_deref(), Ok("HTTP/1.1 200 OK"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_users_idle_connections_give_way_to_their_own_new_one() {
+    let daemon = Daemon::start("");
+    let p = proxy(&daemon, "max_connections_per_uid = 20").await;
+    let mut idle = Vec::new();
+    for _ in 0..50 {
+        idle.push(TcpStream::connect(p.addr).await.expect("connect"));
+    }
+    // This test's uid holds at most 20; its new connection is served.
+    assert_eq!(health(&p).await.as_deref(), Ok("HTTP/1.1 200 OK"));
+    let open = metric(&p, "llmctl_proxy_connections").await;
+    assert!(
+        open <= 20.0,
+        "{open} connections of one user open past its bound of 20"
+    );
+    let crowded = metric(
+        &p,
+        "llmctl_proxy_connections_closed_total{reason=\"crowded\"}",
+    )
+    .await;
+    assert!(crowded >= 30.0, "{crowded}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_connections_are_closed_at_their_deadlines() {
+    let daemon = Daemon::start("");
+    let p = proxy(&daemon, "header_timeout = \"1s\"\nidle_timeout = \"2s\"").await;
+    // One that never sends a request: closed at the header deadline.
+    let mut silent = TcpStream::connect(p.addr).await.expect("connect");
+    let t = Instant::now();
+    assert!(closed_within(&mut silent, Duration::from_secs(10)).await);
+    let silent_closed = t.elapsed();
+    assert!(
+        silent_closed >= Duration::from_millis(900),
+        "{silent_closed:?}"
+    );
+    // One kept alive after a request, over HTTP/2: open until idle_timeout, then closed.
+    let h2 = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+        .http2_only(true)
+        .build_http::<http_body_util::Full<bytes::Bytes>>();
+    let answer = h2
+        .get(
+            format!("http://{}/_llmctl/health", p.addr)
+                .parse()
+                .expect("uri"),
+        )
+        .await
+        .expect("an HTTP/2 answer");
+    assert_eq!(answer.status(), 200);
+    drop(answer);
+    let t = Instant::now();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // The HTTP/2 connection, and the one asking for the metrics.
+    assert_eq!(
+        metric(&p, "llmctl_proxy_connections").await,
+        2.0,
+        "closed before its deadline"
+    );
+    eventually(
+        Duration::from_secs(10),
+        "the idle HTTP/2 connection closed",
+        || async { metric(&p, "llmctl_proxy_connections").await == 1.0 },
+    )
+    .await;
+    println!(
+        "closed after {silent_closed:?} (never a request) and {:?} (HTTP/2, idle after its answer)",
+        t.elapsed()
+    );
+    assert!(metric(&p, "llmctl_proxy_connections_closed_total{reason=\"idle\"}").await >= 1.0);
+}
+
+/// An upstream that answers at once: each request's body read and dropped, a chat completion
+/// with its usage answered, connections kept alive.
+async fn instant_upstream() -> std::net::SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        while let Ok((s, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut s = tokio::io::BufReader::new(s);
+                loop {
+                    let mut length = 0usize;
+                    loop {
+                        let mut line = String::new();
+                        match tokio::io::AsyncBufReadExt::read_line(&mut s, &mut line).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(_) => {}
+                        }
+                        if line == "\r\n" {
+                            break;
+                        }
+                        if let Some((k, v)) = line.split_once(':') {
+                            if k.eq_ignore_ascii_case("content-length") {
+                                length = v.trim().parse().unwrap_or(0);
+                            }
+                        }
+                    }
+                    let mut left = length;
+                    let mut buf = vec![0u8; 64 << 10];
+                    while left > 0 {
+                        let n = left.min(buf.len());
+                        if s.read_exact(&mut buf[..n]).await.is_err() {
+                            return;
+                        }
+                        left -= n;
+                    }
+                    let body = r#"{"id":"c","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}}"#;
+                    let answer = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+                        body.len()
+                    );
+                    if s.get_mut().write_all(answer.as_bytes()).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// `llmctl proxy` as its own process (its memory is measured), `up` routed to `upstream`.
+struct ProxyProcess {
+    child: std::process::Child,
+    addr: std::net::SocketAddr,
+}
+
+impl ProxyProcess {
+    fn start(daemon: &Daemon, upstream: std::net::SocketAddr, extra: &str) -> ProxyProcess {
+        let port = crate::harness::free_port();
+        let config = daemon.dir.path().join("proxy-abuse.toml");
+        std::fs::write(
+            &config,
+            format!("[proxy]\nlisten = \"127.0.0.1:{port}\"\n{extra}\n[proxy.upstreams.up]\nurl = \"http://{upstream}\"\napi = \"openai\"\n"),
+        )
+        .expect("config");
+        let child = std::process::Command::new(crate::harness::BIN)
+            .args(["proxy", "--config"])
+            .arg(&config)
+            .arg("--socket")
+            .arg(&daemon.socket)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("llmctl proxy");
+        let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+        crate::harness::wait_until(Duration::from_secs(30), "the proxy listens", || {
+            std::net::TcpStream::connect(addr).is_ok()
+        });
+        ProxyProcess { child, addr }
+    }
+
+    /// The most memory the process has held (VmHWM), in MiB.
+    fn peak_rss_mib(&self) -> f64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .expect("the proxy's status");
+        let kib: f64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("VmHWM");
+        kib / 1024.0
+    }
+}
+
+impl Drop for ProxyProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One limited request of `size` bytes sent over `spread`, in pieces; its answer's status.
+async fn slow_upload(addr: std::net::SocketAddr, size: usize, spread: Duration) -> u16 {
+    let head = r#"{"model":"m","max_tokens":8,"messages":[{"role":"user","content":""#;
+    let tail = r#""}]}"#;
+    let filler = size - head.len() - tail.len();
+    let Ok(mut s) = TcpStream::connect(addr).await else {
+        return 0;
+    };
+    let request = format!(
+        "POST /up/v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {size}\r\n\r\n{head}"
+    );
+    if s.write_all(request.as_bytes()).await.is_err() {
+        return 0;
+    }
+    let piece = vec![b'x'; 256 << 10];
+    let pieces = filler.div_ceil(piece.len());
+    let pause = spread / pieces as u32;
+    let (mut reader, mut writer) = s.into_split();
+    let send = async move {
+        let mut left = filler;
+        while left > 0 {
+            let n = left.min(piece.len());
+            writer.write_all(&piece[..n]).await?;
+            left -= n;
+            tokio::time::sleep(pause).await;
+        }
+        writer.write_all(tail.as_bytes()).await?;
+        Ok::<_, std::io::Error>(writer)
+    };
+    // The answer may come before the upload ends (a refusal): read while sending.
+    let read = async move {
+        let mut out = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !out.windows(4).any(|w| w == b"\r\n\r\n") {
+            match reader.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => out.extend_from_slice(&buf[..n]),
+            }
+        }
+        let head = String::from_utf8_lossy(&out).to_string();
+        head.split(' ')
+            .nth(1)
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(0u16)
+    };
+    let (_, status) = tokio::join!(send, read);
+    status
+}
+
+/// 64 connections each uploading 30 MiB slowly to a limited route, small calls beside them:
+/// the proxy's memory, the small calls' slowest answer, and the uploads' statuses.
+async fn slow_uploads(
+    daemon: &Daemon,
+    uploads: usize,
+    size: usize,
+    spread: Duration,
+    extra: &str,
+) -> (f64, Duration, Vec<u16>) {
+    let upstream = instant_upstream().await;
+    let p = ProxyProcess::start(daemon, upstream, extra);
+    let addr = p.addr;
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let small = {
+        let done = done.clone();
+        tokio::spawn(async move {
+            let mut slowest = Duration::ZERO;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                let t = Instant::now();
+                let status = slow_upload(addr, 200, Duration::ZERO).await;
+                assert_eq!(status, 200, "a small call beside the uploads");
+                slowest = slowest.max(t.elapsed());
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            slowest
+        })
+    };
+    let all: Vec<_> = (0..uploads)
+        .map(|_| tokio::spawn(slow_upload(addr, size, spread)))
+        .collect();
+    let mut statuses = Vec::new();
+    for u in all {
+        statuses.push(u.await.expect("an upload"));
+    }
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let slowest = small.await.expect("the small calls");
+    (p.peak_rss_mib(), slowest, statuses)
+}
+
+fn upload_figure(what: &str, (rss, slowest, statuses): &(f64, Duration, Vec<u16>)) -> String {
+    let ok = statuses.iter().filter(|s| **s == 200).count();
+    let refused = statuses.iter().filter(|s| **s == 503).count();
+    format!(
+        "{what}: proxy peak RSS {rss:.0} MiB; small calls answered within {slowest:?} throughout; uploads {ok} answered 200, {refused} 503 (room for their bodies did not come within their wait), {} otherwise",
+        statuses.len() - ok - refused
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_uploads_hold_no_more_than_the_body_budget_and_small_calls_pass_beside_them() {
+    let daemon = Daemon::start("");
+    // 16 uploads of 16 MiB on a budget of 96 MiB (two at a time, each with its parse):
+    // unbounded, the proxy would hold 256 MiB of bodies and as much again parsed.
+    let figures = slow_uploads(
+        &daemon,
+        16,
+        16 << 20,
+        Duration::from_secs(1),
+        "max_body_memory = \"96MiB\"",
+    )
+    .await;
+    println!(
+        "{}",
+        upload_figure(
+            "16 slow uploads of 16 MiB, max_body_memory 96 MiB",
+            &figures
+        )
+    );
+    let (rss, _, statuses) = &figures;
+    assert!(*rss < 96.0 + 80.0, "the proxy held {rss:.0} MiB");
+    assert!(
+        statuses.iter().all(|s| *s == 200 || *s == 503),
+        "{statuses:?}"
+    );
+    assert!(statuses.contains(&200), "{statuses:?}");
+}
+
+/// The figure (run by `scripts/abuse-figures proxy`, release build): 64 slow 30 MiB uploads
+/// against the default budget.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a figure: scripts/abuse-figures proxy"]
+async fn figure_slow_uploads() {
+    let daemon = Daemon::start("");
+    let figures = slow_uploads(&daemon, 64, 30 << 20, Duration::from_secs(10), "").await;
+    println!(
+        "figure: {}",
+        upload_figure("64 slow uploads of 30 MiB", &figures)
+    );
 }

@@ -11,23 +11,28 @@ use std::borrow::Cow;
 /// The body to send instead of `body` on `path` (an OpenAI-style API's path), asking for the
 /// stream's usage; `None` when the caller asked already, or the call is not such a stream.
 pub fn ask(path: &str, body: &Value) -> Option<Value> {
+    let mut sent = body.clone();
+    ask_in(path, &mut sent).then_some(sent)
+}
+
+/// [`ask`] in place: asks for the usage in `body` itself, and says whether it did.
+pub fn ask_in(path: &str, body: &mut Value) -> bool {
     let path = path.split('?').next().unwrap_or(path).trim_end_matches('/');
     if !path.ends_with("/completions") || body.get("stream") != Some(&Value::Bool(true)) {
-        return None;
+        return false;
     }
     if body.pointer("/stream_options/include_usage") == Some(&Value::Bool(true)) {
-        return None;
+        return false;
     }
-    let mut sent = body.clone();
-    match sent.get_mut("stream_options") {
+    match body.get_mut("stream_options") {
         Some(Value::Object(o)) => {
             o.insert("include_usage".into(), Value::Bool(true));
         }
         _ => {
-            sent["stream_options"] = json!({"include_usage": true});
+            body["stream_options"] = json!({"include_usage": true});
         }
     }
-    Some(sent)
+    true
 }
 
 /// Whether an error answer refuses the option: a 400 whose error message (or parameter) names
