@@ -208,7 +208,7 @@ FIGURES: List[Tuple[str, Callable[[Daemon], str], int]] = [
 # is the Rust one the test command runs): name -> the test's name.
 TEST_FIGURES: Dict[str, str] = {
     "tables": "chaos::figure_well_behaved_p99_beside_a_client_filling_every_table",
-    "proxy": "proxy_abuse::figure_slow_uploads",
+    "proxy": "proxy_abuse::figure_proxy_abuse",
 }
 
 
@@ -224,7 +224,7 @@ def test_figure(test: str) -> str:
     lines = [line.removeprefix("figure: ") for line in out.splitlines() if line.startswith("figure: ")]
     if not lines:
         raise SystemExit(f"{test} printed no figure:\n{out}")
-    return lines[0]
+    return "\n  ".join(lines)
 
 
 if __name__ == "__main__":

@@ -449,15 +449,57 @@ async fn slow_uploads_hold_no_more_than_the_body_budget_and_small_calls_pass_bes
     assert!(statuses.contains(&200), "{statuses:?}");
 }
 
-/// The figure (run by `scripts/abuse-figures proxy`, release build): 64 slow 30 MiB uploads
-/// against the default budget.
+/// The figures (run by `scripts/abuse-figures proxy`, release build), each row of the abuse
+/// table on the default bounds: 2,000 idle connections, 200 half-sent requests, 64 slow
+/// uploads of 30 MiB with small calls beside them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "a figure: scripts/abuse-figures proxy"]
-async fn figure_slow_uploads() {
+#[ignore = "figures: scripts/abuse-figures proxy"]
+async fn figure_proxy_abuse() {
     let daemon = Daemon::start("");
+    {
+        let p = proxy(&daemon, "").await;
+        let mut idle = Vec::new();
+        for _ in 0..2000 {
+            match TcpStream::connect(p.addr).await {
+                Ok(s) => idle.push(s),
+                Err(e) => panic!(
+                    "connection {} of 2000: {e} (raise the open-file limit: ulimit -n 8192)",
+                    idle.len()
+                ),
+            }
+        }
+        let t = Instant::now();
+        let served = health(&p).await;
+        let took = t.elapsed();
+        let open = metric(&p, "llmctl_proxy_connections").await;
+        println!("figure: 2000 idle connections: a new client answered {served:?} in {took:?}; {open} connections open (max_connections 1024)");
+        let t = Instant::now();
+        for s in &mut idle {
+            assert!(closed_within(s, Duration::from_secs(30)).await);
+        }
+        println!("figure: 2000 idle connections: every one closed {:?} after they opened (header_timeout 10 s, or the oldest idle for a new one)", t.elapsed());
+    }
+    {
+        let p = proxy(&daemon, "").await;
+        let mut slow = Vec::new();
+        for _ in 0..200 {
+            let mut s = TcpStream::connect(p.addr).await.expect("connect");
+            s.write_all(b"POST /openai/v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Ty")
+                .await
+                .expect("write");
+            slow.push(s);
+        }
+        let t = Instant::now();
+        let served = health(&p).await;
+        let took = t.elapsed();
+        for s in &mut slow {
+            assert!(closed_within(s, Duration::from_secs(30)).await);
+        }
+        println!("figure: 200 half-sent requests: every one closed {:?} after (header_timeout 10 s); a whole request beside them answered {served:?} in {took:?}", t.elapsed());
+    }
     let figures = slow_uploads(&daemon, 64, 30 << 20, Duration::from_secs(10), "").await;
     println!(
         "figure: {}",
-        upload_figure("64 slow uploads of 30 MiB", &figures)
+        upload_figure("64 slow uploads of 30 MiB (each over 10 s)", &figures)
     );
 }
