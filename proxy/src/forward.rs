@@ -228,7 +228,10 @@ impl Proxy {
         if path == "/_llmctl/health" {
             return (self.health(), String::new());
         }
-        if path == "/_llmctl/metrics" {
+        // Also at Prometheus' usual path, unless an upstream has that name.
+        if path == "/_llmctl/metrics"
+            || (path == "/metrics" && !self.config.upstreams.contains_key("metrics"))
+        {
             return (self.metrics(), String::new());
         }
         let (name, rest) = split_path(&path);

@@ -170,6 +170,12 @@ async fn one_users_idle_connections_give_way_to_their_own_new_one() {
     )
     .await;
     assert!(crowded >= 30.0, "{crowded}");
+    // The same figures at Prometheus' usual path.
+    let at_metrics = reqwest_like(&p, "/metrics").await;
+    assert!(
+        at_metrics.contains("llmctl_proxy_connections_closed_total{reason=\"crowded\"}"),
+        "{at_metrics}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
