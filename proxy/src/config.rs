@@ -26,8 +26,6 @@ pub const MAX_CONCURRENT_STREAMS: u32 = 256;
 pub const DEFAULT_MAX_BODY_BYTES: usize = 32 << 20;
 /// The request-body bytes all limited requests may hold in memory together.
 pub const DEFAULT_MAX_BODY_MEMORY: usize = 256 << 20;
-/// Connections one local user (the uid the kernel names for a loopback peer) may hold open.
-pub const DEFAULT_MAX_CONNECTIONS_PER_UID: usize = 512;
 /// How long a connection may stay open with no request on it.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -175,10 +173,12 @@ pub struct ProxyConfig {
     /// and a new one is refused when none is idle.
     pub max_connections: usize,
     /// Connections one local user may hold open (loopback peers, whose uid the kernel
-    /// names); at the bound that user's oldest idle one is closed for a new one.
+    /// names; by default three quarters of `max_connections`, so one user cannot lock the
+    /// others out); at the bound that user's oldest idle one is closed for a new one.
     pub max_connections_per_uid: usize,
-    /// A connection with no request on it is closed after this long (a connection that never
-    /// sent a request, after `header_timeout`).
+    /// An HTTP/2 connection with no request on it is closed after this long. An HTTP/1.1
+    /// connection waits for its next request's headers for `header_timeout`, as one that never
+    /// sent a request does.
     pub idle_timeout: Duration,
     /// The most bytes of one request's headers, and how many headers it may have.
     pub max_header_bytes: usize,
@@ -233,15 +233,27 @@ struct RawProxy {
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
 enum Size {
-    Bytes(u64),
+    Bytes(i64),
     Text(String),
+    Other(toml::Value),
 }
 
 impl Size {
     fn bytes(&self) -> Result<u64, String> {
         let text = match self {
-            Size::Bytes(n) => return Ok(*n),
+            Size::Bytes(n) => {
+                return u64::try_from(*n).map_err(|_| {
+                    format!(
+                    "{n} is not a size; give a number of bytes, 0 or more, or text like \"256MiB\""
+                )
+                })
+            }
             Size::Text(t) => t.trim(),
+            Size::Other(v) => {
+                return Err(format!(
+                    "{v} is not a size; give a whole number of bytes, or text like \"256MiB\""
+                ))
+            }
         };
         let split = text
             .find(|c: char| !c.is_ascii_digit())
@@ -249,9 +261,9 @@ impl Size {
         let (digits, unit) = text.split_at(split);
         let unit_bytes: u64 = match unit.trim() {
             "" | "B" => 1,
-            "KiB" | "K" | "KB" => 1 << 10,
-            "MiB" | "M" | "MB" => 1 << 20,
-            "GiB" | "G" | "GB" => 1 << 30,
+            "KiB" => 1 << 10,
+            "MiB" => 1 << 20,
+            "GiB" => 1 << 30,
             _ => 0,
         };
         digits
@@ -260,7 +272,7 @@ impl Size {
             .filter(|_| unit_bytes > 0)
             .and_then(|n| n.checked_mul(unit_bytes))
             .ok_or_else(|| {
-                format!("{text:?} is not a size; write bytes (268435456) or with a unit, like \"256MiB\" or \"1GiB\"")
+                format!("{text:?} is not a size; write bytes (268435456) or with a binary unit, like \"256MiB\", \"64KiB\" or \"1GiB\"")
             })
     }
 }
@@ -428,9 +440,9 @@ impl ProxyConfig {
         )?;
         // One large body must fit beside the room kept for small ones: its bytes and its parse.
         let one = max_body_memory - crate::budget::reserve(max_body_memory);
-        if one < 2 * max_body_bytes {
+        if one < 3 * max_body_bytes {
             return Err(invalid(format!(
-                "[proxy] max_body_memory: {} leaves {} for one large request, less than twice max_body_bytes ({}: a body and its parse); raise max_body_memory to at least {} or lower max_body_bytes",
+                "[proxy] max_body_memory: {} leaves {} for one large request, less than three times max_body_bytes ({}: a body and its parse); raise max_body_memory to at least {} or lower max_body_bytes",
                 mib(max_body_memory),
                 mib(one),
                 mib(max_body_bytes),
@@ -463,12 +475,19 @@ impl ProxyConfig {
             )?,
             header_timeout: duration("header_timeout", &p.header_timeout, DEFAULT_HEADER_TIMEOUT)?,
             max_connections,
-            max_connections_per_uid: bounded(
-                "max_connections_per_uid",
-                p.max_connections_per_uid,
-                DEFAULT_MAX_CONNECTIONS_PER_UID.min(max_connections),
-                1..=max_connections,
-            )?,
+            max_connections_per_uid: match p.max_connections_per_uid {
+                Some(n) if n > max_connections => {
+                    return Err(invalid(format!(
+                        "[proxy] max_connections_per_uid: {n} is more than max_connections ({max_connections}); give at most that, or raise max_connections"
+                    )))
+                }
+                v => bounded(
+                    "max_connections_per_uid",
+                    v,
+                    (max_connections * 3 / 4).max(1),
+                    1..=max_connections,
+                )?,
+            },
             idle_timeout: duration("idle_timeout", &p.idle_timeout, DEFAULT_IDLE_TIMEOUT)?,
             max_header_bytes: bounded(
                 "max_header_bytes",
@@ -487,11 +506,11 @@ impl ProxyConfig {
 /// The least `max_body_memory` that holds one body of `max_body_bytes` and its parse beside the
 /// room kept for small requests, in whole MiB.
 fn memory_for(max_body_bytes: usize) -> usize {
-    let least = (2 * max_body_bytes * 8).div_ceil(7);
+    let least = (3 * max_body_bytes * 8).div_ceil(7);
     let least = if least <= 256 << 20 {
         least
     } else {
-        2 * max_body_bytes + (32 << 20)
+        3 * max_body_bytes + (32 << 20)
     };
     least.div_ceil(1 << 20) << 20
 }
@@ -755,26 +774,29 @@ url = "http://127.0.0.1:9000"
         // 64 MiB keeps 8 MiB for small requests: 56 MiB is less than a 32 MiB body and its parse.
         let e = err("[proxy]\nmax_body_memory = \"64MiB\"");
         assert!(
-            e.contains("max_body_memory: 64 MiB leaves 56 MiB") && e.contains("at least 74 MiB"),
+            e.contains("max_body_memory: 64 MiB leaves 56 MiB") && e.contains("at least 110 MiB"),
             "{e}"
         );
         let e = err("[proxy]\nmax_body_bytes = \"2GiB\"");
         assert!(e.contains("out of range"), "{e}");
         let c =
-            ProxyConfig::parse("[proxy]\nmax_body_memory = \"74MiB\"", "t").expect("74 MiB fits");
-        assert_eq!(c.max_body_memory, 74 << 20);
+            ProxyConfig::parse("[proxy]\nmax_body_memory = \"110MiB\"", "t").expect("110 MiB fits");
+        assert_eq!(c.max_body_memory, 110 << 20);
     }
 
     #[test]
     fn connections_per_uid_stay_within_the_total() {
         let c = ProxyConfig::parse("[proxy]\nmax_connections = 100", "t").expect("valid");
-        assert_eq!(c.max_connections_per_uid, 100);
+        assert_eq!(c.max_connections_per_uid, 75);
         let e = err("[proxy]\nmax_connections = 100\nmax_connections_per_uid = 200");
         assert!(
-            e.contains("max_connections_per_uid: 200 is out of range; give 1 to 100"),
+            e.contains("max_connections_per_uid: 200 is more than max_connections (100)"),
             "{e}"
         );
-        assert_eq!(ProxyConfig::default().max_connections_per_uid, 512);
+        assert_eq!(ProxyConfig::default().max_connections_per_uid, 768);
+        assert!(err("[proxy]\nmax_body_memory = -5").contains("-5 is not a size"));
+        assert!(err("[proxy]\nmax_body_memory = 1.5").contains("1.5 is not a size"));
+        assert!(err("[proxy]\nmax_body_memory = \"256MB\"").contains("binary unit"));
         assert_eq!(ProxyConfig::default().idle_timeout, DEFAULT_IDLE_TIMEOUT);
     }
 }

@@ -44,6 +44,7 @@ pub(crate) struct ProxyStats {
     pub(crate) connections: std::sync::atomic::AtomicI64,
     /// Requests by upstream (or `-` for none) and status.
     requests: std::sync::Mutex<std::collections::BTreeMap<(String, u16), u64>>,
+    pub(crate) no_uid_warned: std::sync::atomic::AtomicBool,
     /// Requests that waited for room in the body budget.
     pub(crate) body_waits: std::sync::atomic::AtomicU64,
     /// Limited requests answered, and the time they waited for grants (ms).
@@ -71,6 +72,18 @@ impl Proxy {
     /// Counts a refusal of one of the proxy's own bounds.
     pub(crate) fn count_refusal(&self, reason: &'static str) {
         count(&self.stats.refusals, reason);
+    }
+
+    /// Says once that the kernel named no user for a loopback peer (no `sock_diag`):
+    /// `max_connections_per_uid` is not applied then.
+    pub(crate) fn warn_no_uid_once(&self) {
+        if !self
+            .stats
+            .no_uid_warned
+            .swap(true, std::sync::atomic::Ordering::Relaxed)
+        {
+            tracing::warn!("llmctl proxy: the kernel names no user for loopback peers here (no sock_diag); max_connections_per_uid is not applied, max_connections is");
+        }
     }
 
     /// Counts a client connection the proxy closed.
@@ -366,17 +379,20 @@ impl Proxy {
     }
 
     /// Reads a limited request's body whole (it is estimated, and sent again on a retry), with
-    /// room for it and its parse taken from the body budget first: a body of known length takes
-    /// its room before a byte is read (waiting for it until `deadline`, its upload held back
-    /// meanwhile), one of unknown length as it grows. One past `max_body_bytes` is read to its
-    /// end and dropped (up to [`MAX_DRAINED`] within the read timeout), so the caller, still
-    /// sending, gets the 413 and not a broken connection.
+    /// room for it and its parse taken from the body budget first. A body of known length takes
+    /// room for itself and a parse (three times its length: the tree, and the parser's copy of
+    /// a string with escapes) before a byte is read, waiting for it until `deadline` with its
+    /// upload held back meanwhile; one of unknown length takes room as it grows, without
+    /// waiting (503 when there is none). Once read, its hold becomes what its parse really
+    /// needs ([`parse_cost`]). One past `max_body_bytes` is read to its end and dropped (up to
+    /// [`MAX_DRAINED`] within the read timeout), so the caller, still sending, gets the 413 and
+    /// not a broken connection. Returns the time spent waiting for room too.
     async fn read_body(
         &self,
         api: Api,
         req: Request<Incoming>,
         deadline: Instant,
-    ) -> Result<(http::request::Parts, Bytes, Hold), Response<Body>> {
+    ) -> Result<(http::request::Parts, Bytes, Hold, Duration), Response<Body>> {
         let max = self.config.max_body_bytes;
         let too_large = || {
             self.count_refusal("body_size");
@@ -389,26 +405,31 @@ impl Proxy {
                 ),
             )
         };
+        // A client waiting for "100 Continue" sends nothing unless asked: a refused body is
+        // then not asked for (and not drained).
+        let continues =
+            header(req.headers(), "expect").is_some_and(|e| e.eq_ignore_ascii_case("100-continue"));
         let (parts, mut body) = req.into_parts();
         let length = http_body::Body::size_hint(&body)
             .exact()
             .and_then(|n| usize::try_from(n).ok());
+        // A body of known length past the bound is not kept at all.
+        let keep = length.is_none_or(|n| n <= max);
+        let asked = Instant::now();
         let taken = match length {
-            // Read to its end and dropped: nothing of it is kept.
-            Some(n) if n > max => self.bodies.take(0, deadline).await,
-            // The body and its parse.
-            Some(n) => self.take_room(2 * n, deadline).await,
-            None => self.take_room(0, deadline).await,
+            Some(n) if keep => self.take_room(3 * n, deadline).await,
+            _ => self.bodies.take(0, deadline).await,
         };
+        let waited = asked.elapsed();
         let mut hold = match taken {
             Ok(h) => h,
             Err(no) => {
-                drain(&mut body, self.config.read_timeout).await;
-                return Err(self.no_room(api, no, length.unwrap_or(0)));
+                if !continues {
+                    drain(&mut body, self.config.read_timeout).await;
+                }
+                return Err(self.no_room(api, no, 3 * length.unwrap_or(0)));
             }
         };
-        // A body of known length past the bound is not kept at all.
-        let keep = length.is_none_or(|n| n <= max);
         let read = async {
             let mut kept: Vec<u8> = Vec::with_capacity(length.filter(|_| keep).unwrap_or(0));
             let mut seen: usize = 0;
@@ -419,18 +440,21 @@ impl Proxy {
                 };
                 seen += data.len();
                 if seen > max || !keep {
+                    if kept.capacity() > 0 {
+                        // Past the bound: nothing more is kept, and its room goes back.
+                        kept = Vec::new();
+                        hold.shrink_to(0);
+                    }
                     if seen > MAX_DRAINED {
                         break;
                     }
                     continue;
                 }
                 if kept.len() + data.len() > kept.capacity() {
-                    // Of unknown length: room for what it grows to, and that much of its parse.
+                    // Of unknown length: room for what it grows to, now or never.
                     let cap = (kept.len() + data.len()).max(2 * kept.capacity()).min(max);
-                    if hold.bytes() < 2 * cap {
-                        hold.grow(2 * cap - hold.bytes(), deadline)
-                            .await
-                            .map_err(Unread::NoRoom)?;
+                    if hold.bytes() < cap {
+                        hold.try_grow(cap - hold.bytes()).map_err(Unread::NoRoom)?;
                     }
                     kept.reserve_exact(cap - kept.len());
                 }
@@ -467,20 +491,21 @@ impl Proxy {
         if seen > max {
             return Err(too_large());
         }
-        // What its parse will hold beyond the room taken (a body of many tiny objects).
-        let need = parse_cost(&kept);
+        // The body and what its parse will hold (a body of many tiny objects costs more).
+        let need = kept.capacity() + parse_cost(&kept);
         if need > hold.bytes() {
-            hold.grow(need - hold.bytes(), deadline)
-                .await
+            hold.try_grow(need - hold.bytes())
                 .map_err(|no| self.no_room(api, no, need))?;
         }
-        Ok((parts, Bytes::from(kept), hold))
+        hold.shrink_to(need);
+        Ok((parts, Bytes::from(kept), hold, waited))
     }
 
     /// Room from the body budget, counted while waited for.
     async fn take_room(&self, n: usize, deadline: Instant) -> Result<Hold, NoRoom> {
-        if let Ok(h) = self.bodies.take(n, Instant::now()).await {
-            return Ok(h);
+        match self.bodies.take(n, Instant::now()).await {
+            Err(NoRoom::Full) => {}
+            done => return done,
         }
         self.stats
             .body_waits
@@ -541,15 +566,16 @@ impl Proxy {
             Ok(s) => s,
             Err(e) => return (bad(e), String::new()),
         };
-        let started = Instant::now();
-        let (parts, body, mut room) = match self.read_body(api, req, started + steer.max_wait).await
+        let (parts, body, mut room, waited) = match self
+            .read_body(api, req, Instant::now() + steer.max_wait)
+            .await
         {
             Ok(x) => x,
             Err(r) => return (r, String::new()),
         };
-        // The wait for room counts in the request's wait.
-        steer.max_wait = steer.max_wait.saturating_sub(started.elapsed());
-        let mut json: Value = match serde_json::from_slice(&body) {
+        // The wait for room counts in the request's wait (the upload's own time does not).
+        steer.max_wait = steer.max_wait.saturating_sub(waited);
+        let json: Value = match serde_json::from_slice(&body) {
             Ok(v @ Value::Object(_)) => v,
             Ok(_) => {
                 return (
@@ -566,11 +592,17 @@ impl Proxy {
         };
         let mut est = estimate(&json);
         // A stream that omits its usage unless asked is asked for it; the caller's own body is
-        // kept, to give it the stream it would have had and to send again if refused.
-        let sent = usage_asked(&self, &up, &parts, &mut json)
-            .then(|| serde_json::to_vec(&json).ok())
-            .flatten();
-        drop(json);
+        // kept, to give it the stream it would have had and to send again if refused. The body
+        // sent is the caller's bytes with the option written in, held in the room taken for
+        // the parse (at least the body's length).
+        if json.get("stream_options").is_some() && room.try_grow(body.len()).is_err() {
+            // Sent as serialized from the tree, while the tree is held: room for that copy too.
+            return (
+                self.no_room(api, NoRoom::Full, room.bytes() + body.len()),
+                String::new(),
+            );
+        }
+        let sent = usage_asked(&self, &up, &parts, &body, json);
         let (body, caller_body) = match sent {
             Some(sent) => (Bytes::from(sent), Some(body)),
             None => (body, None),
@@ -578,7 +610,7 @@ impl Proxy {
         // What the attempts hold from here: the bodies, the parse given back.
         let kept = body.len() + caller_body.as_ref().map_or(0, Bytes::len);
         if kept > room.bytes() {
-            // The body sent grew by the option: room for those few bytes, now.
+            // The option's few bytes, when the parse's room was smaller still.
             let _ = room.try_grow(kept - room.bytes());
         }
         room.shrink_to(kept);
@@ -632,18 +664,19 @@ fn count(
         .or_insert(0) += 1;
 }
 
-/// Asks for a stream's usage in `json` (true when it did), when the call is such a stream, the
-/// caller did not ask, and the upstream has not refused it.
+/// The body to send asking for a stream's usage, when the call is such a stream, the caller did
+/// not ask, and the upstream has not refused it.
 fn usage_asked(
     proxy: &Proxy,
     up: &Upstream,
     parts: &http::request::Parts,
-    json: &mut Value,
-) -> bool {
+    raw: &[u8],
+    json: Value,
+) -> Option<Vec<u8>> {
     if up.api != Api::OpenAi || proxy.refuses_stream_usage(&up.name) {
-        return false;
+        return None;
     }
-    stream_usage::ask_in(parts.uri.path(), json)
+    stream_usage::ask_bytes(parts.uri.path(), raw, json)
 }
 
 /// Reads the rest of a body refused for want of room and drops it (up to [`MAX_DRAINED`] within

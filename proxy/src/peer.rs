@@ -7,6 +7,9 @@ use std::net::{IpAddr, SocketAddr};
 /// The uid owning the socket at `peer` connected to `local` (both ends on this host).
 #[cfg(target_os = "linux")]
 pub fn uid(peer: SocketAddr, local: SocketAddr) -> Option<u32> {
+    // An IPv4 peer on a dual-stack socket reads as ::ffff:a.b.c.d: asked as IPv4.
+    let canonical = |a: SocketAddr| SocketAddr::new(a.ip().to_canonical(), a.port());
+    let (peer, local) = (canonical(peer), canonical(local));
     if !peer.ip().is_loopback() && peer.ip() != local.ip() {
         return None;
     }
@@ -97,7 +100,8 @@ mod diag {
         )
         .ok()?;
         let mut buf = [0u8; 512];
-        let (got, _) = rustix::net::recv(&fd, &mut buf[..], RecvFlags::empty()).ok()?;
+        // The kernel answers within the send: nothing to wait for.
+        let (got, _) = rustix::net::recv(&fd, &mut buf[..], RecvFlags::DONTWAIT).ok()?;
         uid_in(&buf[..got])
     }
 }

@@ -10,7 +10,6 @@ use crate::upstream::{Clients, TlsError};
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
-use hyper_util::server::graceful::GracefulShutdown;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -21,6 +20,10 @@ use tokio::net::TcpListener;
 
 /// How long open connections may finish after a shutdown began.
 pub const GRACE: Duration = Duration::from_secs(10);
+
+/// HTTP/2: what one stream, and one connection, may send before the proxy reads it.
+pub const STREAM_WINDOW: u32 = 256 << 10;
+pub const CONNECTION_WINDOW: u32 = 1 << 20;
 
 #[derive(Debug, Error)]
 pub enum ProxyError {
@@ -68,7 +71,9 @@ pub async fn bind(config: ProxyConfig, socket: PathBuf) -> Result<Bound, ProxyEr
 impl Bound {
     /// Serves until `shutdown` resolves, then lets open connections finish (up to [`GRACE`]).
     pub async fn serve(self, shutdown: impl Future<Output = ()>) {
-        let graceful = GracefulShutdown::new();
+        // Every connection task holds a sender: when all are gone, every connection has closed.
+        let (alive, mut all_closed) = tokio::sync::mpsc::channel::<()>(1);
+        let (stopping, stop) = tokio::sync::watch::channel(false);
         let config = &self.proxy.config;
         let mut builder = auto::Builder::new(TokioExecutor::new());
         // Every bound a client could otherwise stretch, set on purpose: the time to send its
@@ -84,12 +89,13 @@ impl Bound {
             .timer(TokioTimer::new())
             .max_concurrent_streams(MAX_CONCURRENT_STREAMS)
             .max_header_list_size(config.max_header_bytes as u32)
-            .initial_stream_window_size(1 << 20)
-            .initial_connection_window_size(4 << 20)
+            // What a stream may send before it is read: a request waiting for room in the body
+            // budget holds at most this much, outside the budget, per connection.
+            .initial_stream_window_size(STREAM_WINDOW)
+            .initial_connection_window_size(CONNECTION_WINDOW)
             .max_pending_accept_reset_streams(64)
             .keep_alive_interval(Some(Duration::from_secs(30)));
         let connections = Connections::new(config.max_connections, config.max_connections_per_uid);
-        let local = self.addr;
         let (first_deadline, idle_deadline) = (config.header_timeout, config.idle_timeout);
         tokio::pin!(shutdown);
         loop {
@@ -105,7 +111,10 @@ impl Bound {
                         }
                     };
                     let _ = stream.set_nodelay(true);
-                    let uid = crate::peer::uid(peer, local);
+                    let uid = stream.local_addr().ok().and_then(|local| crate::peer::uid(peer, local));
+                    if uid.is_none() && peer.ip().to_canonical().is_loopback() {
+                        self.proxy.warn_no_uid_once();
+                    }
                     let slot = match connections.open(uid) {
                         Ok(slot) => slot,
                         Err(refused) => {
@@ -127,28 +136,43 @@ impl Bound {
                         }
                     });
                     let conn = builder.serve_connection(TokioIo::new(stream), service).into_owned();
-                    let conn = graceful.watch(conn);
                     let proxy_idle = self.proxy.clone();
+                    let alive = alive.clone();
+                    let mut stop = stop.clone();
                     tokio::spawn(async move {
-                        tokio::select! {
-                            ended = conn => if let Err(e) = ended {
-                                tracing::debug!("llmctl proxy: a connection ended: {e}");
-                            },
-                            // The oldest idle connection, closed for a new one at the bound.
-                            () = slot.close.notified() => proxy_idle.count_closed("crowded"),
-                            // No request on it for its deadline.
-                            () = slot.activity.idle_for(first_deadline, idle_deadline) => {
-                                proxy_idle.count_closed("idle");
+                        tokio::pin!(conn);
+                        let closing = tokio::select! {
+                            ended = conn.as_mut() => {
+                                if let Err(e) = ended {
+                                    tracing::debug!("llmctl proxy: a connection ended: {e}");
+                                }
+                                None
                             }
+                            // The oldest idle connection, closed for a new one at the bound.
+                            () = slot.close.notified() => Some(("crowded", first_deadline)),
+                            // No request on it for its deadline.
+                            () = slot.activity.idle_for(first_deadline, idle_deadline) => Some(("idle", first_deadline)),
+                            _ = stop.wait_for(|s| *s) => Some(("", GRACE)),
+                        };
+                        if let Some((why, within)) = closing {
+                            if !why.is_empty() {
+                                proxy_idle.count_closed(why);
+                            }
+                            // Closed as a server closes: HTTP/2 says so (GOAWAY), a request
+                            // that was arriving is still answered.
+                            conn.as_mut().graceful_shutdown();
+                            let _ = tokio::time::timeout(within, conn).await;
                         }
-                        drop((slot, open));
+                        drop((slot, open, alive));
                     });
                 }
                 () = &mut shutdown => break,
             }
         }
         drop(self.listener);
-        if tokio::time::timeout(GRACE, graceful.shutdown())
+        let _ = stopping.send(true);
+        drop(alive);
+        if tokio::time::timeout(GRACE + Duration::from_secs(1), all_closed.recv())
             .await
             .is_err()
         {

@@ -15,6 +15,43 @@ pub fn ask(path: &str, body: &Value) -> Option<Value> {
     ask_in(path, &mut sent).then_some(sent)
 }
 
+/// [`ask`] on the body's bytes (`raw`, which parses as `body`): the bytes to send, or `None`.
+/// Without a `stream_options` of the caller's, the parsed tree is dropped first and the option
+/// is written in after the opening brace, the rest going byte for byte (a large body is held
+/// twice at most: its bytes and those sent); with one, the body is serialized from the tree,
+/// the option added.
+pub fn ask_bytes(path: &str, raw: &[u8], mut body: Value) -> Option<Vec<u8>> {
+    if body.get("stream_options").is_some() {
+        return ask_in(path, &mut body)
+            .then(|| serde_json::to_vec(&body).ok())
+            .flatten();
+    }
+    let mut probe = json!({ "stream": body.get("stream").cloned().unwrap_or(Value::Null) });
+    drop(body);
+    if !ask_in(path, &mut probe) {
+        return None;
+    }
+    let open = raw.iter().position(|b| !b.is_ascii_whitespace())?;
+    if raw[open] != b'{' {
+        return None;
+    }
+    let rest = &raw[open + 1..];
+    let empty = rest
+        .iter()
+        .find(|b| !b.is_ascii_whitespace())
+        .is_some_and(|b| *b == b'}');
+    let option: &[u8] = if empty {
+        br#""stream_options":{"include_usage":true}"#
+    } else {
+        br#""stream_options":{"include_usage":true},"#
+    };
+    let mut sent = Vec::with_capacity(raw.len() + option.len());
+    sent.extend_from_slice(&raw[..=open]);
+    sent.extend_from_slice(option);
+    sent.extend_from_slice(rest);
+    Some(sent)
+}
+
 /// [`ask`] in place: asks for the usage in `body` itself, and says whether it did.
 pub fn ask_in(path: &str, body: &mut Value) -> bool {
     let path = path.split('?').next().unwrap_or(path).trim_end_matches('/');
