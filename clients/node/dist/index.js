@@ -9356,6 +9356,10 @@ var DEFAULT_OUTPUT_TOKENS = 4096;
 var TEXT_FIELDS = ["messages", "system", "prompt", "input", "instructions", "contents", "tools", "functions"];
 var SKIP_KEYS = /* @__PURE__ */ new Set(["type", "role", "id", "tool_use_id", "tool_call_id", "call_id", "cache_control", "signature", "status"]);
 var MEDIA_WORDS = ["image", "audio", "file", "document"];
+var MEDIA_KEYS = ["image", "document", "video"];
+function isObject2(v) {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
 function whole(v) {
   return typeof v === "number" && Number.isInteger(v) && v >= 0 ? v : null;
 }
@@ -9382,7 +9386,7 @@ function estimateBody(body) {
       }
     } else if (v && typeof v === "object") {
       const o = v;
-      if (typeof o.type === "string" && MEDIA_WORDS.some((w) => o.type.includes(w)) || "inline_data" in o || "inlineData" in o) {
+      if (typeof o.type === "string" && MEDIA_WORDS.some((w) => o.type.includes(w)) || "inline_data" in o || "inlineData" in o || MEDIA_KEYS.some((k) => isObject2(o[k]))) {
         media += 1;
         return;
       }
@@ -9404,6 +9408,10 @@ function estimateBody(body) {
   if (output === null) {
     const gen = b.generationConfig ?? b.generation_config;
     output = gen && typeof gen === "object" ? whole(gen.maxOutputTokens ?? gen.max_output_tokens) : null;
+  }
+  if (output === null) {
+    const inference = b.inferenceConfig;
+    output = isObject2(inference) ? whole(inference.maxTokens) : null;
   }
   const outputDeclared = output !== null;
   output ??= DEFAULT_OUTPUT_TOKENS;

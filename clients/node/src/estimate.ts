@@ -14,6 +14,12 @@ export const DEFAULT_OUTPUT_TOKENS = 4096;
 const TEXT_FIELDS = ["messages", "system", "prompt", "input", "instructions", "contents", "tools", "functions"];
 const SKIP_KEYS = new Set(["type", "role", "id", "tool_use_id", "tool_call_id", "call_id", "cache_control", "signature", "status"]);
 const MEDIA_WORDS = ["image", "audio", "file", "document"];
+// Bedrock Converse's media blocks are keyed by their kind: {"image": {"format": ..., "source": ...}}.
+const MEDIA_KEYS = ["image", "document", "video"];
+
+function isObject(v: unknown): boolean {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
 
 export interface Estimate {
   model: string;
@@ -52,7 +58,7 @@ export function estimateBody(body: unknown): Estimate {
       }
     } else if (v && typeof v === "object") {
       const o = v as Record<string, unknown>;
-      if ((typeof o.type === "string" && MEDIA_WORDS.some((w) => (o.type as string).includes(w))) || "inline_data" in o || "inlineData" in o) {
+      if ((typeof o.type === "string" && MEDIA_WORDS.some((w) => (o.type as string).includes(w))) || "inline_data" in o || "inlineData" in o || MEDIA_KEYS.some((k) => isObject(o[k]))) {
         media += 1;
         return;
       }
@@ -74,6 +80,11 @@ export function estimateBody(body: unknown): Estimate {
   if (output === null) {
     const gen = (b.generationConfig ?? b.generation_config) as Record<string, unknown> | undefined;
     output = gen && typeof gen === "object" ? whole(gen.maxOutputTokens ?? gen.max_output_tokens) : null;
+  }
+  if (output === null) {
+    // Bedrock Converse.
+    const inference = b.inferenceConfig;
+    output = isObject(inference) ? whole((inference as Record<string, unknown>).maxTokens) : null;
   }
   const outputDeclared = output !== null;
   output ??= DEFAULT_OUTPUT_TOKENS;

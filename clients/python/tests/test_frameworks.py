@@ -38,6 +38,7 @@ KEYS = {
     "pydantic-ai": ["openai/gpt-4o-mini"],
     "openai-agents": ["openai/gpt-4o-mini"],
     "llamaindex": ["openai/gpt-4o-mini"],
+    "bedrock": ["bedrock/anthropic.claude-sonnet-4-5"],
 }
 
 
@@ -59,7 +60,8 @@ def environment(daemon: Daemon, provider: Provider) -> Dict[str, str]:
     env = {
         k: v
         for k, v in os.environ.items()
-        if not re.match(r"(OPENAI|ANTHROPIC|GEMINI|GOOGLE_GEMINI|LITELLM|LLMCTL)_", k) and k != "VIRTUAL_ENV"
+        if not re.match(r"(OPENAI|ANTHROPIC|GEMINI|GOOGLE_GEMINI|LITELLM|LLMCTL|AWS)_", k)
+        and k != "VIRTUAL_ENV"
     }
     env.update(
         {
@@ -72,6 +74,11 @@ def environment(daemon: Daemon, provider: Provider) -> Dict[str, str]:
             # Offline: no price list fetched when LiteLLM is imported, no traces sent.
             "LITELLM_LOCAL_MODEL_COST_MAP": "True",
             "OPENAI_AGENTS_DISABLE_TRACING": "1",
+            # boto3: Bedrock's endpoint (the fake provider), and credentials to sign with.
+            "AWS_ENDPOINT_URL_BEDROCK_RUNTIME": provider.url,
+            "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE",
+            "AWS_SECRET_ACCESS_KEY": "secret",
+            "AWS_EC2_METADATA_DISABLED": "true",
         }
     )
     return env

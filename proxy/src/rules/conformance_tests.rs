@@ -225,6 +225,19 @@ fn stream_usage_is_asked_for_and_taken_out_again() {
         let got = ask(str_of(&c, "path"), &c["body"]);
         let want = (!c["body_sent"].is_null()).then(|| c["body_sent"].clone());
         assert_eq!(got, want, "{}", str_of(&c, "name"));
+        // The proxy's way, on the body's bytes as a caller wrote them (spaced out too).
+        for raw in [
+            c["body"].to_string(),
+            serde_json::to_string_pretty(&c["body"]).unwrap_or_default(),
+        ] {
+            let sent = crate::rules::stream_usage::ask_bytes(
+                str_of(&c, "path"),
+                raw.as_bytes(),
+                c["body"].clone(),
+            )
+            .map(|b| serde_json::from_slice::<Value>(&b).unwrap_or(Value::Null));
+            assert_eq!(sent, want, "{} (bytes)", str_of(&c, "name"));
+        }
     }
     for c in section("stream_usage.json", "refusals") {
         let got = refuses(c["status"].as_u64().unwrap_or(0) as u16, &c["body"]);

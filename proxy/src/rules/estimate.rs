@@ -36,6 +36,8 @@ const SKIP_KEYS: [&str; 9] = [
     "status",
 ];
 const MEDIA_WORDS: [&str; 4] = ["image", "audio", "file", "document"];
+/// Bedrock Converse's media blocks are keyed by their kind: `{"image": {"format": …}}`.
+const MEDIA_KEYS: [&str; 3] = ["image", "document", "video"];
 const OUTPUT_FIELDS: [&str; 3] = ["max_tokens", "max_completion_tokens", "max_output_tokens"];
 
 /// One request's estimate.
@@ -70,6 +72,9 @@ impl Counter {
                 if MEDIA_WORDS.iter().any(|w| kind.contains(w))
                     || o.contains_key("inline_data")
                     || o.contains_key("inlineData")
+                    || MEDIA_KEYS
+                        .iter()
+                        .any(|k| o.get(*k).is_some_and(Value::is_object))
                 {
                     self.media += 1;
                     return;
@@ -91,7 +96,8 @@ fn whole(v: Option<&Value>) -> Option<u64> {
 }
 
 /// The output bound a body names, if any: `max_tokens`, `max_completion_tokens`,
-/// `max_output_tokens`, or Gemini's `generationConfig.maxOutputTokens`.
+/// `max_output_tokens`, Gemini's `generationConfig.maxOutputTokens`, or Bedrock Converse's
+/// `inferenceConfig.maxTokens`.
 fn output_bound(body: &Value) -> Option<u64> {
     OUTPUT_FIELDS
         .iter()
@@ -105,6 +111,8 @@ fn output_bound(body: &Value) -> Option<u64> {
                     .or_else(|| gen.get("max_output_tokens")),
             )
         })
+        // Bedrock Converse.
+        .or_else(|| whole(body.get("inferenceConfig")?.get("maxTokens")))
 }
 
 /// The estimate for a parsed body (anything but an object estimates as an empty one).

@@ -1,5 +1,6 @@
 //! `llmctl fake-provider`: a real HTTP server on loopback that behaves like an LLM provider under
-//! load. OpenAI `POST /v1/chat/completions` and Anthropic `POST /v1/messages` (streaming too) in
+//! load. OpenAI `POST /v1/chat/completions`, Anthropic `POST /v1/messages` and Amazon Bedrock's
+//! `POST /model/{id}/converse` and `/invoke` (`bedrock`; streaming too) in
 //! shapes the official SDKs accept, continuous-refill limits, each provider's own 429s and
 //! headers, scripted faults, and `GET /stats`, `POST /reset`, `POST /faults`.
 //!
@@ -9,6 +10,7 @@
 //! plan and retry headers), `bucket`, `faults` and
 //! `shapes` (the bodies and headers the SDKs parse).
 
+pub mod bedrock;
 mod bucket;
 mod config;
 pub mod faults;

@@ -4,9 +4,11 @@ The heuristic (documented in the README): input tokens are the characters of the
 divided by 4, rounded up, plus 3 per message and a fixed cost per image (or other media part);
 text is every string under ``messages``, ``system``, ``prompt``, ``input``, ``instructions``,
 ``contents`` and ``tools``, apart from structural fields (type, role, ids). Output tokens are
-``max_tokens``, ``max_completion_tokens`` or ``max_output_tokens`` (times ``n`` choices), else a
-default, and then the request is marked as declaring none (``output_declared``), so the daemon
-reserves what answers on the key produced lately instead and settles at what it produces. The
+``max_tokens``, ``max_completion_tokens`` or ``max_output_tokens`` (or Gemini's
+``generationConfig.maxOutputTokens``, Bedrock Converse's ``inferenceConfig.maxTokens``; times
+``n`` choices), else a default, and then the request is marked as declaring none
+(``output_declared``), so the daemon reserves what answers on the key produced lately instead
+and settles at what it produces. The
 daemon settles each lease with the provider's real usage afterwards, so the estimate only has to
 be close, and erring high is safe.
 """
@@ -27,6 +29,8 @@ _SKIP_KEYS = frozenset(
     {"type", "role", "id", "tool_use_id", "tool_call_id", "call_id", "cache_control", "signature", "status"}
 )
 _MEDIA_WORDS = ("image", "audio", "file", "document")
+# Bedrock Converse's media blocks are keyed by their kind: {"image": {"format": ..., "source": ...}}.
+_MEDIA_KEYS = ("image", "document", "video")
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,9 @@ class _Counter:
                 self.media += 1
                 return
             if "inline_data" in v or "inlineData" in v:  # Gemini media
+                self.media += 1
+                return
+            if any(isinstance(v.get(k), dict) for k in _MEDIA_KEYS):  # Bedrock Converse media
                 self.media += 1
                 return
             for k, x in v.items():
@@ -101,6 +108,10 @@ def estimate_body(
         gen = body.get("generationConfig") or body.get("generation_config")
         if isinstance(gen, dict):
             output = _whole(gen.get("maxOutputTokens") or gen.get("max_output_tokens"))
+    if output is None:
+        inference = body.get("inferenceConfig")  # Bedrock Converse
+        if isinstance(inference, dict):
+            output = _whole(inference.get("maxTokens"))
     declared = output is not None
     if output is None:
         output = default_output_tokens

@@ -1,0 +1,252 @@
+"""boto3's bedrock-runtime client through `llmctl.aws.limit`, against the real daemon and the
+fake provider's Bedrock API (its own throttles, no limit headers): every call limited, settled at
+the provider's usage (Converse, ConverseStream, InvokeModel, InvokeModelWithResponseStream), and
+botocore's own retries replaced by the daemon's advice."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterator, List, Tuple
+
+import boto3
+import botocore.config
+import botocore.exceptions
+import pytest
+
+import llmctl
+import llmctl.aws
+from conftest import Daemon, Provider
+
+MODEL = "anthropic.claude-fake-v1:0"
+KEY = f"bedrock/{MODEL}"
+MESSAGES = [{"role": "user", "content": [{"text": "Say something short about rate limits. " * 5}]}]
+
+
+def bedrock(provider: Provider, **config: Any) -> Any:
+    return boto3.client(
+        "bedrock-runtime",
+        endpoint_url=provider.url,
+        region_name="us-east-1",
+        aws_access_key_id="AKIDEXAMPLE",
+        aws_secret_access_key="secret",
+        config=botocore.config.Config(**config) if config else None,
+    )
+
+
+@pytest.fixture
+def setup(
+    daemon: Daemon, start_provider: Callable[..., Provider]
+) -> Iterator[Tuple[Daemon, Provider, llmctl.Client]]:
+    provider = start_provider("--cache-share", "0.5", "--completion-tokens", "12", "--rpm", "100000")
+    client = llmctl.Client(daemon.socket, fail_mode="closed")
+    yield daemon, provider, client
+    client.close()
+
+
+def settled(daemon: Daemon, key: str, tokens: int) -> None:
+    k = daemon.key(key)
+    assert (k.tokens_used, k.tokens_outstanding, k.in_flight) == (tokens, 0, 0), k
+
+
+def provider_tokens(provider: Provider) -> int:
+    s = provider.stats()
+    return int(s["input_tokens"]) + int(s["output_tokens"])
+
+
+def test_converse_is_limited_and_settled_at_its_usage(setup: Any) -> None:
+    daemon, provider, client = setup
+    advices: List[llmctl.Advice] = []
+    aws = llmctl.aws.limit(bedrock(provider), llmctl=client, on_advice=lambda key, a: advices.append(a))
+    r = aws.converse(modelId=MODEL, messages=MESSAGES, inferenceConfig={"maxTokens": 64})
+    assert r["output"]["message"]["content"][0]["text"].startswith("tok")
+    assert [a.action for a in advices] == ["done"]
+    # The provider's usage, its cache reads included.
+    u = r["usage"]
+    assert provider_tokens(provider) == u["inputTokens"] + u["cacheReadInputTokens"] + u["outputTokens"]
+    settled(daemon, KEY, provider_tokens(provider))
+    # Hooked once however often it is asked.
+    assert llmctl.aws.limit(aws, llmctl=client) is aws
+
+
+def test_a_converse_stream_is_settled_as_the_caller_reads_it(setup: Any) -> None:
+    daemon, provider, client = setup
+    aws = llmctl.aws.limit(bedrock(provider), llmctl=client)
+    r = aws.converse_stream(modelId=MODEL, messages=MESSAGES, inferenceConfig={"maxTokens": 64})
+    events = list(r["stream"])
+    assert "metadata" in events[-1]
+    text = "".join(e["contentBlockDelta"]["delta"]["text"] for e in events if "contentBlockDelta" in e)
+    assert text.startswith("tok")
+    settled(daemon, KEY, provider_tokens(provider))
+
+
+def test_invoke_model_and_its_stream_are_settled_at_their_usage(setup: Any) -> None:
+    daemon, provider, client = setup
+    aws = llmctl.aws.limit(bedrock(provider), key="bedrock/{region}/{model}", llmctl=client)
+    body = {
+        "anthropic_version": "bedrock-2023-05-31",
+        "max_tokens": 32,
+        "messages": [{"role": "user", "content": "hi there"}],
+    }
+    r = aws.invoke_model(modelId=MODEL, body=json.dumps(body))
+    answer = json.loads(r["body"].read())
+    assert answer["type"] == "message"
+    key = f"bedrock/us-east-1/{MODEL}"
+    settled(daemon, key, provider_tokens(provider))
+    r = aws.invoke_model_with_response_stream(modelId=MODEL, body=json.dumps(body))
+    chunks = [json.loads(e["chunk"]["bytes"]) for e in r["body"]]
+    assert chunks[-1]["type"] == "message_stop"
+    settled(daemon, key, provider_tokens(provider))
+
+
+def test_a_throttle_is_retried_on_the_daemons_advice_not_botocores(
+    daemon: Daemon, start_provider: Callable[..., Provider]
+) -> None:
+    provider = start_provider("--fault", "rate_limit,count=1", "--completion-tokens", "4", "--rpm", "100000")
+    with llmctl.Client(daemon.socket, fail_mode="closed") as client:
+        advices: List[llmctl.Advice] = []
+        aws = llmctl.aws.limit(bedrock(provider), llmctl=client, on_advice=lambda key, a: advices.append(a))
+        r = aws.converse(modelId=MODEL, messages=MESSAGES, inferenceConfig={"maxTokens": 16})
+        assert r["usage"]["outputTokens"] == 4
+        # One refusal, retried once after the daemon's delay.
+        assert [a.action for a in advices] == ["retry", "done"], advices
+        assert provider.stats()["responses"] == {"429": 1, "200": 1}
+        # The daemon counted the refusal on the key, for every process on the host.
+        assert daemon.key(KEY).rate_limited_total == 1
+
+
+def test_with_max_retries_0_a_throttle_is_the_callers_after_one_attempt(
+    daemon: Daemon, start_provider: Callable[..., Provider]
+) -> None:
+    # botocore would have tried 5 times (legacy mode) or 3 (standard): the daemon's rule is the one.
+    provider = start_provider("--fault", "rate_limit", "--rpm", "100000")
+    with llmctl.Client(daemon.socket, fail_mode="closed") as client:
+        aws = llmctl.aws.limit(bedrock(provider, retries={"mode": "standard"}), llmctl=client, max_retries=0)
+        with pytest.raises(aws.exceptions.ThrottlingException) as e:
+            aws.converse(modelId=MODEL, messages=MESSAGES, inferenceConfig={"maxTokens": 16})
+        assert "Too many requests" in str(e.value)
+        assert provider.stats()["responses"] == {"429": 1}
+
+
+def test_not_granted_in_time_is_the_clients_own_throttling_exception(
+    start_daemon: Callable[..., Daemon], start_provider: Callable[..., Provider]
+) -> None:
+    daemon = start_daemon(f'[keys."{KEY}"]\nmax_concurrency = 1\n')
+    provider = start_provider("--rpm", "100000", "--completion-tokens", "4")
+    with llmctl.Client(daemon.socket, fail_mode="closed") as client:
+        held = client.acquire(KEY)
+        aws = llmctl.aws.limit(bedrock(provider), llmctl=client, max_wait=0.2)
+        with pytest.raises(aws.exceptions.ThrottlingException) as e:
+            aws.converse(modelId=MODEL, messages=MESSAGES, inferenceConfig={"maxTokens": 16})
+        assert e.value.response["llmctl"]["key"] == KEY
+        assert e.value.response["llmctl"]["reason_code"] == "concurrency"
+        assert provider.stats()["responses"] == {}
+        held.report(status=200)
+        # Once the slot is free the call goes.
+        aws.converse(modelId=MODEL, messages=MESSAGES, inferenceConfig={"maxTokens": 16})
+
+
+def test_other_clients_and_operations_are_refused_or_untouched(setup: Any) -> None:
+    _, provider, client = setup
+    with pytest.raises(TypeError, match="bedrock-runtime"):
+        llmctl.aws.limit(boto3.client("s3", region_name="us-east-1"), llmctl=client)
+    with pytest.raises(ValueError, match="max_retries"):
+        llmctl.aws.limit(bedrock(provider), llmctl=client, max_retries=-1)
+    assert "Converse" in llmctl.aws.LIMITED_OPERATIONS
+    with pytest.raises(botocore.exceptions.ClientError):
+        # An operation nothing limits goes as botocore sends it (the fake serves no such path).
+        llmctl.aws.limit(bedrock(provider, retries={"max_attempts": 1}), llmctl=client).get_async_invoke(
+            invocationArn="arn:aws:bedrock:us-east-1:123456789012:async-invoke/x"
+        )
+
+
+PROCESSES = 8
+THREADS = 6
+# 15 per process; BEDROCK_LOAD_JOBS=400 for the figure in BENCHMARKS.md.
+JOBS = int(os.environ.get("BEDROCK_LOAD_JOBS", "120"))
+RPS = 5
+# What learning a limit no header states costs, whatever the number of calls: the first
+# refusals of a cold herd (48 threads at once on a key nothing configures).
+LEARNING_429S = 8
+
+
+def bedrock_load(daemon: Daemon, provider: Provider, mode: str) -> Dict[str, Any]:
+    """PROCESSES processes of THREADS workers of boto3 `converse` on one model against a
+    provider at RPS requests a second, with Bedrock's throttles and no limit headers."""
+    worker = str(Path(__file__).with_name("aws_load_worker.py"))
+    procs: List[subprocess.Popen] = []
+    try:
+        for _ in range(PROCESSES):
+            procs.append(
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        worker,
+                        daemon.socket,
+                        provider.url,
+                        mode,
+                        str(JOBS // PROCESSES),
+                        str(THREADS),
+                    ],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    text=True,
+                )
+            )
+        for p in procs:
+            assert p.stdout is not None and p.stdout.readline().strip() == "ready"
+        provider.reset()
+        started = time.time()
+        for p in procs:
+            assert p.stdin is not None
+            p.stdin.write("go\n")
+            p.stdin.flush()
+        results = []
+        for p in procs:
+            out, _ = p.communicate(timeout=300)
+            assert p.returncode == 0, out
+            results.append(json.loads(out.strip().splitlines()[-1]))
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait(10)
+    stats = provider.stats()
+    wall = max(r["last_end"] for r in results) - started
+    ok = sum(r["ok"] for r in results)
+    # What the provider allowed: its burst at once, then RPS a second.
+    ideal = (ok - 5) / RPS
+    return {
+        "mode": mode,
+        "ok": ok,
+        "failed": sum(r["failed"] for r in results),
+        "errors": [e for r in results for e in r["errors"]][:3],
+        "requests": int(stats["requests"]),
+        "429s": int(stats["responses"].get("429", 0)),
+        "wall_s": round(wall, 2),
+        "efficiency": round(ideal / wall, 3) if wall > 0 else 0.0,
+        "provider_tokens": int(stats["input_tokens"]) + int(stats["output_tokens"]),
+    }
+
+
+def test_processes_of_boto3_threads_share_one_headerless_bedrock_limit(
+    daemon: Daemon, start_provider: Callable[..., Provider]
+) -> None:
+    provider = start_provider("--rpm", str(RPS * 60), "--burst-requests", "5", "--completion-tokens", "4")
+    plain = bedrock_load(daemon, provider, "plain")
+    limited = bedrock_load(daemon, provider, "llmctl")
+    for run in (plain, limited):
+        print(
+            f"\nbedrock load, {PROCESSES} processes x {THREADS} threads, {JOBS} converse calls, {RPS}/s: {run}"
+        )
+    assert limited["failed"] == 0 and limited["ok"] == JOBS, limited
+    assert limited["429s"] <= max(LEARNING_429S, 0.02 * limited["requests"]), limited
+    # Without it, botocore's retries alone fail jobs (89 of 120 here).
+    assert plain["failed"] > 0, plain
+    # Settled at what the provider counted: its usage, nothing left outstanding.
+    k = daemon.key("bedrock/anthropic.claude-load-v1:0")
+    assert (k.tokens_used, k.tokens_outstanding, k.in_flight) == (limited["provider_tokens"], 0, 0), k
