@@ -242,7 +242,10 @@ async fn twelve_agents_at_two_requests_a_second(cli: Cli) {
             );
         }
     }
-    assert!(refused <= 2, "{cli:?}: {refused} provider 429s: {s:?}");
+    // A key nothing is known of sends its first START_BURST (4) at once, before any answer says
+    // the limit: a provider with a burst of 2 refuses 2 of them, and one more when the first
+    // answers reach the daemon late on a loaded machine (3 seen with both cores busy).
+    assert!(refused <= 3, "{cli:?}: {refused} provider 429s: {s:?}");
     assert!(
         span <= 1.5 * ideal,
         "{cli:?}: first to last success {span:.1} s, ideal {ideal:.1} s"
