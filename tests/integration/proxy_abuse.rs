@@ -338,53 +338,10 @@ impl Drop for ProxyProcess {
     }
 }
 
-/// One limited request of `size` bytes sent over `spread`, in pieces; its answer's status.
+/// One limited request of `size` bytes sent over `spread`, in pieces; its answer's status (0
+/// when none came).
 async fn slow_upload(addr: std::net::SocketAddr, size: usize, spread: Duration) -> u16 {
-    let head = r#"{"model":"m","max_tokens":8,"messages":[{"role":"user","content":""#;
-    let tail = r#""}]}"#;
-    let filler = size - head.len() - tail.len();
-    let Ok(mut s) = TcpStream::connect(addr).await else {
-        return 0;
-    };
-    let request = format!(
-        "POST /up/v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {size}\r\n\r\n{head}"
-    );
-    if s.write_all(request.as_bytes()).await.is_err() {
-        return 0;
-    }
-    let piece = vec![b'x'; 256 << 10];
-    let pieces = filler.div_ceil(piece.len());
-    let pause = spread / pieces as u32;
-    let (mut reader, mut writer) = s.into_split();
-    let send = async move {
-        let mut left = filler;
-        while left > 0 {
-            let n = left.min(piece.len());
-            writer.write_all(&piece[..n]).await?;
-            left -= n;
-            tokio::time::sleep(pause).await;
-        }
-        writer.write_all(tail.as_bytes()).await?;
-        Ok::<_, std::io::Error>(writer)
-    };
-    // The answer may come before the upload ends (a refusal): read while sending.
-    let read = async move {
-        let mut out = Vec::new();
-        let mut buf = [0u8; 4096];
-        while !out.windows(4).any(|w| w == b"\r\n\r\n") {
-            match reader.read(&mut buf).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => out.extend_from_slice(&buf[..n]),
-            }
-        }
-        let head = String::from_utf8_lossy(&out).to_string();
-        head.split(' ')
-            .nth(1)
-            .and_then(|c| c.parse().ok())
-            .unwrap_or(0u16)
-    };
-    let (_, status) = tokio::join!(send, read);
-    status
+    send_body(addr, "", size, false, spread).await.0
 }
 
 /// 64 connections each uploading 30 MiB slowly to a limited route, small calls beside them:
@@ -530,8 +487,10 @@ async fn send_body(
 ) -> (u16, Option<String>) {
     let head = r#"{"model":"m","max_tokens":8,"messages":[{"role":"user","content":""#;
     let tail = r#""}]}"#;
-    let filler = size - head.len() - tail.len();
-    let mut s = TcpStream::connect(addr).await.expect("connect");
+    let filler_len = size - head.len() - tail.len();
+    let Ok(mut s) = TcpStream::connect(addr).await else {
+        return (0, None);
+    };
     let framing = if chunked {
         "Transfer-Encoding: chunked".to_string()
     } else {
@@ -540,29 +499,36 @@ async fn send_body(
     let request = format!(
         "POST /up/v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n{extra}{framing}\r\nConnection: close\r\n\r\n"
     );
-    s.write_all(request.as_bytes()).await.expect("head");
+    if s.write_all(request.as_bytes()).await.is_err() {
+        return (0, None);
+    }
     let (mut reader, mut writer) = s.into_split();
     let send = async move {
-        let piece = vec![b'x'; 64 << 10];
-        let mut parts: Vec<Vec<u8>> = vec![head.as_bytes().to_vec()];
-        let mut left = filler;
-        while left > 0 {
-            let n = left.min(piece.len());
-            parts.push(piece[..n].to_vec());
-            left -= n;
-        }
-        parts.push(tail.as_bytes().to_vec());
-        let pause = spread / parts.len() as u32;
-        for part in parts {
-            let framed = if chunked {
-                let mut f = format!("{:x}\r\n", part.len()).into_bytes();
-                f.extend_from_slice(&part);
-                f.extend_from_slice(b"\r\n");
-                f
+        const PIECE: usize = 256 << 10;
+        let filler = vec![b'x'; PIECE];
+        // The body's pieces: its head, the filler a piece at a time, its tail.
+        let pieces = filler_len.div_ceil(PIECE) + 2;
+        let pause = spread / pieces as u32;
+        let mut left = filler_len;
+        for i in 0..pieces {
+            let part: &[u8] = if i == 0 {
+                head.as_bytes()
+            } else if i == pieces - 1 {
+                tail.as_bytes()
             } else {
-                part
+                let n = left.min(PIECE);
+                left -= n;
+                &filler[..n]
             };
-            if writer.write_all(&framed).await.is_err() {
+            let sent = if chunked {
+                let mut f = format!("{:x}\r\n", part.len()).into_bytes();
+                f.extend_from_slice(part);
+                f.extend_from_slice(b"\r\n");
+                writer.write_all(&f).await
+            } else {
+                writer.write_all(part).await
+            };
+            if sent.is_err() {
                 return writer;
             }
             if !pause.is_zero() {
@@ -577,7 +543,7 @@ async fn send_body(
     };
     let read = async move {
         let mut out = Vec::new();
-        let _ = tokio::time::timeout(Duration::from_secs(60), reader.read_to_end(&mut out)).await;
+        let _ = tokio::time::timeout(Duration::from_secs(120), reader.read_to_end(&mut out)).await;
         let text = String::from_utf8_lossy(&out).to_string();
         let status = text
             .split(' ')

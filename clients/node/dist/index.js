@@ -9356,7 +9356,7 @@ var DEFAULT_OUTPUT_TOKENS = 4096;
 var TEXT_FIELDS = ["messages", "system", "prompt", "input", "instructions", "contents", "tools", "functions"];
 var SKIP_KEYS = /* @__PURE__ */ new Set(["type", "role", "id", "tool_use_id", "tool_call_id", "call_id", "cache_control", "signature", "status"]);
 var MEDIA_WORDS = ["image", "audio", "file", "document"];
-var MEDIA_KEYS = ["image", "document", "video"];
+var MEDIA_KEYS = ["image", "document", "video", "audio"];
 function isObject2(v) {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
@@ -9386,7 +9386,7 @@ function estimateBody(body) {
       }
     } else if (v && typeof v === "object") {
       const o = v;
-      if (typeof o.type === "string" && MEDIA_WORDS.some((w) => o.type.includes(w)) || "inline_data" in o || "inlineData" in o || MEDIA_KEYS.some((k) => isObject2(o[k]))) {
+      if (typeof o.type === "string" && MEDIA_WORDS.some((w) => o.type.includes(w)) || "inline_data" in o || "inlineData" in o || MEDIA_KEYS.some((k) => isObject2(o[k]) && "source" in o[k])) {
         media += 1;
         return;
       }

@@ -14,8 +14,9 @@ export const DEFAULT_OUTPUT_TOKENS = 4096;
 const TEXT_FIELDS = ["messages", "system", "prompt", "input", "instructions", "contents", "tools", "functions"];
 const SKIP_KEYS = new Set(["type", "role", "id", "tool_use_id", "tool_call_id", "call_id", "cache_control", "signature", "status"]);
 const MEDIA_WORDS = ["image", "audio", "file", "document"];
-// Bedrock Converse's media blocks are keyed by their kind: {"image": {"format": ..., "source": ...}}.
-const MEDIA_KEYS = ["image", "document", "video"];
+// Bedrock Converse's media blocks are keyed by their kind, and always have a source:
+// {"image": {"format": ..., "source": ...}} (a JSON schema's property named image has none).
+const MEDIA_KEYS = ["image", "document", "video", "audio"];
 
 function isObject(v: unknown): boolean {
   return typeof v === "object" && v !== null && !Array.isArray(v);
@@ -58,7 +59,7 @@ export function estimateBody(body: unknown): Estimate {
       }
     } else if (v && typeof v === "object") {
       const o = v as Record<string, unknown>;
-      if ((typeof o.type === "string" && MEDIA_WORDS.some((w) => (o.type as string).includes(w))) || "inline_data" in o || "inlineData" in o || MEDIA_KEYS.some((k) => isObject(o[k]))) {
+      if ((typeof o.type === "string" && MEDIA_WORDS.some((w) => (o.type as string).includes(w))) || "inline_data" in o || "inlineData" in o || MEDIA_KEYS.some((k) => isObject(o[k]) && "source" in (o[k] as Record<string, unknown>))) {
         media += 1;
         return;
       }

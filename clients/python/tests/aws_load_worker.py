@@ -5,14 +5,10 @@ happened."""
 
 from __future__ import annotations
 
-import json
-import queue
 import sys
-import threading
-import time
-from typing import Any, Dict, List
 
 import boto3
+from workers import run_jobs
 
 import llmctl
 import llmctl.aws
@@ -33,45 +29,20 @@ def main() -> None:
         client = llmctl.Client(socket, fail_mode="closed")
         assert client.wait_connected(30), "no session with the daemon"
         llmctl.aws.limit(bedrock, key="bedrock/{model}", llmctl=client)
-    todo: "queue.Queue[int]" = queue.Queue()
-    for i in range(jobs):
-        todo.put(i)
-    lock = threading.Lock()
-    result: Dict[str, Any] = {"ok": 0, "failed": 0, "errors": [], "last_end": 0.0}
-    errors: List[str] = result["errors"]
 
-    def work() -> None:
-        while True:
-            try:
-                todo.get_nowait()
-            except queue.Empty:
-                return
-            try:
-                r = bedrock.converse(
-                    modelId="anthropic.claude-load-v1:0",
-                    messages=[{"role": "user", "content": [{"text": "one short answer please"}]}],
-                    inferenceConfig={"maxTokens": 16},
-                )
-                ok = bool(r["output"]["message"]["content"])
-                err = ""
-            except Exception as e:  # every failure is counted and shown
-                ok, err = False, repr(e)[:300]
-            with lock:
-                result["ok" if ok else "failed"] += 1
-                if err and len(errors) < 5:
-                    errors.append(err)
-                result["last_end"] = max(result["last_end"], time.time())
+    def call() -> bool:
+        r = bedrock.converse(
+            modelId="anthropic.claude-load-v1:0",
+            messages=[{"role": "user", "content": [{"text": "one short answer please"}]}],
+            inferenceConfig={"maxTokens": 16},
+        )
+        return bool(r["output"]["message"]["content"])
 
-    workers = [threading.Thread(target=work) for _ in range(threads)]
-    print("ready", flush=True)
-    sys.stdin.readline()
-    for w in workers:
-        w.start()
-    for w in workers:
-        w.join()
-    if client is not None:
-        client.close()
-    print(json.dumps(result), flush=True)
+    try:
+        run_jobs(jobs, threads, call)
+    finally:
+        if client is not None:
+            client.close()
 
 
 if __name__ == "__main__":

@@ -4,15 +4,11 @@ jobs, then prints one JSON line with what happened."""
 
 from __future__ import annotations
 
-import json
-import queue
 import sys
-import threading
-import time
-from typing import Any, Dict, List
 
 import httpx2
 import openai
+from workers import run_jobs
 
 import llmctl
 from llmctl.httpx import LimitedTransport
@@ -34,44 +30,19 @@ def main() -> None:
     openai.types.chat.ChatCompletion.model_validate(
         {"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": []}
     )
-    todo: "queue.Queue[int]" = queue.Queue()
-    for i in range(jobs):
-        todo.put(i)
-    lock = threading.Lock()
-    result: Dict[str, Any] = {"ok": 0, "failed": 0, "errors": [], "last_end": 0.0}
-    errors: List[str] = result["errors"]
 
-    def work() -> None:
-        while True:
-            try:
-                todo.get_nowait()
-            except queue.Empty:
-                return
-            try:
-                r = oa.chat.completions.create(
-                    model="m",
-                    messages=[{"role": "user", "content": "one short answer please"}],
-                    max_tokens=16,
-                )
-                ok = bool(r.choices)
-                err = ""
-            except Exception as e:  # every failure is counted and shown
-                ok, err = False, repr(e)[:300]
-            with lock:
-                result["ok" if ok else "failed"] += 1
-                if err and len(errors) < 5:
-                    errors.append(err)
-                result["last_end"] = max(result["last_end"], time.time())
+    def call() -> bool:
+        r = oa.chat.completions.create(
+            model="m",
+            messages=[{"role": "user", "content": "one short answer please"}],
+            max_tokens=16,
+        )
+        return bool(r.choices)
 
-    workers = [threading.Thread(target=work) for _ in range(threads)]
-    print("ready", flush=True)
-    sys.stdin.readline()
-    for w in workers:
-        w.start()
-    for w in workers:
-        w.join()
-    client.close()
-    print(json.dumps(result), flush=True)
+    try:
+        run_jobs(jobs, threads, call)
+    finally:
+        client.close()
 
 
 if __name__ == "__main__":

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Tuple
 
@@ -17,10 +15,11 @@ import boto3
 import botocore.config
 import botocore.exceptions
 import pytest
+from workers import run_processes
 
 import llmctl
 import llmctl.aws
-from conftest import Daemon, Provider
+from conftest import Daemon, Provider, wait_until
 
 MODEL = "anthropic.claude-fake-v1:0"
 KEY = f"bedrock/{MODEL}"
@@ -178,43 +177,16 @@ def bedrock_load(daemon: Daemon, provider: Provider, mode: str) -> Dict[str, Any
     """PROCESSES processes of THREADS workers of boto3 `converse` on one model against a
     provider at RPS requests a second, with Bedrock's throttles and no limit headers."""
     worker = str(Path(__file__).with_name("aws_load_worker.py"))
-    procs: List[subprocess.Popen] = []
-    try:
-        for _ in range(PROCESSES):
-            procs.append(
-                subprocess.Popen(
-                    [
-                        sys.executable,
-                        worker,
-                        daemon.socket,
-                        provider.url,
-                        mode,
-                        str(JOBS // PROCESSES),
-                        str(THREADS),
-                    ],
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    text=True,
-                )
-            )
-        for p in procs:
-            assert p.stdout is not None and p.stdout.readline().strip() == "ready"
-        provider.reset()
-        started = time.time()
-        for p in procs:
-            assert p.stdin is not None
-            p.stdin.write("go\n")
-            p.stdin.flush()
-        results = []
-        for p in procs:
-            out, _ = p.communicate(timeout=300)
-            assert p.returncode == 0, out
-            results.append(json.loads(out.strip().splitlines()[-1]))
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait(10)
+    command = [
+        sys.executable,
+        worker,
+        daemon.socket,
+        provider.url,
+        mode,
+        str(JOBS // PROCESSES),
+        str(THREADS),
+    ]
+    started, results = run_processes([command] * PROCESSES, provider.reset, timeout=300)
     stats = provider.stats()
     wall = max(r["last_end"] for r in results) - started
     ok = sum(r["ok"] for r in results)
@@ -250,3 +222,56 @@ def test_processes_of_boto3_threads_share_one_headerless_bedrock_limit(
     # Settled at what the provider counted: its usage, nothing left outstanding.
     k = daemon.key("bedrock/anthropic.claude-load-v1:0")
     assert (k.tokens_used, k.tokens_outstanding, k.in_flight) == (limited["provider_tokens"], 0, 0), k
+
+
+def test_a_call_that_cannot_be_signed_gives_its_lease_back(
+    setup: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    daemon, provider, client = setup
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    unsigned = boto3.client("bedrock-runtime", endpoint_url=provider.url, region_name="us-east-1")
+    aws = llmctl.aws.limit(unsigned, llmctl=client)
+    with pytest.raises(botocore.exceptions.NoCredentialsError):
+        aws.converse(modelId=MODEL, messages=MESSAGES, inferenceConfig={"maxTokens": 16})
+    # Leased before signing, and given back when signing failed: nothing held, nothing sent.
+    k = daemon.key(KEY)
+    assert (k.in_flight, k.tokens_outstanding) == (0, 0), k
+    assert provider.stats()["requests"] == 0
+
+
+def test_a_stream_left_early_or_never_read_is_reported_as_read(setup: Any) -> None:
+    daemon, provider, client = setup
+    advices: List[llmctl.Advice] = []
+    aws = llmctl.aws.limit(bedrock(provider), llmctl=client, on_advice=lambda key, a: advices.append(a))
+    r = aws.converse_stream(modelId=MODEL, messages=MESSAGES, inferenceConfig={"maxTokens": 64})
+    for event in r["stream"]:
+        if "contentBlockDelta" in event:
+            break
+    assert [a.action for a in advices] == ["done"], advices
+    k = daemon.key(KEY)
+    assert (k.in_flight, k.tokens_outstanding) == (0, 0), k
+    # A stream nobody reads is reported once it is dropped.
+    r = aws.converse_stream(modelId=MODEL, messages=MESSAGES, inferenceConfig={"maxTokens": 64})
+    del r
+    import gc
+
+    gc.collect()
+    wait_until(lambda: daemon.key(KEY).in_flight == 0, 10, "the dropped stream's lease reported")
+    assert [a.action for a in advices] == ["done", "done"], advices
+
+
+def test_a_call_that_can_never_fit_is_a_validation_error_not_a_throttle(
+    start_daemon: Callable[..., Daemon], start_provider: Callable[..., Provider]
+) -> None:
+    daemon = start_daemon(f'[keys."{KEY}"]\ntokens_per_minute = 100\n')
+    provider = start_provider("--rpm", "100000")
+    with llmctl.Client(daemon.socket, fail_mode="closed") as client:
+        aws = llmctl.aws.limit(bedrock(provider), llmctl=client, max_wait=1)
+        with pytest.raises(aws.exceptions.ValidationException) as e:
+            aws.converse(modelId=MODEL, messages=MESSAGES, inferenceConfig={"maxTokens": 4000})
+        assert e.value.response["llmctl"]["reason_code"] == "too_large"
+        assert provider.stats()["requests"] == 0

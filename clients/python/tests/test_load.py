@@ -5,12 +5,11 @@ the daemon configured to the provider's limit: every job succeeds, the provider 
 
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
-import time
 from pathlib import Path
-from typing import Any, List
+from typing import Any
+
+from workers import run_processes
 
 from conftest import Daemon, Provider
 
@@ -36,46 +35,15 @@ def test_eight_processes_share_one_limit_without_429s(start_daemon: Any, start_p
     )
     worker = str(Path(__file__).with_name("load_worker.py"))
     per_process = JOBS // PROCESSES
-    procs: List[subprocess.Popen] = []
-    try:
-        for _ in range(PROCESSES):
-            procs.append(
-                subprocess.Popen(
-                    [
-                        sys.executable,
-                        worker,
-                        daemon.socket,
-                        provider.url,
-                        KEY,
-                        str(per_process),
-                        str(THREADS),
-                    ],
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    text=True,
-                )
-            )
-        for p in procs:
-            assert p.stdout is not None and p.stdout.readline().strip() == "ready"
+    command = [sys.executable, worker, daemon.socket, provider.url, KEY, str(per_process), str(THREADS)]
+
+    def before_go() -> None:
         # Both start full: the daemon's bucket starts empty, so let it fill; the provider's
         # fills on reset.
         daemon.wait_full(KEY, "requests")
         provider.reset()
-        started = time.time()
-        for p in procs:
-            assert p.stdin is not None
-            p.stdin.write("go\n")
-            p.stdin.flush()
-        results = []
-        for p in procs:
-            out, _ = p.communicate(timeout=120)
-            assert p.returncode == 0, out
-            results.append(json.loads(out.strip().splitlines()[-1]))
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait(10)
+
+    started, results = run_processes([command] * PROCESSES, before_go)
 
     ok = sum(r["ok"] for r in results)
     failed = sum(r["failed"] for r in results)

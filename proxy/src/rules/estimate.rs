@@ -36,8 +36,9 @@ const SKIP_KEYS: [&str; 9] = [
     "status",
 ];
 const MEDIA_WORDS: [&str; 4] = ["image", "audio", "file", "document"];
-/// Bedrock Converse's media blocks are keyed by their kind: `{"image": {"format": …}}`.
-const MEDIA_KEYS: [&str; 3] = ["image", "document", "video"];
+/// Bedrock Converse's media blocks are keyed by their kind, and always have a source:
+/// `{"image": {"format": …, "source": …}}` (a JSON schema's property named image has none).
+const MEDIA_KEYS: [&str; 4] = ["image", "document", "video", "audio"];
 const OUTPUT_FIELDS: [&str; 3] = ["max_tokens", "max_completion_tokens", "max_output_tokens"];
 
 /// One request's estimate.
@@ -74,7 +75,7 @@ impl Counter {
                     || o.contains_key("inlineData")
                     || MEDIA_KEYS
                         .iter()
-                        .any(|k| o.get(*k).is_some_and(Value::is_object))
+                        .any(|k| o.get(*k).and_then(|m| m.get("source")).is_some())
                 {
                     self.media += 1;
                     return;

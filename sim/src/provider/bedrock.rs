@@ -6,7 +6,7 @@
 //! are accepted, never checked. Tokens are reserved at admission as input + the call's
 //! `maxTokens` (Bedrock's own rule).
 
-use super::{Decision, ErrorKind, InFlight, Provider};
+use super::{Decision, ErrorKind, Provider};
 use crate::estimate;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
@@ -261,14 +261,7 @@ impl Provider {
             }
             Decision::Serve { slow, .. } => slow,
         };
-        let in_flight = InFlight(self.clone());
-        if let Some(d) = slow {
-            tokio::time::sleep(d).await;
-        }
-        if !self.config.latency.is_zero() {
-            tokio::time::sleep(self.config.latency).await;
-        }
-        drop(in_flight);
+        self.clone().serve_time(slow).await;
         let usage = super::shapes::Usage {
             input,
             cached,
@@ -333,14 +326,7 @@ impl Provider {
             }
         };
         request_id(id, resp.headers_mut());
-        {
-            let mut s = self.state();
-            s.stats.input_tokens += input;
-            s.stats.output_tokens += output;
-            let t = llmctl_client::time::now_unix_ms();
-            s.stats.first_success_unix_ms.get_or_insert(t);
-            s.stats.last_success_unix_ms = Some(t);
-        }
+        drop(self.count_success(input, output));
         finish(resp)
     }
 }

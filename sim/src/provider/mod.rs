@@ -441,16 +441,7 @@ impl Provider {
             }
             Decision::Serve { slow, stream_error } => (slow, stream_error),
         };
-        // Counted in flight until answered, or until its client goes away.
-        let in_flight = InFlight(self.clone());
-        if let Some(d) = slow {
-            tokio::time::sleep(d).await;
-        }
-        // No latency means none: a timer of 0 would still wait for the timer's next tick.
-        if !self.config.latency.is_zero() {
-            tokio::time::sleep(self.config.latency).await;
-        }
-        drop(in_flight);
+        self.clone().serve_time(slow).await;
         let usage = shapes::Usage {
             input,
             cached,
@@ -471,17 +462,37 @@ impl Provider {
             (false, true) => shapes::response(&model, id, usage),
         };
         {
-            let mut s = self.state();
-            s.stats.input_tokens += input;
-            s.stats.output_tokens += output;
-            let t = llmctl_client::time::now_unix_ms();
-            s.stats.first_success_unix_ms.get_or_insert(t);
-            s.stats.last_success_unix_ms = Some(t);
+            let s = self.count_success(input, output);
             self.limit_headers(api, &s, resp.headers_mut());
             self.plan_headers(api, &s, resp.headers_mut());
         }
         shapes::request_id(api, id, resp.headers_mut());
         self.finish(api, resp)
+    }
+
+    /// The time a granted request takes before its answer: a fault's delay, then the latency;
+    /// counted in flight meanwhile, or until its client goes away.
+    async fn serve_time(self: Arc<Self>, slow: Option<Duration>) {
+        let in_flight = InFlight(self.clone());
+        if let Some(d) = slow {
+            tokio::time::sleep(d).await;
+        }
+        // No latency means none: a timer of 0 would still wait for the timer's next tick.
+        if !self.config.latency.is_zero() {
+            tokio::time::sleep(self.config.latency).await;
+        }
+        drop(in_flight);
+    }
+
+    /// Counts an answered request's usage; the state, still locked, for its headers.
+    fn count_success(&self, input: u64, output: u64) -> MutexGuard<'_, State_> {
+        let mut s = self.state();
+        s.stats.input_tokens += input;
+        s.stats.output_tokens += output;
+        let t = llmctl_client::time::now_unix_ms();
+        s.stats.first_success_unix_ms.get_or_insert(t);
+        s.stats.last_success_unix_ms = Some(t);
+        s
     }
 
     /// A streamed answer, its events `stream_interval` apart; a client that goes away before

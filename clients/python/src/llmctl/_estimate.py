@@ -29,8 +29,9 @@ _SKIP_KEYS = frozenset(
     {"type", "role", "id", "tool_use_id", "tool_call_id", "call_id", "cache_control", "signature", "status"}
 )
 _MEDIA_WORDS = ("image", "audio", "file", "document")
-# Bedrock Converse's media blocks are keyed by their kind: {"image": {"format": ..., "source": ...}}.
-_MEDIA_KEYS = ("image", "document", "video")
+# Bedrock Converse's media blocks are keyed by their kind, and always have a source:
+# {"image": {"format": ..., "source": ...}} (a JSON schema's property named image has none).
+_MEDIA_KEYS = ("image", "document", "video", "audio")
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ class _Counter:
             if "inline_data" in v or "inlineData" in v:  # Gemini media
                 self.media += 1
                 return
-            if any(isinstance(v.get(k), dict) for k in _MEDIA_KEYS):  # Bedrock Converse media
+            if any(isinstance(v.get(k), dict) and "source" in v[k] for k in _MEDIA_KEYS):  # Bedrock
                 self.media += 1
                 return
             for k, x in v.items():

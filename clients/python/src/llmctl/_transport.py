@@ -89,6 +89,18 @@ def check_key_template(key: str) -> None:
     check_key(rest)
 
 
+def check_retry_settings(profile: Optional[str], max_retries: Optional[int]) -> None:
+    """Refuses a profile that is not a name, and a ``max_retries`` that is not a count."""
+    if profile is not None:
+        check_name(profile, "profile", "'interactive', 'batch' or one configured in [profiles]")
+    if max_retries is not None and (
+        isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0
+    ):
+        raise ValueError(
+            f"max_retries = {max_retries!r}: give 0 (no retries), more, or None (as the advice says)"
+        )
+
+
 class TransportBase:
     def __init__(
         self,
@@ -118,14 +130,7 @@ class TransportBase:
             check_key_template(key)
         if route is not None and (route_group is None or not callable(route)):
             raise TypeError("route must be a function (request, key) -> request, given with route_group")
-        if profile is not None:
-            check_name(profile, "profile", "'interactive', 'batch' or one configured in [profiles]")
-        if max_retries is not None and (
-            isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0
-        ):
-            raise ValueError(
-                f"max_retries = {max_retries!r}: give 0 (no retries), more, or None (as the advice says)"
-            )
+        check_retry_settings(profile, max_retries)
         self.key = key
         self.route_group = route_group
         self.route = route

@@ -20,9 +20,12 @@ boto3 sends through botocore, not httpx, and signs every request, so neither the
 - after each attempt the lease is reported with the status, the error's code and message and the
   usage (``usage`` of a Converse answer, the token-count headers of InvokeModel, the ``metadata``
   event or the invocation metrics of a stream, as the caller reads it);
-- botocore's own retries (up to 5 attempts by default, on its own backoff) give way to the
-  daemon's advice: an attempt is retried when, and after the delay, the daemon says, within
-  ``max_retries``. One retry layer, which every process on the host shares.
+- botocore's own retries (3 attempts in its standard mode, 5 in legacy, on its own backoff)
+  give way to the daemon's advice: an attempt is retried when, and after the delay, the daemon
+  says, within ``max_retries``. One retry layer, which every process on the host shares.
+  botocore's own handler still runs beside it (in standard mode it spends the client's retry
+  quota on refusals, which then stops retries of the client's other, unlimited operations), and
+  its adaptive mode adds a rate limiter of its own: use the standard or legacy mode.
 
 Other operations pass untouched. The client is returned, hooked; ``limit`` on a client already
 hooked changes nothing.
@@ -31,6 +34,7 @@ hooked changes nothing.
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 import urllib.parse
@@ -38,8 +42,9 @@ from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple, Unio
 
 from . import _errors as errors
 from ._client import Client, Lease
-from ._common import Advice, Outcome, Seconds, check_name, limit_headers, logger
+from ._common import Advice, Outcome, Seconds, limit_headers, logger
 from ._estimate import DEFAULT_OUTPUT_TOKENS, IMAGE_TOKENS, Estimate, estimate_body
+from ._transport import check_key_template, check_retry_settings
 
 __all__ = ["limit", "LIMITED_OPERATIONS"]
 
@@ -50,6 +55,13 @@ _SERVICE = "bedrock-runtime"
 # Where a request's state lives in botocore's per-call context.
 _CONTEXT = "llmctl"
 _MARK = "_llmctl_limited"
+# InvokeModel's usage: input, output, cache read and cache written.
+_TOKEN_HEADERS = (
+    "x-amzn-bedrock-input-token-count",
+    "x-amzn-bedrock-output-token-count",
+    "x-amzn-bedrock-cache-read-input-token-count",
+    "x-amzn-bedrock-cache-write-input-token-count",
+)
 
 KeyArg = Union[str, Callable[[str], str]]
 AdviceHook = Callable[[str, Advice], None]
@@ -103,19 +115,24 @@ def _int(v: Any) -> Optional[int]:
     return None
 
 
+def _counted(fields: Mapping[str, Any], names: Tuple[str, str, str, str]) -> Optional[Tuple[int, int, int]]:
+    """(input, cached input, output) from Bedrock's counts: input, output, cache read and cache
+    written, under `names`. Bedrock's input leaves out what the cache read and wrote; the
+    daemon's input counts all of it, the read part as cached."""
+    inp, out = _int(fields.get(names[0])), _int(fields.get(names[1]))
+    if inp is None or out is None:
+        return None
+    read = _int(fields.get(names[2])) or 0
+    written = _int(fields.get(names[3])) or 0
+    return inp + read + written, read, out
+
+
 def _usage_of(parsed: Mapping[str, Any]) -> Optional[Tuple[int, int, int]]:
-    """(input, cached input, output) from Converse's ``usage`` (or a stream's ``metadata``)."""
+    """Usage from Converse's ``usage`` (or a stream's ``metadata``)."""
     usage = parsed.get("usage")
     if not isinstance(usage, Mapping):
         return None
-    inp, out = _int(usage.get("inputTokens")), _int(usage.get("outputTokens"))
-    if inp is None or out is None:
-        return None
-    read = _int(usage.get("cacheReadInputTokens")) or 0
-    written = _int(usage.get("cacheWriteInputTokens")) or 0
-    # Bedrock's inputTokens leaves out what the cache read and wrote; the daemon's input counts
-    # all of it, with the read part as cached.
-    return inp + read + written, read, out
+    return _counted(usage, ("inputTokens", "outputTokens", "cacheReadInputTokens", "cacheWriteInputTokens"))
 
 
 def _metrics_usage(chunk: Mapping[str, Any]) -> Optional[Tuple[int, int, int]]:
@@ -123,12 +140,9 @@ def _metrics_usage(chunk: Mapping[str, Any]) -> Optional[Tuple[int, int, int]]:
     m = chunk.get("amazon-bedrock-invocationMetrics")
     if not isinstance(m, Mapping):
         return None
-    inp, out = _int(m.get("inputTokenCount")), _int(m.get("outputTokenCount"))
-    if inp is None or out is None:
-        return None
-    read = _int(m.get("cacheReadInputTokenCount")) or 0
-    written = _int(m.get("cacheWriteInputTokenCount")) or 0
-    return inp + read + written, read, out
+    return _counted(
+        m, ("inputTokenCount", "outputTokenCount", "cacheReadInputTokenCount", "cacheWriteInputTokenCount")
+    )
 
 
 def _outcome(operation: str, response: Any, caught: Optional[BaseException]) -> Outcome:
@@ -151,11 +165,7 @@ def _outcome(operation: str, response: Any, caught: Optional[BaseException]) -> 
             u = _usage_of(parsed)
         else:
             named = {str(k).lower(): v for k, v in headers.items()}
-            inp = _int(named.get("x-amzn-bedrock-input-token-count"))
-            outp = _int(named.get("x-amzn-bedrock-output-token-count"))
-            read = _int(named.get("x-amzn-bedrock-cache-read-input-token-count")) or 0
-            written = _int(named.get("x-amzn-bedrock-cache-write-input-token-count")) or 0
-            u = (inp + read + written, read, outp) if inp is not None and outp is not None else None
+            u = _counted(named, _TOKEN_HEADERS)
         if u is not None:
             out.input_tokens, out.cached_input_tokens, out.output_tokens = u
             out.usage_known = True
@@ -250,26 +260,34 @@ class _Limiter:
                 attempt=call.attempt,
                 first_attempt=call.first,
             )
+        except errors.NeverFits as e:
+            raise self._throttled(operation_name, call.key, e, never=True) from e
         except errors.NotGranted as e:
             raise self._throttled(operation_name, call.key, e) from e
         call.sends += 1
         if call.first is None:
             call.first = time.time()
 
-    def _throttled(self, operation: str, key: str, e: errors.NotGranted) -> BaseException:
-        """The client's own ThrottlingException for a lease the daemon would not grant in time."""
+    def _throttled(
+        self, operation: str, key: str, e: errors.LlmctlError, never: bool = False
+    ) -> BaseException:
+        """The client's own exception for a lease the daemon would not grant in time: a
+        ThrottlingException (429), or a ValidationException (400) for a call that can never fit
+        (its reason ``too_large``), so that code retrying throttles does not retry it forever."""
+        never = never or getattr(e, "reason_code", "") == "too_large"
+        code, status = ("ValidationException", 400) if never else ("ThrottlingException", 429)
         response: Dict[str, Any] = {
-            "Error": {"Code": "ThrottlingException", "Message": f"llmctl: not granted on {key}: {e}"},
-            "ResponseMetadata": {"HTTPStatusCode": 429},
+            "Error": {"Code": code, "Message": f"llmctl: not granted on {key}: {e}"},
+            "ResponseMetadata": {"HTTPStatusCode": status},
             "message": f"llmctl: not granted on {key}: {e}",
             "llmctl": {
                 "key": key,
                 "reason": getattr(e, "reason", str(e)),
-                "reason_code": getattr(e, "reason_code", ""),
+                "reason_code": "too_large" if never else getattr(e, "reason_code", ""),
                 "not_before": getattr(e, "not_before", None),
             },
         }
-        cls = getattr(getattr(self._aws, "exceptions", None), "ThrottlingException", None)
+        cls = getattr(getattr(self._aws, "exceptions", None), code, None)
         if isinstance(cls, type) and issubclass(cls, BaseException):
             modeled: BaseException = cls(response, operation)
             return modeled
@@ -321,6 +339,19 @@ class _Limiter:
             return False
         call.attempt += 1
         return max(0.0, advice.retry_after)
+
+    # after-call-error: the call raised before an attempt was answered (credentials that could
+    # not be had to sign, an interrupt during the send): a lease taken for it goes back.
+    def after_call_error(
+        self, exception: Optional[BaseException] = None, context: Any = None, **_: Any
+    ) -> None:
+        call = context.get(_CONTEXT) if isinstance(context, dict) else None
+        if not isinstance(call, _Call) or call.lease is None or call.lease.reported:
+            return
+        name = type(exception).__name__ if exception is not None else "unreported"
+        self._report(
+            call, Outcome(status=0, headers={}, error_type="unreported", error_message=f"{name}: {exception}")
+        )
 
     # after-call: the call's answer, once; a stream is watched as the caller reads it.
     def after_call(
@@ -407,6 +438,10 @@ class _WatchedStream:
             for event in self._inner:
                 self._watch(event)
                 yield event
+        except GeneratorExit:
+            # The caller stopped reading (a break, the iterator dropped): what it read stands.
+            self._finish(None)
+            raise
         except BaseException as exc:
             self._finish(exc)
             raise
@@ -421,11 +456,17 @@ class _WatchedStream:
             self._finish(None)
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
         return getattr(self._inner, name)
 
     def __del__(self) -> None:
+        # Never read to its end nor closed: reported from a thread of its own (a report is a
+        # call to the daemon, not for a garbage collector's thread), unless Python is stopping.
+        if self._done or sys.is_finalizing():
+            return
         try:
-            self._finish(None)
+            threading.Thread(target=self._finish, args=(None,), daemon=True).start()
         except Exception:
             pass
 
@@ -469,17 +510,8 @@ def limit(
     if not (isinstance(key, str) or callable(key)):
         raise TypeError(f"key must be a string or a function of the model id, not {key!r}")
     if isinstance(key, str):
-        from ._transport import check_key_template
-
         check_key_template(key.replace("{region}", "region"))
-    if profile is not None:
-        check_name(profile, "profile", "'interactive', 'batch' or one configured in [profiles]")
-    if max_retries is not None and (
-        isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0
-    ):
-        raise ValueError(
-            f"max_retries = {max_retries!r}: give 0 (no retries), more, or None (as the advice says)"
-        )
+    check_retry_settings(profile, max_retries)
     if getattr(client, _MARK, False):
         return client
     limiter = _Limiter(
@@ -500,6 +532,9 @@ def limit(
     # First, so that its answer (retry after the daemon's delay, or not at all) is botocore's.
     events.register_first(f"needs-retry.{_SERVICE}", limiter.needs_retry, unique_id="llmctl-needs-retry")
     events.register(f"after-call.{_SERVICE}", limiter.after_call, unique_id="llmctl-after-call")
+    events.register(
+        f"after-call-error.{_SERVICE}", limiter.after_call_error, unique_id="llmctl-after-call-error"
+    )
     setattr(client, _MARK, True)
     client._llmctl_limiter = limiter
     return client
