@@ -111,7 +111,7 @@ async fn run_n(rig: &Rig, cli: Cli, bin: &Path, n: usize) -> (Instant, Vec<Agent
     let d = rig.dir.path();
     let started = Instant::now();
     let mut children = Vec::new();
-    for _ in 0..n {
+    for i in 0..n {
         let mut c = tokio::process::Command::new(BIN);
         c.arg("exec")
             .arg("--config")
@@ -120,6 +120,10 @@ async fn run_n(rig: &Rig, cli: Cli, bin: &Path, n: usize) -> (Instant, Vec<Agent
             .args(cli.command(bin))
             .current_dir(d.join("work"))
             .env("HOME", d.join("home"))
+            // Each its own data and state (opencode keeps a SQLite database there, which
+            // agents of one user starting at once on a loaded machine find locked).
+            .env("XDG_DATA_HOME", d.join(format!("data-{i}")))
+            .env("XDG_STATE_HOME", d.join(format!("state-{i}")))
             .env("CODEX_HOME", d.join("codex"))
             .env("CODEX_API_KEY", "sk-test")
             .env("ANTHROPIC_API_KEY", "sk-ant-test")
