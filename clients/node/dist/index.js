@@ -8945,7 +8945,7 @@ function unreachable(e) {
     return false;
   }
   const cause = e.cause?.code;
-  return e.code === Code.Unavailable || e.code === Code.DeadlineExceeded || e.code === Code.Canceled && /stream closed|CANCEL/.test(e.rawMessage) || typeof cause === "string" && SOCKET_ERRORS.has(cause);
+  return e.code === Code.Unavailable || e.code === Code.DeadlineExceeded || e.code === Code.Canceled && /stream closed|CANCEL/.test(e.rawMessage) || /REFUSED_STREAM/.test(e.rawMessage) || typeof cause === "string" && SOCKET_ERRORS.has(cause);
 }
 var ACTIONS = {
   [1 /* DONE */]: "done",

@@ -114,11 +114,14 @@ export function unreachable(e: unknown): boolean {
   const cause = (e.cause as { code?: unknown } | undefined)?.code;
   // A daemon that does not answer within the call's bound (stopped, or stuck) is as absent, and
   // so is one whose connection closed under a call (its HTTP/2 stream cancelled: callers check
-  // their own abort signal before asking this).
+  // their own abort signal before asking this), and one that is stopping: its HTTP/2 server
+  // refuses the streams that raced its GOAWAY, and a refused stream was never processed
+  // (RFC 9113 section 8.7), so nothing was granted or recorded.
   return (
     e.code === Code.Unavailable ||
     e.code === Code.DeadlineExceeded ||
     (e.code === Code.Canceled && /stream closed|CANCEL/.test(e.rawMessage)) ||
+    /REFUSED_STREAM/.test(e.rawMessage) ||
     (typeof cause === "string" && SOCKET_ERRORS.has(cause))
   );
 }

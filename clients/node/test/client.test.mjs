@@ -2,6 +2,7 @@
 
 import { after, before, test } from "node:test";
 import * as assert from "node:assert/strict";
+import * as http2 from "node:http2";
 import { Client, InvalidArgument, Lease, LeaseNotFound, NotGranted, RunBudgetExceeded, Unavailable, defaultSocket } from "../dist/index.js";
 import { startDaemon } from "./harness.mjs";
 
@@ -121,6 +122,32 @@ test("fail-open: once the daemon stops, leases are granted unlimited and advice 
   } finally {
     c.close();
     await other.close();
+  }
+});
+
+test("a daemon refusing its streams (REFUSED_STREAM, as one that is stopping does) is an unreachable one", async () => {
+  // A stopping daemon's HTTP/2 server refuses the streams that raced its GOAWAY: none was
+  // processed, so each is as if the daemon was not there, never an error for the caller.
+  const socket = `${daemon.dir}/refusing.sock`;
+  const server = http2.createServer();
+  const sessions = new Set();
+  server.on("session", (s) => sessions.add(s));
+  server.on("stream", (stream) => {
+    stream.on("error", () => {});
+    stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
+  });
+  await new Promise((r) => server.listen(socket, r));
+  const open = new Client({ socket });
+  const closed = new Client({ socket, failMode: "closed" });
+  try {
+    const lease = await open.acquire("node/k", { inputTokens: 10 });
+    assert.equal(lease.limited, false);
+    await assert.rejects(closed.acquire("node/k"), (e) => e instanceof Unavailable && /REFUSED_STREAM/.test(e.message));
+  } finally {
+    open.close();
+    closed.close();
+    for (const s of sessions) s.destroy();
+    await new Promise((r) => server.close(r));
   }
 });
 

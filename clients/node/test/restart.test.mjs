@@ -23,7 +23,7 @@ test("a restart under load costs no 429 and no unlimited call", async () => {
         try {
           await oa.chat.completions.create({ model: "restart", messages: [{ role: "user", content: "hi" }], max_tokens: 4 });
         } catch (e) {
-          err = String(e);
+          err = `${e} (${e?.cause ?? ""}) ${e?.cause?.stack ?? ""}`;
         }
         calls.push({ at: Date.now(), limited: client.limited, err });
       }
