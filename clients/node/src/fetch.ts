@@ -17,6 +17,7 @@ import { parseUsage } from "./client.js";
 import { LlmctlError } from "./errors.js";
 import { errorInfo, EventWatcher } from "./answer.js";
 import { DEFAULT_OUTPUT_TOKENS, estimateBody } from "./estimate.js";
+import { pathCall } from "./paths.js";
 import { askUsage, refusedBy, refusesUsage, rememberRefusal, Unasked } from "./streamusage.js";
 
 export interface LimitedFetchOptions {
@@ -184,13 +185,19 @@ export function limitedFetch(options: LimitedFetchOptions): typeof fetch {
     checkKeyTemplate(options.key);
   }
   const limited = async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
+    const url = new URL(typeof input === "string" ? input : input instanceof URL ? input.href : input.url);
+    // The path may name the model (clouds put it there) or say the call generates nothing.
+    const call = pathCall(url.pathname);
+    if (!call.limited) {
+      return inner(input, init);
+    }
     const raw = typeof init?.body === "string" ? init.body : input instanceof Request ? await input.clone().text() : "";
     const est = raw ? estimateBody(raw) : { model: "", inputTokens: 1, outputTokens: DEFAULT_OUTPUT_TOKENS, outputDeclared: false };
     // `{model}` in the key is the request's model, as in the Python transport.
-    const key = options.key ? options.key.replaceAll("{model}", est.model || "unknown") : null;
+    const model = call.model ?? est.model;
+    const key = options.key ? options.key.replaceAll("{model}", model || "unknown") : null;
     const signal = init?.signal ?? (input instanceof Request ? input.signal : null);
     // A stream that omits its usage unless asked is asked for it (conformance/stream_usage.json).
-    const url = new URL(typeof input === "string" ? input : input instanceof URL ? input.href : input.url);
     let asked = usageAsked(url, raw, input, init);
     // The profile's deadline counts from the first grant, not from the wait before it.
     let firstAttempt: number | undefined;

@@ -14,6 +14,7 @@ import {
   estimateBody,
   limitHeaders,
   localAdvice,
+  pathCall,
   refusesUsage,
   usageOf,
 } from "../dist/index.js";
@@ -63,6 +64,13 @@ for (const c of table("estimates.json").cases) {
       [e.inputTokens, e.outputTokens, e.outputDeclared, e.stream],
       [c.input_tokens, c.output_tokens, c.output_declared, c.stream],
     );
+  });
+}
+
+for (const c of table("paths.json").cases) {
+  test(`paths: ${c.name}`, () => {
+    const p = pathCall(c.path);
+    assert.deepEqual([p.limited, p.model, p.stream], [c.limited, c.model, c.stream]);
   });
 }
 

@@ -12,6 +12,7 @@ import pytest
 from llmctl._common import FAIL_OPEN_ATTEMPTS, Outcome, advice_from, limit_headers, local_advice
 from llmctl._estimate import DEFAULT_OUTPUT_TOKENS, estimate_body
 from llmctl._outcome import error_info
+from llmctl._paths import path_call
 from llmctl._stream_usage import Unasked, ask, refuses
 from llmctl.v1 import limiter_pb2 as pb
 
@@ -53,6 +54,12 @@ def test_fail_open_advice(case: Dict[str, Any]) -> None:
         assert advice.retry_after * 1000 >= case["min_delay_ms"], advice
     if "max_delay_ms" in case:
         assert advice.retry_after * 1000 <= case["max_delay_ms"], advice
+
+
+@pytest.mark.parametrize("case", cases("paths.json"))
+def test_what_a_path_says_about_the_call(case: Dict[str, Any]) -> None:
+    call = path_call(case["path"])
+    assert (call.limited, call.model, call.stream) == (case["limited"], case["model"], case["stream"])
 
 
 @pytest.mark.parametrize("case", cases("headers.json"))

@@ -39,6 +39,7 @@ KEYS = {
     "openai-agents": ["openai/gpt-4o-mini"],
     "llamaindex": ["openai/gpt-4o-mini"],
     "bedrock": ["bedrock/anthropic.claude-sonnet-4-5"],
+    "anthropic-bedrock": ["bedrock/anthropic.claude-sonnet-4-5"],
 }
 
 
@@ -76,6 +77,7 @@ def environment(daemon: Daemon, provider: Provider) -> Dict[str, str]:
             "OPENAI_AGENTS_DISABLE_TRACING": "1",
             # boto3: Bedrock's endpoint (the fake provider), and credentials to sign with.
             "AWS_ENDPOINT_URL_BEDROCK_RUNTIME": provider.url,
+            "ANTHROPIC_BEDROCK_BASE_URL": provider.url,
             "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE",
             "AWS_SECRET_ACCESS_KEY": "secret",
             "AWS_EC2_METADATA_DISABLED": "true",

@@ -59,6 +59,7 @@ __export(index_exports, {
   localAdvice: () => localAdvice,
   outagePhase: () => outagePhase,
   parseUsage: () => parseUsage,
+  pathCall: () => pathCall,
   pb: () => limiter_pb_exports,
   reasonCode: () => reasonCode,
   refusesUsage: () => refusesUsage,
@@ -9668,6 +9669,63 @@ var EventWatcher = class {
   }
 };
 
+// src/paths.ts
+var BEDROCK_OPS = /* @__PURE__ */ new Map([
+  ["invoke", false],
+  ["invoke-with-response-stream", true],
+  ["converse", false],
+  ["converse-stream", true]
+]);
+var COUNTING_METHODS = /* @__PURE__ */ new Set(["countTokens", "computeTokens"]);
+var COUNTING_MODELS = /* @__PURE__ */ new Set(["count-tokens"]);
+var COUNTING_SUFFIXES = ["/count_tokens", "/responses/input_tokens"];
+function decoded(s) {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+function after(path2, marker, last) {
+  const i = last ? path2.lastIndexOf(marker) : path2.indexOf(marker);
+  return i < 0 ? null : path2.slice(i + marker.length);
+}
+function pathCall(path2) {
+  path2 = path2.replace(/\/+$/, "");
+  if (COUNTING_SUFFIXES.some((s) => path2.endsWith(s))) {
+    return { limited: false, model: null, stream: false };
+  }
+  const bedrock = after(path2, "/model/", true);
+  if (bedrock !== null) {
+    const slash = bedrock.indexOf("/");
+    const [model, op] = slash < 0 ? [bedrock, ""] : [bedrock.slice(0, slash), bedrock.slice(slash + 1)];
+    const stream = BEDROCK_OPS.get(op);
+    if (model && stream !== void 0) {
+      return { limited: true, model: decoded(model), stream };
+    }
+  }
+  const google = after(path2, "/models/", true);
+  if (google !== null && !google.includes("/")) {
+    const colon = google.indexOf(":");
+    const method = colon < 0 ? "" : google.slice(colon + 1);
+    if (method) {
+      const model = decoded(google.slice(0, colon));
+      if (COUNTING_METHODS.has(method) || COUNTING_MODELS.has(model)) {
+        return { limited: false, model: null, stream: false };
+      }
+      return { limited: true, model: model || null, stream: method.startsWith("stream") };
+    }
+  }
+  const azure = after(path2, "/openai/deployments/", false);
+  if (azure !== null) {
+    const deployment = azure.split("/")[0];
+    if (deployment) {
+      return { limited: true, model: decoded(deployment), stream: false };
+    }
+  }
+  return { limited: true, model: null, stream: false };
+}
+
 // src/streamusage.ts
 var refusing = /* @__PURE__ */ new Set();
 function askUsage(path2, body) {
@@ -9783,17 +9841,17 @@ function withoutMember(text, key) {
     if (valueEnd < 0) {
       return null;
     }
-    const after = ws(valueEnd);
-    const comma = text[after] === ",";
+    const after2 = ws(valueEnd);
+    const comma = text[after2] === ",";
     if (name === key) {
-      const [from, to] = comma ? [member, ws(after + 1)] : prevComma >= 0 ? [prevComma, valueEnd] : [member, valueEnd];
+      const [from, to] = comma ? [member, ws(after2 + 1)] : prevComma >= 0 ? [prevComma, valueEnd] : [member, valueEnd];
       return text.slice(0, from) + text.slice(to);
     }
     if (!comma) {
       return null;
     }
-    prevComma = after;
-    i = after + 1;
+    prevComma = after2;
+    i = after2 + 1;
   }
 }
 var decoder = new TextDecoder("utf-8", { fatal: true });
@@ -10002,11 +10060,16 @@ function limitedFetch(options) {
     checkKeyTemplate(options.key);
   }
   const limited = async (input, init) => {
+    const url = new URL(typeof input === "string" ? input : input instanceof URL ? input.href : input.url);
+    const call = pathCall(url.pathname);
+    if (!call.limited) {
+      return inner(input, init);
+    }
     const raw = typeof init?.body === "string" ? init.body : input instanceof Request ? await input.clone().text() : "";
     const est = raw ? estimateBody(raw) : { model: "", inputTokens: 1, outputTokens: DEFAULT_OUTPUT_TOKENS, outputDeclared: false };
-    const key = options.key ? options.key.replaceAll("{model}", est.model || "unknown") : null;
+    const model = call.model ?? est.model;
+    const key = options.key ? options.key.replaceAll("{model}", model || "unknown") : null;
     const signal = init?.signal ?? (input instanceof Request ? input.signal : null);
-    const url = new URL(typeof input === "string" ? input : input instanceof URL ? input.href : input.url);
     let asked = usageAsked(url, raw, input, init);
     let firstAttempt;
     for (let attempt = 1; ; attempt++) {
@@ -10162,6 +10225,7 @@ function checkKeyTemplate(key) {
   localAdvice,
   outagePhase,
   parseUsage,
+  pathCall,
   pb,
   reasonCode,
   refusesUsage,

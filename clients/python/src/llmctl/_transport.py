@@ -3,6 +3,7 @@ routing it to the key granted, passing the advice on, and deciding whether to se
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import re
@@ -12,10 +13,11 @@ from types import FrameType, ModuleType
 from typing import Any, Callable, Dict, Optional, Union
 
 from . import _errors as errors
-from . import _stream_usage
+from . import _eventstream, _stream_usage
 from ._common import Advice, Outcome, Seconds, check_key, check_name, logger
 from ._estimate import Estimate, estimate_body
 from ._lease import LeaseBase
+from ._paths import path_call
 
 KeyArg = Union[str, Callable[[str], str]]
 
@@ -33,7 +35,8 @@ def library(obj: Any) -> ModuleType:
 
 
 def is_event_stream(response: Any) -> bool:
-    return "text/event-stream" in response.headers.get("content-type", "").lower()
+    ctype = response.headers.get("content-type", "").lower()
+    return "text/event-stream" in ctype or _eventstream.CONTENT_TYPE in ctype
 
 
 # Which client each transport takes, named in the error for the other kind.
@@ -298,9 +301,16 @@ class TransportBase:
             return None
         if not content or content.lstrip()[:1] != b"{":
             return None
-        return estimate_body(
+        # The raw path: a model id may hold an encoded slash (an inference profile's ARN).
+        call = path_call(request.url.raw_path.decode("ascii", "replace").partition("?")[0])
+        if not call.limited:
+            return None
+        est = estimate_body(
             content, image_tokens=self.image_tokens, default_output_tokens=self.default_output_tokens
         )
+        if call.model is not None or (call.stream and not est.stream):
+            est = dataclasses.replace(est, model=call.model or est.model, stream=est.stream or call.stream)
+        return est
 
     def _advised(self, request: Any, advice: Optional[Advice], response: Any = None) -> None:
         if advice is not None and response is not None:

@@ -1,0 +1,167 @@
+"""Cloud SDKs that name the model in the path, through llmctl's httpx transports, against the
+real daemon and the fake provider's Bedrock API: the anthropic SDK's AnthropicBedrock (SigV4
+signed, its streams AWS event-stream frames) limited on the model its path names, settled at the
+provider's usage, and its throttles (no limit headers) retried on the daemon's advice."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import struct
+import zlib
+from typing import Any, Callable, List
+
+import anthropic
+import httpx2
+import pytest
+
+import llmctl
+from conftest import Daemon, Provider
+from llmctl._eventstream import EventStreamParser
+from llmctl.httpx import AsyncLimitedTransport, LimitedTransport
+
+MODEL = "anthropic.claude-fake-v1:0"
+KEY = f"bedrock/{MODEL}"
+MESSAGES = [{"role": "user", "content": "Say something short about rate limits. " * 5}]
+
+
+@pytest.fixture
+def setup(daemon: Daemon, start_provider: Callable[..., Provider]) -> Any:
+    provider = start_provider("--cache-share", "0.5", "--completion-tokens", "12", "--rpm", "100000")
+    client = llmctl.Client(daemon.socket, fail_mode="closed")
+    yield daemon, provider, client
+    client.close()
+
+
+def bedrock(provider: Provider, transport: Any) -> anthropic.AnthropicBedrock:
+    return anthropic.AnthropicBedrock(
+        aws_access_key="AKIDEXAMPLE",
+        aws_secret_key="secret",
+        aws_region="us-east-1",
+        base_url=provider.url,
+        http_client=httpx2.Client(transport=transport),
+        max_retries=0,
+    )
+
+
+def provider_tokens(provider: Provider) -> int:
+    s = provider.stats()
+    return int(s["input_tokens"]) + int(s["output_tokens"])
+
+
+def settled(daemon: Daemon, key: str, tokens: int) -> None:
+    k = daemon.key(key)
+    assert (k.tokens_used, k.tokens_outstanding, k.in_flight) == (tokens, 0, 0), k
+
+
+def test_anthropic_bedrock_is_limited_on_the_model_its_path_names(setup: Any) -> None:
+    daemon, provider, client = setup
+    advices: List[llmctl.Advice] = []
+    transport = LimitedTransport(
+        key="bedrock/{model}", client=client, on_advice=lambda r, a: advices.append(a)
+    )
+    br = bedrock(provider, transport)
+    m = br.messages.create(model=MODEL, max_tokens=64, messages=MESSAGES)
+    assert m.content[0].text
+    u = m.usage
+    assert provider_tokens(provider) == u.input_tokens + (u.cache_read_input_tokens or 0) + u.output_tokens
+    # The model was in the path (/model/{id}/invoke, its colon encoded), not in the body.
+    settled(daemon, KEY, provider_tokens(provider))
+    assert [a.action for a in advices] == ["done"]
+
+
+def test_an_anthropic_bedrock_stream_is_read_from_its_event_stream_frames(setup: Any) -> None:
+    daemon, provider, client = setup
+    br = bedrock(provider, LimitedTransport(key="bedrock/{model}", client=client))
+    with br.messages.stream(model=MODEL, max_tokens=64, messages=MESSAGES) as stream:
+        text = "".join(stream.text_stream)
+        final = stream.get_final_message()
+    assert text and final.usage.output_tokens == 12
+    settled(daemon, KEY, provider_tokens(provider))
+
+
+def test_async_anthropic_bedrock_plain_and_streamed(setup: Any) -> None:
+    daemon, provider, client = setup
+
+    async def run() -> None:
+        async with llmctl.AsyncClient(daemon.socket, fail_mode="closed") as aclient:
+            br = anthropic.AsyncAnthropicBedrock(
+                aws_access_key="AKIDEXAMPLE",
+                aws_secret_key="secret",
+                aws_region="eu-west-1",
+                base_url=provider.url,
+                http_client=httpx2.AsyncClient(
+                    transport=AsyncLimitedTransport(key="bedrock/{model}", client=aclient)
+                ),
+                max_retries=0,
+            )
+            await br.messages.create(model=MODEL, max_tokens=16, messages=MESSAGES)
+            stream = await br.messages.create(model=MODEL, max_tokens=16, messages=MESSAGES, stream=True)
+            kinds = [event.type async for event in stream]
+            assert kinds[-1] == "message_stop"
+            await br.close()
+
+    asyncio.run(run())
+    settled(daemon, KEY, provider_tokens(provider))
+    assert provider.stats()["responses"] == {"200": 2}
+
+
+def test_a_bedrock_throttle_without_headers_is_retried_on_the_daemons_advice(
+    daemon: Daemon, start_provider: Callable[..., Provider]
+) -> None:
+    provider = start_provider("--fault", "rate_limit,count=1", "--completion-tokens", "4", "--rpm", "100000")
+    with llmctl.Client(daemon.socket, fail_mode="closed") as client:
+        advices: List[llmctl.Advice] = []
+        transport = LimitedTransport(
+            key="bedrock/{model}", client=client, on_advice=lambda r, a: advices.append(a)
+        )
+        m = bedrock(provider, transport).messages.create(model=MODEL, max_tokens=16, messages=MESSAGES)
+        assert m.usage.output_tokens == 4
+        assert [a.action for a in advices] == ["retry", "done"], advices
+        assert provider.stats()["responses"] == {"429": 1, "200": 1}
+        assert daemon.key(KEY).rate_limited_total == 1
+
+
+def frame(headers: List[Any], payload: bytes) -> bytes:
+    """One AWS event-stream message (string headers only)."""
+    raw = b"".join(
+        bytes([len(n)]) + n.encode() + b"\x07" + struct.pack(">H", len(v)) + v.encode() for n, v in headers
+    )
+    total = 12 + len(raw) + len(payload) + 4
+    prelude = struct.pack(">II", total, len(raw))
+    head = prelude + struct.pack(">I", zlib.crc32(prelude)) + raw + payload
+    return head + struct.pack(">I", zlib.crc32(head))
+
+
+def chunk(event: Any) -> bytes:
+    payload = json.dumps({"bytes": base64.b64encode(json.dumps(event).encode()).decode()}).encode()
+    return frame([(":message-type", "event"), (":event-type", "chunk")], payload)
+
+
+def test_event_stream_frames_are_read_split_anywhere_and_a_bad_one_stops_the_watching() -> None:
+    start = {"type": "message_start", "message": {"usage": {"input_tokens": 7, "output_tokens": 1}}}
+    stop = {"type": "message_stop", "amazon-bedrock-invocationMetrics": {"inputTokenCount": 7}}
+    throttled = frame(
+        [(":message-type", "exception"), (":exception-type", "throttlingException")],
+        b'{"message":"Too many tokens, please wait before trying again."}',
+    )
+    stream = chunk(start) + chunk(stop) + throttled
+    whole = EventStreamParser()
+    whole.feed(stream)
+    assert [json.loads(d) for _, d in whole.events[:2]] == [start, stop]
+    assert json.loads(whole.events[2][1]) == {
+        "error": {
+            "type": "throttlingException",
+            "message": "Too many tokens, please wait before trying again.",
+        }
+    }
+    bytewise = EventStreamParser()
+    for i in range(len(stream)):
+        bytewise.feed(stream[i : i + 1])
+    assert bytewise.events == whole.events and not bytewise.broken
+    bad = bytearray(stream)
+    bad[20] ^= 0xFF  # inside the first message: its checksum fails
+    broken = EventStreamParser()
+    broken.feed(bytes(bad))
+    assert broken.broken and broken.events == []
