@@ -6,6 +6,7 @@ pub mod classify;
 pub mod delays;
 pub mod duration;
 pub mod located;
+pub mod paths;
 pub mod text;
 pub mod time;
 

@@ -4,6 +4,7 @@
 
 use crate::config::Api;
 use http::Method;
+use llmctl_common::paths;
 
 /// A limited call, as its path says.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -14,43 +15,35 @@ pub struct Call {
     pub stream: bool,
 }
 
-/// The limited call `method` on `path` (the part after the upstream's name) is, if any.
+/// The limited call `method` on `path` (the part after the upstream's name) is, if any: the
+/// calls that generate, on `api`; the model and stream the path names (Azure's deployment,
+/// Gemini's and Vertex AI's `models/M:method`) are read as every client reads them
+/// (`conformance/paths.json`).
 pub fn limited(api: Api, method: &Method, path: &str) -> Option<Call> {
     if method != Method::POST {
         return None;
     }
     let path = path.trim_end_matches('/');
-    let plain = Call {
-        model: None,
-        stream: false,
+    let named = paths::path_call(path);
+    let call = Call {
+        model: named.model,
+        stream: named.stream,
     };
-    match api {
+    let action = path.rsplit_once(':').map_or("", |(_, a)| a);
+    let generates = match api {
         Api::OpenAi => ["/chat/completions", "/responses", "/completions"]
             .iter()
-            .any(|s| path.ends_with(s))
-            .then(|| Call {
-                // Azure OpenAI names the deployment in the path, not a model in the body.
-                model: path
-                    .split_once("/deployments/")
-                    .and_then(|(_, rest)| rest.split('/').next())
-                    .filter(|d| !d.is_empty())
-                    .map(str::to_string),
-                stream: false,
-            }),
-        Api::Anthropic => path.ends_with("/messages").then_some(plain),
-        Api::Gemini => {
-            let (model, action) = path.rsplit_once("/models/")?.1.split_once(':')?;
-            let stream = match action {
-                "generateContent" => false,
-                "streamGenerateContent" => true,
-                _ => return None,
-            };
-            (!model.is_empty() && !model.contains('/')).then(|| Call {
-                model: Some(model.to_string()),
-                stream,
-            })
+            .any(|s| path.ends_with(s)),
+        Api::Anthropic => {
+            path.ends_with("/messages")
+                || (path.contains("/publishers/anthropic/models/")
+                    && matches!(action, "rawPredict" | "streamRawPredict"))
         }
-    }
+        Api::Gemini => matches!(action, "generateContent" | "streamGenerateContent"),
+    };
+    // A model resource's call names its model; without one it is no call this proxy knows.
+    let named_model = !path.contains("/models/") || call.model.is_some();
+    (generates && named.limited && named_model).then_some(call)
 }
 
 #[cfg(test)]
@@ -93,6 +86,25 @@ mod tests {
             Api::Gemini,
             &post,
             "/v1beta/models/gemini-2.5-flash:countTokens"
+        )
+        .is_none());
+        assert!(limited(Api::Gemini, &post, "/v1beta/models/:generateContent").is_none());
+        assert_eq!(
+            limited(
+                Api::Anthropic,
+                &post,
+                "/v1/projects/p/locations/us-east5/publishers/anthropic/models/claude-x@1:streamRawPredict"
+            ),
+            Some(Call {
+                model: Some("claude-x@1".into()),
+                stream: true
+            }),
+            "Claude on Vertex AI"
+        );
+        assert!(limited(
+            Api::Anthropic,
+            &post,
+            "/v1/projects/p/locations/us-east5/publishers/anthropic/models/count-tokens:rawPredict"
         )
         .is_none());
     }

@@ -1,5 +1,6 @@
 //! Input tokens as a provider estimates them from a request body: characters / 4 over the text
-//! of messages, system and prompt, plus a small overhead per message and a fixed cost per image.
+//! of messages (Gemini's contents), system and prompt, plus a small overhead per message and a
+//! fixed cost per image.
 
 use serde_json::Value;
 
@@ -37,6 +38,16 @@ pub fn input_tokens(body: &Value) -> u64 {
             chars += m.get("content").map_or(0, |c| text_chars(c, &mut images));
         }
     }
+    // Gemini's turns: contents[].parts[], and its system instruction's parts.
+    if let Some(cs) = body.get("contents").and_then(Value::as_array) {
+        for c in cs {
+            messages += 1;
+            chars += c.get("parts").map_or(0, |p| text_chars(p, &mut images));
+        }
+    }
+    if let Some(parts) = body.pointer("/systemInstruction/parts") {
+        chars += text_chars(parts, &mut images);
+    }
     for k in ["system", "prompt", "input", "instructions"] {
         if let Some(v) = body.get(k) {
             chars += text_chars(v, &mut images);
@@ -50,6 +61,10 @@ pub fn max_output_tokens(body: &Value) -> Option<u64> {
     ["max_tokens", "max_completion_tokens", "max_output_tokens"]
         .iter()
         .find_map(|k| body.get(*k).and_then(Value::as_u64))
+        .or_else(|| {
+            body.pointer("/generationConfig/maxOutputTokens")
+                .and_then(Value::as_u64)
+        })
 }
 
 #[cfg(test)]
@@ -74,5 +89,12 @@ mod tests {
         assert_eq!(input_tokens(&b), 10 + 2 + PER_MESSAGE + PER_IMAGE);
         assert_eq!(max_output_tokens(&b), Some(9));
         assert_eq!(input_tokens(&json!({})), 1);
+        let b = json!({
+            "contents": [{"role": "user", "parts": [{"text": "g".repeat(40)}]}],
+            "systemInstruction": {"parts": [{"text": "s".repeat(8)}]},
+            "generationConfig": {"maxOutputTokens": 7}
+        });
+        assert_eq!(input_tokens(&b), 10 + 2 + PER_MESSAGE);
+        assert_eq!(max_output_tokens(&b), Some(7));
     }
 }

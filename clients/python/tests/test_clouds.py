@@ -1,7 +1,9 @@
 """Cloud SDKs that name the model in the path, through llmctl's httpx transports, against the
-real daemon and the fake provider's Bedrock API: the anthropic SDK's AnthropicBedrock (SigV4
-signed, its streams AWS event-stream frames) limited on the model its path names, settled at the
-provider's usage, and its throttles (no limit headers) retried on the daemon's advice."""
+real daemon and the fake provider's Bedrock, Vertex AI and Gemini APIs: the anthropic SDK's
+AnthropicBedrock (SigV4 signed, its streams AWS event-stream frames) and AnthropicVertex, and
+google-genai on the Gemini API and on Vertex AI, each limited on the model its path names,
+settled at the provider's usage, and its throttles (no limit headers) retried on the daemon's
+advice."""
 
 from __future__ import annotations
 
@@ -13,8 +15,11 @@ import zlib
 from typing import Any, Callable, List
 
 import anthropic
+import google.oauth2.credentials
 import httpx2
 import pytest
+from google import genai
+from google.genai import types as genai_types
 
 import llmctl
 from conftest import Daemon, Provider
@@ -121,6 +126,88 @@ def test_a_bedrock_throttle_without_headers_is_retried_on_the_daemons_advice(
         assert [a.action for a in advices] == ["retry", "done"], advices
         assert provider.stats()["responses"] == {"429": 1, "200": 1}
         assert daemon.key(KEY).rate_limited_total == 1
+
+
+CLAUDE_VERTEX = "claude-sonnet-4-5@20250929"
+
+
+def vertex_claude(provider: Provider, transport: Any) -> anthropic.AnthropicVertex:
+    return anthropic.AnthropicVertex(
+        region="us-east5",
+        project_id="p-1",
+        access_token="token",
+        base_url=provider.url + "/v1",
+        http_client=httpx2.Client(transport=transport),
+        max_retries=0,
+    )
+
+
+def test_anthropic_vertex_is_limited_on_the_model_its_path_names(setup: Any) -> None:
+    daemon, provider, client = setup
+    claude = vertex_claude(provider, LimitedTransport(key="vertex/{model}", client=client))
+    m = claude.messages.create(model=CLAUDE_VERTEX, max_tokens=64, messages=MESSAGES)
+    assert m.content[0].text
+    settled(daemon, f"vertex/{CLAUDE_VERTEX}", provider_tokens(provider))
+    with claude.messages.stream(model=CLAUDE_VERTEX, max_tokens=64, messages=MESSAGES) as stream:
+        assert "".join(stream.text_stream)
+    settled(daemon, f"vertex/{CLAUDE_VERTEX}", provider_tokens(provider))
+    # Token counting (a model of its own, count-tokens) is no call to limit: it goes untouched.
+    counted = claude.messages.count_tokens(model=CLAUDE_VERTEX, messages=MESSAGES)
+    assert counted.input_tokens > 0
+    assert provider.stats()["responses"] == {"200": 3}
+    assert sorted(daemon.status()) == [f"vertex/{CLAUDE_VERTEX}"]
+
+
+def gemini(provider: Provider, transport: Any, vertex: bool = False) -> genai.Client:
+    options = genai_types.HttpOptions(base_url=provider.url, httpx_client=httpx2.Client(transport=transport))
+    if vertex:
+        return genai.Client(
+            vertexai=True,
+            project="p-1",
+            location="us-central1",
+            credentials=google.oauth2.credentials.Credentials("token"),
+            http_options=options,
+        )
+    return genai.Client(api_key="key", http_options=options)
+
+
+@pytest.mark.parametrize("where", ["gemini-api", "vertex"])
+def test_google_genai_is_limited_on_the_model_its_path_names(setup: Any, where: str) -> None:
+    daemon, provider, client = setup
+    g = gemini(provider, LimitedTransport(key="gemini/{model}", client=client), vertex=where == "vertex")
+    config = genai_types.GenerateContentConfig(max_output_tokens=64)
+    r = g.models.generate_content(model="gemini-2.5-flash", contents="Say hi. " * 20, config=config)
+    assert r.text and r.usage_metadata is not None
+    assert r.usage_metadata.prompt_token_count + r.usage_metadata.candidates_token_count == provider_tokens(
+        provider
+    )
+    settled(daemon, "gemini/gemini-2.5-flash", provider_tokens(provider))
+    text = "".join(
+        c.text or ""
+        for c in g.models.generate_content_stream(model="gemini-2.5-pro", contents="Hi.", config=config)
+    )
+    assert text.startswith("tok")
+    settled(
+        daemon,
+        "gemini/gemini-2.5-pro",
+        provider_tokens(provider) - daemon.key("gemini/gemini-2.5-flash").tokens_used,
+    )
+
+
+def test_a_gemini_throttle_without_headers_is_retried_on_the_daemons_advice(
+    daemon: Daemon, start_provider: Callable[..., Provider]
+) -> None:
+    provider = start_provider("--fault", "rate_limit,count=1", "--completion-tokens", "4", "--rpm", "100000")
+    with llmctl.Client(daemon.socket, fail_mode="closed") as client:
+        advices: List[llmctl.Advice] = []
+        transport = LimitedTransport(
+            key="gemini/{model}", client=client, on_advice=lambda r, a: advices.append(a)
+        )
+        r = gemini(provider, transport).models.generate_content(model="gemini-2.5-flash", contents="Hi.")
+        assert r.text == "tok tok tok tok"
+        assert [a.action for a in advices] == ["retry", "done"], advices
+        assert provider.stats()["responses"] == {"429": 1, "200": 1}
+        assert daemon.key("gemini/gemini-2.5-flash").rate_limited_total == 1
 
 
 def frame(headers: List[Any], payload: bytes) -> bytes:

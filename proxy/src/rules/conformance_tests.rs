@@ -103,6 +103,23 @@ fn estimates() {
 }
 
 #[test]
+fn paths() {
+    for c in cases("paths.json") {
+        let got = llmctl_common::paths::path_call(str_of(&c, "path"));
+        assert_eq!(
+            (got.limited, got.model.as_deref(), got.stream),
+            (
+                c["limited"].as_bool().unwrap_or_default(),
+                c["model"].as_str(),
+                c["stream"].as_bool().unwrap_or_default()
+            ),
+            "{}",
+            str_of(&c, "name")
+        );
+    }
+}
+
+#[test]
 fn error_bodies() {
     for c in cases("error_bodies.json") {
         let got = error_info(&c["body"]).unwrap_or_default();

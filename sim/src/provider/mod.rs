@@ -1,7 +1,8 @@
 //! `llmctl fake-provider`: a real HTTP server on loopback that behaves like an LLM provider under
 //! load. OpenAI `POST /v1/chat/completions`, Anthropic `POST /v1/messages` and Amazon Bedrock's
-//! `POST /model/{id}/converse` and `/invoke` (`bedrock`; streaming too) in
-//! shapes the official SDKs accept, continuous-refill limits, each provider's own 429s and
+//! `POST /model/{id}/converse` and `/invoke` (`bedrock`; streaming too), Gemini's
+//! `models/{model}:generateContent` and Vertex AI's publisher models, Claude's `rawPredict`
+//! included (`google`), in shapes the official SDKs accept, continuous-refill limits, each provider's own 429s and
 //! headers, scripted faults, and `GET /stats`, `POST /reset`, `POST /faults`.
 //!
 //! Here: one provider's state, its admission of a request (faults, limit changes, the daily
@@ -14,6 +15,7 @@ pub mod bedrock;
 mod bucket;
 mod config;
 pub mod faults;
+mod google;
 mod headers;
 mod serve;
 mod shapes;

@@ -84,7 +84,7 @@ async fn set_faults(State(p): State<Arc<Provider>>, body: Bytes) -> Response<Bod
 async fn not_found() -> Response<Body> {
     json_response(
         StatusCode::NOT_FOUND,
-        json!({"error": {"message": "unknown path; the fake provider serves POST /v1/chat/completions, POST /v1/responses, POST /v1/messages, POST /model/{id}/converse (and converse-stream, invoke, invoke-with-response-stream), GET /v1/models, GET /stats, POST /reset, POST /faults", "type": "not_found_error"}}),
+        json!({"error": {"message": "unknown path; the fake provider serves POST /v1/chat/completions, POST /v1/responses, POST /v1/messages, POST /model/{id}/converse (and converse-stream, invoke, invoke-with-response-stream), POST /v1beta/models/{model}:generateContent (and streamGenerateContent), POST /v1/projects/{p}/locations/{l}/publishers/{google|anthropic}/models/{model}:{method}, GET /v1/models, GET /stats, POST /reset, POST /faults", "type": "not_found_error"}}),
     )
 }
 
@@ -95,6 +95,15 @@ pub fn router(p: Arc<Provider>) -> Router {
         .route("/v1/messages", post(anthropic))
         .route("/v1/models", get(models))
         .route("/model/{model}/{action}", post(super::bedrock::serve))
+        .route("/{version}/models/{call}", post(super::google::gemini))
+        .route(
+            "/{version}/projects/{project}/locations/{location}/publishers/{publisher}/models/{call}",
+            post(super::google::vertex),
+        )
+        .route(
+            "/{version}/publishers/{publisher}/models/{call}",
+            post(super::google::vertex_express),
+        )
         .route("/stats", get(stats))
         .route("/reset", post(reset))
         .route("/faults", post(set_faults))

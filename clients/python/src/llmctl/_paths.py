@@ -5,6 +5,7 @@ paths ask for a stream, and token counting is not a call to limit."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Optional
 from urllib.parse import unquote
@@ -21,6 +22,18 @@ _COUNTING_METHODS = frozenset({"countTokens", "computeTokens"})
 # Vertex AI's Claude token counting is a model of its own.
 _COUNTING_MODELS = frozenset({"count-tokens"})
 _COUNTING_SUFFIXES = ("/count_tokens", "/responses/input_tokens")
+_MALFORMED_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+
+
+def _decoded(s: str) -> str:
+    """``%XX`` escapes decoded; a malformed escape, or bytes that are not UTF-8, leave ``s`` as
+    it is."""
+    if _MALFORMED_ESCAPE.search(s):
+        return s
+    try:
+        return unquote(s, errors="strict")
+    except UnicodeDecodeError:
+        return s
 
 
 @dataclass(frozen=True)
@@ -39,12 +52,12 @@ def path_call(path: str) -> PathCall:
     if sep:
         model, slash, op = rest.partition("/")
         if slash and op in _BEDROCK_OPS and model:
-            return PathCall(True, unquote(model), _BEDROCK_OPS[op])
+            return PathCall(True, _decoded(model), _BEDROCK_OPS[op])
     head, sep, rest = path.rpartition("/models/")
     if sep and "/" not in rest:
         model, colon, method = rest.partition(":")
         if colon and method:
-            model = unquote(model)
+            model = _decoded(model)
             if method in _COUNTING_METHODS or model in _COUNTING_MODELS:
                 return PathCall(False, None, False)
             return PathCall(True, model or None, method.startswith("stream"))
@@ -52,5 +65,5 @@ def path_call(path: str) -> PathCall:
     if sep:
         deployment = rest.partition("/")[0]
         if deployment:
-            return PathCall(True, unquote(deployment), False)
+            return PathCall(True, _decoded(deployment), False)
     return PathCall(True, None, False)
