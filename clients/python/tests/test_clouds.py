@@ -12,7 +12,7 @@ import base64
 import json
 import struct
 import zlib
-from typing import Any, Callable, List
+from typing import Any, Callable, Dict, List, Tuple
 
 import anthropic
 import google.oauth2.credentials
@@ -112,22 +112,6 @@ def test_async_anthropic_bedrock_plain_and_streamed(setup: Any) -> None:
     assert provider.stats()["responses"] == {"200": 2}
 
 
-def test_a_bedrock_throttle_without_headers_is_retried_on_the_daemons_advice(
-    daemon: Daemon, start_provider: Callable[..., Provider]
-) -> None:
-    provider = start_provider("--fault", "rate_limit,count=1", "--completion-tokens", "4", "--rpm", "100000")
-    with llmctl.Client(daemon.socket, fail_mode="closed") as client:
-        advices: List[llmctl.Advice] = []
-        transport = LimitedTransport(
-            key="bedrock/{model}", client=client, on_advice=lambda r, a: advices.append(a)
-        )
-        m = bedrock(provider, transport).messages.create(model=MODEL, max_tokens=16, messages=MESSAGES)
-        assert m.usage.output_tokens == 4
-        assert [a.action for a in advices] == ["retry", "done"], advices
-        assert provider.stats()["responses"] == {"429": 1, "200": 1}
-        assert daemon.key(KEY).rate_limited_total == 1
-
-
 CLAUDE_VERTEX = "claude-sonnet-4-5@20250929"
 
 
@@ -194,20 +178,46 @@ def test_google_genai_is_limited_on_the_model_its_path_names(setup: Any, where: 
     )
 
 
-def test_a_gemini_throttle_without_headers_is_retried_on_the_daemons_advice(
-    daemon: Daemon, start_provider: Callable[..., Provider]
+# Each cloud's call of a short answer, and the key it is limited on.
+CALLS: Dict[str, Tuple[str, Callable[[Provider, Any], str]]] = {
+    "bedrock": (
+        KEY,
+        lambda p, t: (
+            bedrock(p, t).messages.create(model=MODEL, max_tokens=16, messages=MESSAGES).content[0].text
+        ),
+    ),
+    "vertex-claude": (
+        f"vertex/{CLAUDE_VERTEX}",
+        lambda p, t: (
+            vertex_claude(p, t)
+            .messages.create(model=CLAUDE_VERTEX, max_tokens=16, messages=MESSAGES)
+            .content[0]
+            .text
+        ),
+    ),
+    "gemini": (
+        "gemini/gemini-2.5-flash",
+        lambda p, t: (
+            gemini(p, t).models.generate_content(model="gemini-2.5-flash", contents="Hi.").text or ""
+        ),
+    ),
+}
+
+
+@pytest.mark.parametrize("cloud", sorted(CALLS))
+def test_a_throttle_without_headers_is_retried_on_the_daemons_advice(
+    cloud: str, daemon: Daemon, start_provider: Callable[..., Provider]
 ) -> None:
+    key, call = CALLS[cloud]
     provider = start_provider("--fault", "rate_limit,count=1", "--completion-tokens", "4", "--rpm", "100000")
     with llmctl.Client(daemon.socket, fail_mode="closed") as client:
         advices: List[llmctl.Advice] = []
-        transport = LimitedTransport(
-            key="gemini/{model}", client=client, on_advice=lambda r, a: advices.append(a)
-        )
-        r = gemini(provider, transport).models.generate_content(model="gemini-2.5-flash", contents="Hi.")
-        assert r.text == "tok tok tok tok"
+        template = key.split("/")[0] + "/{model}"
+        transport = LimitedTransport(key=template, client=client, on_advice=lambda r, a: advices.append(a))
+        assert call(provider, transport) == "tok tok tok tok"
         assert [a.action for a in advices] == ["retry", "done"], advices
         assert provider.stats()["responses"] == {"429": 1, "200": 1}
-        assert daemon.key("gemini/gemini-2.5-flash").rate_limited_total == 1
+        assert daemon.key(key).rate_limited_total == 1
 
 
 def frame(headers: List[Any], payload: bytes) -> bytes:

@@ -14,7 +14,6 @@ use axum::http::{HeaderMap, HeaderValue, Response, StatusCode};
 use base64::Engine as _;
 use serde_json::{json, Value};
 use std::sync::Arc;
-use std::time::Instant;
 
 /// The Bedrock runtime operations served.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -220,13 +219,7 @@ impl Provider {
         let output = max_out.min(self.config.completion_tokens);
         // Reserved at admission: input + maxTokens.
         let needs = [1.0, (input + max_out) as f64, input as f64, max_out as f64];
-        let now = Instant::now();
-        let (decision, id) = {
-            let mut s = self.state();
-            let d = self.decide(needs, &mut s, now);
-            s.next_id += 1;
-            (d, s.next_id)
-        };
+        let (decision, id) = self.admit(needs);
         let slow = match decision {
             Decision::Error { status, kind } => {
                 let (status, kind, message) = match kind {

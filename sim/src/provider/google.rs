@@ -14,7 +14,6 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderValue, Response, StatusCode};
 use serde_json::{json, Value};
 use std::sync::Arc;
-use std::time::Instant;
 
 /// A refusal in Google's shape: `{"error": {"code", "message", "status", "details"?}}`.
 pub fn error(status: u16, code: &str, message: &str, details: Option<Value>) -> Response<Body> {
@@ -172,13 +171,7 @@ impl Provider {
         let output = max_out.min(self.config.completion_tokens);
         // Counted as produced, like Anthropic's.
         let needs = [1.0, (input + output) as f64, input as f64, output as f64];
-        let now = Instant::now();
-        let (decision, id) = {
-            let mut s = self.state();
-            let d = self.decide(needs, &mut s, now);
-            s.next_id += 1;
-            (d, s.next_id)
-        };
+        let (decision, id) = self.admit(needs);
         let slow = match decision {
             Decision::Error { status, kind } => {
                 return finish(match kind {

@@ -336,6 +336,16 @@ impl Provider {
         Decision::Serve { slow, stream_error }
     }
 
+    /// Admits one request that needs `needs` (requests, tokens, input, output) now: the
+    /// decision, and the request's id.
+    fn admit(&self, needs: [f64; 4]) -> (Decision, u64) {
+        let now = Instant::now();
+        let mut s = self.state();
+        let d = self.decide(needs, &mut s, now);
+        s.next_id += 1;
+        (d, s.next_id)
+    }
+
     /// Answers one call: `api`'s shapes, OpenAI's Responses API when `responses`.
     async fn handle(self: Arc<Self>, api: Api, responses: bool, body: Bytes) -> Response<Body> {
         let body: Value = match serde_json::from_slice(&body) {
@@ -405,13 +415,7 @@ impl Provider {
                 output as f64,
             ],
         };
-        let now = Instant::now();
-        let (decision, id) = {
-            let mut s = self.state();
-            let d = self.decide(needs, &mut s, now);
-            s.next_id += 1;
-            (d, s.next_id)
-        };
+        let (decision, id) = self.admit(needs);
         let (slow, stream_error) = match decision {
             Decision::Error { status, kind } => {
                 let mut resp = match kind {
