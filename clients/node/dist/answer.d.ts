@@ -12,14 +12,19 @@ export interface StreamOutcome {
     /** Whether output reached the caller. */
     output: boolean;
 }
-/** Watches server-sent events go by (the WHATWG rules, fed in byte chunks of any size). */
 export declare class EventWatcher {
     private decoder;
     private pending;
     private data;
     private event;
     private usage;
+    /** Bedrock's invocation metrics, for a model whose own events carry no usage. */
+    private metrics;
+    /** Set for AWS event-stream answers (Bedrock's), which are frames, not lines. */
+    private frames;
     readonly outcome: StreamOutcome;
+    /** `contentType`: the answer's; server-sent events unless it is AWS's event stream. */
+    constructor(contentType?: string);
     feed(chunk: Uint8Array): void;
     finish(): StreamOutcome;
     private line;

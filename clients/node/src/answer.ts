@@ -2,6 +2,7 @@
  * events as they go by, and the error type and message of an error body. */
 
 import { parseUsage } from "./client.js";
+import { CONTENT_TYPE as AWS_EVENT_STREAM, EventStreamParser } from "./eventstream.js";
 
 /** (error type, message) from a provider's error body, or ["", ""] when it names none: OpenAI
  * `{"error": {"type", "code", "message"}}` (a string code is the more precise), Anthropic
@@ -82,15 +83,38 @@ export interface StreamOutcome {
 }
 
 /** Watches server-sent events go by (the WHATWG rules, fed in byte chunks of any size). */
+/** Bedrock's invocation metrics in Anthropic's usage terms (input excludes the cache's tokens). */
+const BEDROCK_METRICS: [string, string][] = [
+  ["inputTokenCount", "input_tokens"],
+  ["outputTokenCount", "output_tokens"],
+  ["cacheReadInputTokenCount", "cache_read_input_tokens"],
+  ["cacheWriteInputTokenCount", "cache_creation_input_tokens"],
+];
+
 export class EventWatcher {
   private decoder = new TextDecoder();
   private pending = "";
   private data: string[] = [];
   private event = "";
   private usage: Record<string, unknown> = {};
+  /** Bedrock's invocation metrics, for a model whose own events carry no usage. */
+  private metrics: Record<string, unknown> = {};
+  /** Set for AWS event-stream answers (Bedrock's), which are frames, not lines. */
+  private frames: EventStreamParser | null;
   readonly outcome: StreamOutcome = { usage: null, errorType: "", errorMessage: "", output: false };
 
+  /** `contentType`: the answer's; server-sent events unless it is AWS's event stream. */
+  constructor(contentType = "") {
+    this.frames = contentType.toLowerCase().includes(AWS_EVENT_STREAM) ? new EventStreamParser() : null;
+  }
+
   feed(chunk: Uint8Array): void {
+    if (this.frames) {
+      for (const [event, data] of this.frames.feed(chunk)) {
+        this.dispatch(event, data);
+      }
+      return;
+    }
     this.pending += this.decoder.decode(chunk, { stream: true });
     let nl: number;
     while ((nl = this.pending.search(/\r\n|\r|\n/)) >= 0) {
@@ -115,7 +139,8 @@ export class EventWatcher {
       this.pending = "";
     }
     this.line("");
-    const u = Object.keys(this.usage).length ? parseUsage(this.usage) : null;
+    const known = Object.keys(this.usage).length ? this.usage : Object.keys(this.metrics).length ? this.metrics : null;
+    const u = known ? parseUsage(known) : null;
     this.outcome.usage = u;
     return this.outcome;
   }
@@ -170,6 +195,15 @@ export class EventWatcher {
       }
       if (!failed) {
         return;
+      }
+    }
+    const metrics = obj["amazon-bedrock-invocationMetrics"];
+    if (metrics && typeof metrics === "object") {
+      for (const [theirs, ours] of BEDROCK_METRICS) {
+        const v = (metrics as Record<string, unknown>)[theirs];
+        if (typeof v === "number") {
+          this.metrics[ours] = v;
+        }
       }
     }
     // OpenAI chat chunks and Responses events; Anthropic message_start / message_delta;

@@ -19,6 +19,7 @@ import { errorInfo, EventWatcher } from "./answer.js";
 import { DEFAULT_OUTPUT_TOKENS, estimateBody } from "./estimate.js";
 import { pathCall } from "./paths.js";
 import { askUsage, refusedBy, refusesUsage, rememberRefusal, Unasked } from "./streamusage.js";
+import { CONTENT_TYPE as AWS_EVENT_STREAM } from "./eventstream.js";
 
 export interface LimitedFetchOptions {
   client: Client;
@@ -58,8 +59,10 @@ function sleep(ms: number, signal?: AbortSignal | null): Promise<void> {
   });
 }
 
+/** Server-sent events, or AWS's event stream (Bedrock's streamed answers). */
 function isEventStream(res: Response): boolean {
-  return (res.headers.get("content-type") ?? "").includes("text/event-stream");
+  const type = (res.headers.get("content-type") ?? "").toLowerCase();
+  return type.includes("text/event-stream") || type.includes(AWS_EVENT_STREAM);
 }
 
 /** `application/json` or a `+json` type; not line-delimited JSON, which streams. */
@@ -109,7 +112,7 @@ function reportingStream(
   unasked: Unasked | null,
 ): ReadableStream<Uint8Array> {
   const reader = body.getReader();
-  const w = new EventWatcher();
+  const w = new EventWatcher(res.headers.get("content-type") ?? "");
   let reported = false;
   const finish = async (how: "end" | "error" | "cancel", err?: unknown): Promise<void> => {
     if (reported) {

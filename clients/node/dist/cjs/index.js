@@ -624,12 +624,12 @@ function compileCreate(desc) {
   const typeName = desc.typeName;
   const { properties, prototype } = compileInitMessage(desc);
   return (init) => {
-    let message;
+    let message2;
     if (prototype !== void 0) {
-      message = Object.create(prototype);
-      message.$typeName = typeName;
+      message2 = Object.create(prototype);
+      message2.$typeName = typeName;
     } else {
-      message = { $typeName: typeName };
+      message2 = { $typeName: typeName };
     }
     for (let i = 0; i < properties.length; i++) {
       const property = properties[i];
@@ -638,24 +638,24 @@ function compileCreate(desc) {
       switch (property.kind) {
         case INIT_SINGULAR:
           if (initValue != null) {
-            message[name] = property.convert !== void 0 ? property.convert(initValue) : initValue;
+            message2[name] = property.convert !== void 0 ? property.convert(initValue) : initValue;
           } else if (property.constant !== void 0) {
-            message[name] = property.constant;
+            message2[name] = property.constant;
           }
           break;
         case INIT_LIST:
-          message[name] = property.convert !== void 0 && Array.isArray(initValue) ? initValue.map(property.convert) : initValue !== null && initValue !== void 0 ? initValue : [];
+          message2[name] = property.convert !== void 0 && Array.isArray(initValue) ? initValue.map(property.convert) : initValue !== null && initValue !== void 0 ? initValue : [];
           break;
         case INIT_MAP:
           if (property.convert === void 0 || !isObject(initValue)) {
-            message[name] = initValue !== null && initValue !== void 0 ? initValue : {};
+            message2[name] = initValue !== null && initValue !== void 0 ? initValue : {};
           } else {
             const converted = {};
             const keys = Object.keys(initValue);
             for (let k = 0; k < keys.length; k++) {
               setOwn(converted, keys[k], property.convert(initValue[keys[k]]));
             }
-            message[name] = converted;
+            message2[name] = converted;
           }
           break;
         case INIT_ONEOF: {
@@ -663,19 +663,19 @@ function compileCreate(desc) {
           if ((oneofValue === null || oneofValue === void 0 ? void 0 : oneofValue.case) != null) {
             const convert = property.convert.get(oneofValue.case);
             if (convert !== void 0) {
-              message[name] = {
+              message2[name] = {
                 case: oneofValue.case,
                 value: convert(oneofValue.value)
               };
               break;
             }
           }
-          message[name] = { case: void 0 };
+          message2[name] = { case: void 0 };
           break;
         }
       }
     }
-    return message;
+    return message2;
   };
 }
 function compileInitMessage(desc) {
@@ -800,8 +800,8 @@ var errorNames = [
   "ForeignFieldError"
 ];
 var FieldError = class extends Error {
-  constructor(fieldOrOneof, message, name = "FieldValueInvalidError") {
-    super(message);
+  constructor(fieldOrOneof, message2, name = "FieldValueInvalidError") {
+    super(message2);
     this.name = name;
     this.field = () => fieldOrOneof;
   }
@@ -1680,7 +1680,7 @@ function localMessageMapper(field) {
   if (usesJsonRepresentation(field)) {
     return {
       toMessage: (local) => wktStructToReflect(local),
-      toLocal: (message) => wktStructToLocal(message)
+      toLocal: (message2) => wktStructToLocal(message2)
     };
   }
   if (field.fieldKind == "message" && !field.oneof && isWrapperDesc(field.message)) {
@@ -1688,19 +1688,19 @@ function localMessageMapper(field) {
     const valueLocalName = wrapperDesc.fields[0].localName;
     return {
       toMessage: (local) => {
-        const message = create(wrapperDesc);
+        const message2 = create(wrapperDesc);
         if (local !== void 0) {
-          message[valueLocalName] = local;
+          message2[valueLocalName] = local;
         }
-        return message;
+        return message2;
       },
-      toLocal: (message) => message[valueLocalName]
+      toLocal: (message2) => message2[valueLocalName]
     };
   }
   const childDesc = field.message;
   return {
     toMessage: (local) => local === void 0 ? create(childDesc) : local,
-    toLocal: (message) => message
+    toLocal: (message2) => message2
   };
 }
 function usesJsonRepresentation(field) {
@@ -1782,8 +1782,8 @@ function wktValueToReflect(json) {
 }
 
 // node_modules/@bufbuild/protobuf/dist/esm/reflect/reflect.js
-function reflect(messageDesc2, message, check = true) {
-  return new ReflectMessageImpl(messageDesc2, message, check);
+function reflect(messageDesc2, message2, check = true) {
+  return new ReflectMessageImpl(messageDesc2, message2, check);
 }
 var messageSortedFields = /* @__PURE__ */ new WeakMap();
 var ReflectMessageImpl = class {
@@ -1796,12 +1796,12 @@ var ReflectMessageImpl = class {
     messageSortedFields.set(this.desc, sortedFields);
     return sortedFields;
   }
-  constructor(messageDesc2, message, check = true) {
+  constructor(messageDesc2, message2, check = true) {
     this.lists = /* @__PURE__ */ new Map();
     this.maps = /* @__PURE__ */ new Map();
     this.check = check;
     this.desc = messageDesc2;
-    this.message = this[unsafeLocal] = message !== null && message !== void 0 ? message : create(messageDesc2);
+    this.message = this[unsafeLocal] = message2 !== null && message2 !== void 0 ? message2 : create(messageDesc2);
     this.fields = messageDesc2.fields;
     this.oneofs = messageDesc2.oneofs;
     this.members = messageDesc2.members;
@@ -2335,13 +2335,13 @@ function safeObjectProperty(name) {
 }
 
 // node_modules/@bufbuild/protobuf/dist/esm/codegenv2/restore-json-names.js
-function restoreJsonNames(message) {
-  for (const f of message.field) {
+function restoreJsonNames(message2) {
+  for (const f of message2.field) {
     if (!unsafeIsSetExplicit(f, "jsonName")) {
       f.jsonName = protoCamelCase(f.name);
     }
   }
-  message.nestedType.forEach(restoreJsonNames);
+  message2.nestedType.forEach(restoreJsonNames);
 }
 
 // node_modules/@bufbuild/protobuf/dist/esm/wire/text-format.js
@@ -2517,18 +2517,18 @@ function unescapeBytesDefaultValue(str) {
 function* nestedTypes(desc) {
   switch (desc.kind) {
     case "file":
-      for (const message of desc.messages) {
-        yield message;
-        yield* nestedTypes(message);
+      for (const message2 of desc.messages) {
+        yield message2;
+        yield* nestedTypes(message2);
       }
       yield* desc.enums;
       yield* desc.services;
       yield* desc.extensions;
       break;
     case "message":
-      for (const message of desc.nestedMessages) {
-        yield message;
-        yield* nestedTypes(message);
+      for (const message2 of desc.nestedMessages) {
+        yield message2;
+        yield* nestedTypes(message2);
       }
       yield* desc.nestedEnums;
       yield* desc.nestedExtensions;
@@ -2828,9 +2828,9 @@ function addFile(proto, reg) {
   for (const mapEntry of mapEntriesStore.values()) {
     addFields(mapEntry, reg, mapEntries);
   }
-  for (const message of file.messages) {
-    addFields(message, reg, mapEntries);
-    addExtensions(message, reg);
+  for (const message2 of file.messages) {
+    addFields(message2, reg, mapEntries);
+    addExtensions(message2, reg);
   }
   reg.addFile(file, true);
 }
@@ -2849,34 +2849,34 @@ function addExtensions(desc, reg) {
         desc.nestedExtensions.push(ext);
         reg.add(ext);
       }
-      for (const message of desc.nestedMessages) {
-        addExtensions(message, reg);
+      for (const message2 of desc.nestedMessages) {
+        addExtensions(message2, reg);
       }
       break;
   }
 }
-function addFields(message, reg, mapEntries) {
-  const allOneofs = message.proto.oneofDecl.map((proto) => newOneof(proto, message));
+function addFields(message2, reg, mapEntries) {
+  const allOneofs = message2.proto.oneofDecl.map((proto) => newOneof(proto, message2));
   const oneofsSeen = /* @__PURE__ */ new Set();
-  for (const proto of message.proto.field) {
+  for (const proto of message2.proto.field) {
     const oneof = findOneof(proto, allOneofs);
-    const field = newField(proto, message, reg, oneof, mapEntries);
-    message.fields.push(field);
-    message.field[field.localName] = field;
+    const field = newField(proto, message2, reg, oneof, mapEntries);
+    message2.fields.push(field);
+    message2.field[field.localName] = field;
     if (oneof === void 0) {
-      message.members.push(field);
+      message2.members.push(field);
     } else {
       oneof.fields.push(field);
       if (!oneofsSeen.has(oneof)) {
         oneofsSeen.add(oneof);
-        message.members.push(oneof);
+        message2.members.push(oneof);
       }
     }
   }
   for (const oneof of allOneofs.filter((o) => oneofsSeen.has(o))) {
-    message.oneofs.push(oneof);
+    message2.oneofs.push(oneof);
   }
-  for (const child of message.nestedMessages) {
+  for (const child of message2.nestedMessages) {
     addFields(child, reg, mapEntries);
   }
 }
@@ -3592,9 +3592,9 @@ function makeReadContext(options) {
   return Object.assign(Object.assign({ readUnknownFields: true, recursionLimit: 100 }, options), { depth: 0 });
 }
 function fromBinary(schema, bytes, options) {
-  const message = create(schema);
-  compiledReader(schema).read(message, new BinaryReader(bytes), makeReadContext(options), bytes.byteLength);
-  return message;
+  const message2 = create(schema);
+  compiledReader(schema).read(message2, new BinaryReader(bytes), makeReadContext(options), bytes.byteLength);
+  return message2;
 }
 var compiledReaders = /* @__PURE__ */ new WeakMap();
 function compiledReader(desc) {
@@ -3618,13 +3618,13 @@ function compileMessage(desc) {
   return compiled;
 }
 function compileMessageReader(descString, fieldReaders) {
-  return (message, reader, ctx, length) => {
+  return (message2, reader, ctx, length) => {
     var _a;
     if (++ctx.depth > ctx.recursionLimit) {
       throw new Error(`cannot decode ${descString} from binary: maximum recursion depth of ${ctx.recursionLimit} reached`);
     }
     const end = reader.pos + length;
-    const unknownFields = (_a = message.$unknown) !== null && _a !== void 0 ? _a : [];
+    const unknownFields = (_a = message2.$unknown) !== null && _a !== void 0 ? _a : [];
     while (reader.pos < end) {
       const [fieldNo, wireType] = reader.tag();
       const fieldReader = fieldReaders.get(fieldNo);
@@ -3635,23 +3635,23 @@ function compileMessageReader(descString, fieldReaders) {
         }
         continue;
       }
-      fieldReader(message, reader, ctx, wireType);
+      fieldReader(message2, reader, ctx, wireType);
     }
     if (unknownFields.length > 0) {
-      message.$unknown = unknownFields;
+      message2.$unknown = unknownFields;
     }
     ctx.depth--;
   };
 }
 function compileGroupReader(descString, fieldReaders) {
-  return (message, reader, ctx, fieldNo) => {
+  return (message2, reader, ctx, fieldNo) => {
     var _a;
     if (++ctx.depth > ctx.recursionLimit) {
       throw new Error(`cannot decode ${descString} from binary: maximum recursion depth of ${ctx.recursionLimit} reached`);
     }
     let recordFieldNo;
     let wireType;
-    const unknownFields = (_a = message.$unknown) !== null && _a !== void 0 ? _a : [];
+    const unknownFields = (_a = message2.$unknown) !== null && _a !== void 0 ? _a : [];
     while (reader.pos < reader.len) {
       [recordFieldNo, wireType] = reader.tag();
       if (wireType == WireType.EndGroup) {
@@ -3665,19 +3665,19 @@ function compileGroupReader(descString, fieldReaders) {
         }
         continue;
       }
-      fieldReader(message, reader, ctx, wireType);
+      fieldReader(message2, reader, ctx, wireType);
     }
     if (wireType != WireType.EndGroup || recordFieldNo !== fieldNo) {
       throw new Error("invalid end group tag");
     }
     if (unknownFields.length > 0) {
-      message.$unknown = unknownFields;
+      message2.$unknown = unknownFields;
     }
     ctx.depth--;
   };
 }
-function readField(message, reader, field, wireType, ctx) {
-  compileFieldReader(field)(message[unsafeLocal], reader, ctx, wireType);
+function readField(message2, reader, field, wireType, ctx) {
+  compileFieldReader(field)(message2[unsafeLocal], reader, ctx, wireType);
 }
 function compileFieldReader(field) {
   switch (field.fieldKind) {
@@ -3698,15 +3698,15 @@ function compileScalarFieldReader(field) {
   const localName = field.localName;
   if (field.oneof) {
     const oneofLocalName = field.oneof.localName;
-    return (message, reader) => {
-      message[oneofLocalName] = {
+    return (message2, reader) => {
+      message2[oneofLocalName] = {
         case: localName,
         value: readScalar(reader)
       };
     };
   }
-  return (message, reader) => {
-    message[localName] = readScalar(reader);
+  return (message2, reader) => {
+    message2[localName] = readScalar(reader);
   };
 }
 function compileEnumFieldReader(field) {
@@ -3715,35 +3715,35 @@ function compileEnumFieldReader(field) {
   const oneofLocalName = (_a = field.oneof) === null || _a === void 0 ? void 0 : _a.localName;
   if (field.enum.open) {
     if (oneofLocalName !== void 0) {
-      return (message, reader) => {
-        message[oneofLocalName] = { case: localName, value: reader.int32() };
+      return (message2, reader) => {
+        message2[oneofLocalName] = { case: localName, value: reader.int32() };
       };
     }
-    return (message, reader) => {
-      message[localName] = reader.int32();
+    return (message2, reader) => {
+      message2[localName] = reader.int32();
     };
   }
   const values = field.enum.values;
   const fieldNo = field.number;
-  return (message, reader, ctx, wireType) => {
+  return (message2, reader, ctx, wireType) => {
     var _a2;
     const val = reader.int32();
     if (values.some((v) => v.number === val)) {
       if (oneofLocalName !== void 0) {
-        message[oneofLocalName] = { case: localName, value: val };
+        message2[oneofLocalName] = { case: localName, value: val };
       } else {
-        message[localName] = val;
+        message2[localName] = val;
       }
     } else if (ctx.readUnknownFields) {
       const bytes = [];
       varint32write(val, bytes);
-      const unknownFields = (_a2 = message.$unknown) !== null && _a2 !== void 0 ? _a2 : [];
+      const unknownFields = (_a2 = message2.$unknown) !== null && _a2 !== void 0 ? _a2 : [];
       unknownFields.push({
         no: fieldNo,
         wireType,
         data: new Uint8Array(bytes)
       });
-      message.$unknown = unknownFields;
+      message2.$unknown = unknownFields;
     }
   };
 }
@@ -3753,17 +3753,17 @@ function compileMessageFieldReader(field) {
   const readChild = compileChildReader(field);
   if (field.oneof) {
     const oneofLocalName = field.oneof.localName;
-    return (message, reader, ctx) => {
-      const oneof = message[oneofLocalName];
+    return (message2, reader, ctx) => {
+      const oneof = message2[oneofLocalName];
       const child = toMessage(oneof.case === localName ? oneof.value : void 0);
       readChild(child, reader, ctx);
-      message[oneofLocalName] = { case: localName, value: toLocal(child) };
+      message2[oneofLocalName] = { case: localName, value: toLocal(child) };
     };
   }
-  return (message, reader, ctx) => {
-    const child = toMessage(message[localName]);
+  return (message2, reader, ctx) => {
+    const child = toMessage(message2[localName]);
     readChild(child, reader, ctx);
-    message[localName] = toLocal(child);
+    message2[localName] = toLocal(child);
   };
 }
 function compileChildReader(field) {
@@ -3779,18 +3779,18 @@ function compileListFieldReader(field) {
   if (field.listKind == "message") {
     const { toMessage, toLocal } = localMessageMapper(field);
     const readChild = compileChildReader(field);
-    return (message, reader, ctx) => {
+    return (message2, reader, ctx) => {
       const child = toMessage(void 0);
       readChild(child, reader, ctx);
-      message[localName].push(toLocal(child));
+      message2[localName].push(toLocal(child));
     };
   }
   const scalarType = field.listKind == "enum" ? ScalarType.INT32 : field.scalar;
   const longAsString = field.listKind == "scalar" ? field.longAsString : false;
   const readScalar = compileScalarReader(scalarType, field.utf8Validation, longAsString);
   const packedPossible = scalarType != ScalarType.STRING && scalarType != ScalarType.BYTES;
-  return (message, reader, ctx, wireType) => {
-    const items = message[localName];
+  return (message2, reader, ctx, wireType) => {
+    const items = message2[localName];
     if (wireType == WireType.LengthDelimited && packedPossible) {
       const end = reader.uint32() + reader.pos;
       while (reader.pos < end) {
@@ -3838,8 +3838,8 @@ function compileMapFieldReader(field) {
       break;
     }
   }
-  return (message, reader, ctx) => {
-    const record = message[localName];
+  return (message2, reader, ctx) => {
+    const record = message2[localName];
     let key;
     let val;
     const len = reader.uint32();
@@ -3939,9 +3939,9 @@ var writeDefaults = {
 function makeWriteOptions(options) {
   return options ? Object.assign(Object.assign({}, writeDefaults), options) : writeDefaults;
 }
-function toBinary(schema, message, options) {
+function toBinary(schema, message2, options) {
   const writer = new BinaryWriter();
-  compiledWriter(schema)(writer, makeWriteOptions(options), message);
+  compiledWriter(schema)(writer, makeWriteOptions(options), message2);
   return writer.finish();
 }
 var compiledWriters = /* @__PURE__ */ new WeakMap();
@@ -3957,14 +3957,14 @@ function compileMessage2(desc) {
   const sortedFields = desc.fields.concat().sort((a, b) => a.number - b.number);
   const foreignField = sortedFields[0];
   const fieldWriters = [];
-  const compiled = (writer, opts, message) => {
-    if (message.$typeName !== typeName && foreignField !== void 0) {
-      throw new FieldError(foreignField, `cannot use ${foreignField} with message ${message.$typeName}`, "ForeignFieldError");
+  const compiled = (writer, opts, message2) => {
+    if (message2.$typeName !== typeName && foreignField !== void 0) {
+      throw new FieldError(foreignField, `cannot use ${foreignField} with message ${message2.$typeName}`, "ForeignFieldError");
     }
     for (let i = 0; i < fieldWriters.length; i++) {
-      fieldWriters[i](writer, opts, message);
+      fieldWriters[i](writer, opts, message2);
     }
-    const unknown = message.$unknown;
+    const unknown = message2.$unknown;
     if (unknown !== void 0 && opts.writeUnknownFields) {
       for (let i = 0; i < unknown.length; i++) {
         const { no, wireType, data } = unknown[i];
@@ -3995,8 +3995,8 @@ function compileSingularField(field) {
   const localName = field.localName;
   if (field.oneof) {
     const oneofLocalName = field.oneof.localName;
-    return (writer, opts, message) => {
-      const oneof = message[oneofLocalName];
+    return (writer, opts, message2) => {
+      const oneof = message2[oneofLocalName];
       if (oneof.case === localName) {
         writeValue(writer, opts, oneof.value);
       }
@@ -4004,9 +4004,9 @@ function compileSingularField(field) {
   }
   if (field.presence != IMPLICIT4) {
     const requiredError = field.presence == LEGACY_REQUIRED2 ? `cannot encode ${field} to binary: required field not set` : void 0;
-    return (writer, opts, message) => {
-      const value = message[localName];
-      if (value !== void 0 && Object.prototype.hasOwnProperty.call(message, localName)) {
+    return (writer, opts, message2) => {
+      const value = message2[localName];
+      if (value !== void 0 && Object.prototype.hasOwnProperty.call(message2, localName)) {
         writeValue(writer, opts, value);
       } else if (requiredError !== void 0) {
         throw new Error(requiredError);
@@ -4015,8 +4015,8 @@ function compileSingularField(field) {
   }
   if (field.fieldKind == "enum") {
     const zero = field.enum.values[0].number;
-    return (writer, opts, message) => {
-      const value = message[localName];
+    return (writer, opts, message2) => {
+      const value = message2[localName];
       if (value !== zero) {
         writeValue(writer, opts, value);
       }
@@ -4024,37 +4024,37 @@ function compileSingularField(field) {
   }
   switch (field.scalar) {
     case ScalarType.BOOL:
-      return (writer, opts, message) => {
-        const value = message[localName];
+      return (writer, opts, message2) => {
+        const value = message2[localName];
         if (value !== false) {
           writeValue(writer, opts, value);
         }
       };
     case ScalarType.STRING:
-      return (writer, opts, message) => {
-        const value = message[localName];
+      return (writer, opts, message2) => {
+        const value = message2[localName];
         if (value !== "") {
           writeValue(writer, opts, value);
         }
       };
     case ScalarType.BYTES:
-      return (writer, opts, message) => {
-        const value = message[localName];
+      return (writer, opts, message2) => {
+        const value = message2[localName];
         if (!(value instanceof Uint8Array) || value.byteLength > 0) {
           writeValue(writer, opts, value);
         }
       };
     case ScalarType.DOUBLE:
     case ScalarType.FLOAT:
-      return (writer, opts, message) => {
-        const value = message[localName];
+      return (writer, opts, message2) => {
+        const value = message2[localName];
         if (!Object.is(value, 0)) {
           writeValue(writer, opts, value);
         }
       };
     default:
-      return (writer, opts, message) => {
-        const value = message[localName];
+      return (writer, opts, message2) => {
+        const value = message2[localName];
         if (value != 0) {
           writeValue(writer, opts, value);
         }
@@ -4090,8 +4090,8 @@ function compileListField(field) {
     case "message": {
       const { toMessage } = localMessageMapper(field);
       const writeChild = compileChildWriter(field);
-      return (writer, opts, message) => {
-        const items = message[localName];
+      return (writer, opts, message2) => {
+        const items = message2[localName];
         for (let i = 0; i < items.length; i++) {
           writeChild(writer, opts, toMessage(items[i]));
         }
@@ -4102,8 +4102,8 @@ function compileListField(field) {
       const scalarType = field.listKind == "enum" ? ScalarType.INT32 : field.scalar;
       const writeScalar = compileScalarValue(scalarType, field.parent.typeName, field.name);
       if (field.packed) {
-        return (writer, opts, message) => {
-          const items = message[localName];
+        return (writer, opts, message2) => {
+          const items = message2[localName];
           if (items.length == 0) {
             return;
           }
@@ -4115,8 +4115,8 @@ function compileListField(field) {
         };
       }
       const wireType = writeTypeOfScalar(scalarType);
-      return (writer, opts, message) => {
-        const items = message[localName];
+      return (writer, opts, message2) => {
+        const items = message2[localName];
         for (let i = 0; i < items.length; i++) {
           writer.tag(fieldNo, wireType);
           writeScalar(writer, items[i]);
@@ -4132,8 +4132,8 @@ function compileMapField(field) {
   if (field.mapKind == "message") {
     const { toMessage } = localMessageMapper(field);
     const writeMessage = compiledWriter(field.message);
-    return (writer, opts, message) => {
-      const record = message[localName];
+    return (writer, opts, message2) => {
+      const record = message2[localName];
       const keys = Object.keys(record);
       for (let i = 0; i < keys.length; i++) {
         const key = keys[i];
@@ -4149,8 +4149,8 @@ function compileMapField(field) {
   const scalarType = field.mapKind == "enum" ? ScalarType.INT32 : field.scalar;
   const valueWireType = writeTypeOfScalar(scalarType);
   const writeScalar = compileScalarValue(scalarType, field.parent.typeName, field.name);
-  return (writer, opts, message) => {
-    const record = message[localName];
+  return (writer, opts, message2) => {
+    const record = message2[localName];
     const keys = Object.keys(record);
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i];
@@ -4288,14 +4288,14 @@ function writeTypeOfScalar(type) {
 }
 
 // node_modules/@bufbuild/protobuf/dist/esm/wkt/any.js
-function anyPack(schema, message, into) {
+function anyPack(schema, message2, into) {
   let ret = false;
   if (!into) {
     into = create(AnySchema);
     ret = true;
   }
-  into.value = toBinary(schema, message);
-  into.typeUrl = typeNameToUrl(message.$typeName);
+  into.value = toBinary(schema, message2);
+  into.typeUrl = typeNameToUrl(message2.$typeName);
   return ret ? into : void 0;
 }
 function anyIs(any, descOrTypeName) {
@@ -4339,9 +4339,9 @@ var NullValue;
 })(NullValue || (NullValue = {}));
 
 // node_modules/@bufbuild/protobuf/dist/esm/extensions.js
-function getExtension(message, extension, options) {
-  assertExtendee(extension, message);
-  const ufs = filterUnknownFields(message.$unknown, extension);
+function getExtension(message2, extension, options) {
+  assertExtendee(extension, message2);
+  const ufs = filterUnknownFields(message2.$unknown, extension);
   const [container, field, get] = createExtensionContainer(extension);
   const ctx = makeReadContext(options);
   for (const uf of ufs) {
@@ -4349,10 +4349,10 @@ function getExtension(message, extension, options) {
   }
   return get();
 }
-function setExtension(message, extension, value) {
+function setExtension(message2, extension, value) {
   var _a;
-  assertExtendee(extension, message);
-  const ufs = ((_a = message.$unknown) !== null && _a !== void 0 ? _a : []).filter((uf) => uf.no !== extension.number);
+  assertExtendee(extension, message2);
+  const ufs = ((_a = message2.$unknown) !== null && _a !== void 0 ? _a : []).filter((uf) => uf.no !== extension.number);
   const [container, field] = createExtensionContainer(extension, value);
   const writer = new BinaryWriter();
   writeField(writer, { writeUnknownFields: true }, container, field);
@@ -4362,7 +4362,7 @@ function setExtension(message, extension, value) {
     const data = reader.skip(wireType, no);
     ufs.push({ no, wireType, data });
   }
-  message.$unknown = ufs;
+  message2.$unknown = ufs;
 }
 function filterUnknownFields(unknownFields, extension) {
   if (unknownFields === void 0)
@@ -4398,8 +4398,8 @@ function createExtensionContainer(extension, value) {
     }
   ];
 }
-function assertExtendee(extension, message) {
-  if (extension.extendee.typeName != message.$typeName) {
+function assertExtendee(extension, message2) {
+  if (extension.extendee.typeName != message2.$typeName) {
     throw new Error(`extension ${extension.typeName} can only be applied to message ${extension.extendee.typeName}`);
   }
 }
@@ -4421,12 +4421,12 @@ var jsonWriteDefaults = {
 function makeWriteOptions2(options) {
   return options ? Object.assign(Object.assign({}, jsonWriteDefaults), options) : jsonWriteDefaults;
 }
-function toJson(schema, message, options) {
-  return compiledWriter2(schema)(makeWriteOptions2(options), message);
+function toJson(schema, message2, options) {
+  return compiledWriter2(schema)(makeWriteOptions2(options), message2);
 }
-function toJsonString(schema, message, options) {
+function toJsonString(schema, message2, options) {
   var _a;
-  const jsonValue = toJson(schema, message, options);
+  const jsonValue = toJson(schema, message2, options);
   return JSON.stringify(jsonValue, null, (_a = options === null || options === void 0 ? void 0 : options.prettySpaces) !== null && _a !== void 0 ? _a : 0);
 }
 var compiledWriters2 = /* @__PURE__ */ new WeakMap();
@@ -4442,11 +4442,11 @@ function compileMessage3(desc) {
   const writeWkt = compileWkt(desc);
   if (writeWkt !== void 0) {
     const foreignField2 = desc.fields[0];
-    const compiledWriter4 = (opts, message) => {
-      if (message.$typeName !== typeName && foreignField2 !== void 0) {
-        throw new FieldError(foreignField2, `cannot use ${foreignField2} with message ${message.$typeName}`, "ForeignFieldError");
+    const compiledWriter4 = (opts, message2) => {
+      if (message2.$typeName !== typeName && foreignField2 !== void 0) {
+        throw new FieldError(foreignField2, `cannot use ${foreignField2} with message ${message2.$typeName}`, "ForeignFieldError");
       }
-      return writeWkt(opts, message);
+      return writeWkt(opts, message2);
     };
     compiledWriters2.set(desc, compiledWriter4);
     return compiledWriter4;
@@ -4454,16 +4454,16 @@ function compileMessage3(desc) {
   const sortedFields = desc.fields.concat().sort((a, b) => a.number - b.number);
   const foreignField = sortedFields[0];
   const fieldWriters = [];
-  const compiledWriter3 = (opts, message) => {
-    if (message.$typeName !== typeName && foreignField !== void 0) {
-      throw new FieldError(foreignField, `cannot use ${foreignField} with message ${message.$typeName}`, "ForeignFieldError");
+  const compiledWriter3 = (opts, message2) => {
+    if (message2.$typeName !== typeName && foreignField !== void 0) {
+      throw new FieldError(foreignField, `cannot use ${foreignField} with message ${message2.$typeName}`, "ForeignFieldError");
     }
     const json = {};
     for (let i = 0; i < fieldWriters.length; i++) {
-      fieldWriters[i](opts, message, json);
+      fieldWriters[i](opts, message2, json);
     }
     if (opts.registry) {
-      writeExtensions(json, opts, opts.registry, message, desc);
+      writeExtensions(json, opts, opts.registry, message2, desc);
     }
     return json;
   };
@@ -4475,9 +4475,9 @@ function compileMessage3(desc) {
   return compiledWriter3;
 }
 function writeOwnKeys(writeField2) {
-  return (opts, message, json) => {
+  return (opts, message2, json) => {
     const tmp = /* @__PURE__ */ Object.create(null);
-    writeField2(opts, message, tmp);
+    writeField2(opts, message2, tmp);
     for (const key of Object.keys(tmp)) {
       setOwn(json, key, tmp[key]);
     }
@@ -4489,27 +4489,27 @@ function compileWkt(desc) {
   }
   switch (desc.typeName) {
     case "google.protobuf.Any":
-      return (opts, message) => anyToJson(message, opts);
+      return (opts, message2) => anyToJson(message2, opts);
     case "google.protobuf.Timestamp":
-      return (opts, message) => timestampToJson(message);
+      return (opts, message2) => timestampToJson(message2);
     case "google.protobuf.Duration":
-      return (opts, message) => durationToJson(message);
+      return (opts, message2) => durationToJson(message2);
     case "google.protobuf.FieldMask":
-      return (opts, message) => fieldMaskToJson(message);
+      return (opts, message2) => fieldMaskToJson(message2);
     case "google.protobuf.Struct":
-      return (opts, message) => structToJson(message);
+      return (opts, message2) => structToJson(message2);
     case "google.protobuf.Value":
-      return (opts, message) => valueToJson(message);
+      return (opts, message2) => valueToJson(message2);
     case "google.protobuf.ListValue":
-      return (opts, message) => listValueToJson(message);
+      return (opts, message2) => listValueToJson(message2);
     default:
       if (isWrapperDesc(desc)) {
         const valueField = desc.fields[0];
         const localName = valueField.localName;
         const zero = scalarZeroValue(valueField.scalar, false);
         const writeScalar = compileScalarValue2(valueField);
-        return (opts, message) => {
-          const value = message[localName];
+        return (opts, message2) => {
+          const value = message2[localName];
           return writeScalar(opts, value === void 0 ? zero : value);
         };
       }
@@ -4528,8 +4528,8 @@ function compileField2(field) {
       const protoName = field.name;
       const jsonKey = field.jsonName;
       const localName = field.localName;
-      return (opts, message, json) => {
-        const value = writeValue(opts, message[localName]);
+      return (opts, message2, json) => {
+        const value = writeValue(opts, message2[localName]);
         if (value !== void 0) {
           json[opts.useProtoFieldName ? protoName : jsonKey] = value;
         }
@@ -4544,8 +4544,8 @@ function compileSingularField2(field) {
   const localName = field.localName;
   if (field.oneof) {
     const oneofLocalName = field.oneof.localName;
-    return (opts, message, json) => {
-      const oneof = message[oneofLocalName];
+    return (opts, message2, json) => {
+      const oneof = message2[oneofLocalName];
       if (oneof.case === localName) {
         json[opts.useProtoFieldName ? protoName : jsonKey] = writeValue(opts, oneof.value);
       }
@@ -4553,9 +4553,9 @@ function compileSingularField2(field) {
   }
   if (field.presence != IMPLICIT5) {
     const requiredError = field.presence == LEGACY_REQUIRED3 ? `cannot encode ${field} to JSON: required field not set` : void 0;
-    return (opts, message, json) => {
-      const value = message[localName];
-      if (value !== void 0 && Object.prototype.hasOwnProperty.call(message, localName)) {
+    return (opts, message2, json) => {
+      const value = message2[localName];
+      if (value !== void 0 && Object.prototype.hasOwnProperty.call(message2, localName)) {
         json[opts.useProtoFieldName ? protoName : jsonKey] = writeValue(opts, value);
       } else if (requiredError !== void 0) {
         throw new Error(requiredError);
@@ -4564,8 +4564,8 @@ function compileSingularField2(field) {
   }
   if (field.fieldKind == "enum") {
     const zero = field.enum.values[0].number;
-    return (opts, message, json) => {
-      const value = message[localName];
+    return (opts, message2, json) => {
+      const value = message2[localName];
       if (value !== zero || opts.alwaysEmitImplicit) {
         json[opts.useProtoFieldName ? protoName : jsonKey] = writeValue(opts, value);
       }
@@ -4573,37 +4573,37 @@ function compileSingularField2(field) {
   }
   switch (field.scalar) {
     case ScalarType.BOOL:
-      return (opts, message, json) => {
-        const value = message[localName];
+      return (opts, message2, json) => {
+        const value = message2[localName];
         if (value !== false || opts.alwaysEmitImplicit) {
           json[opts.useProtoFieldName ? protoName : jsonKey] = writeValue(opts, value);
         }
       };
     case ScalarType.STRING:
-      return (opts, message, json) => {
-        const value = message[localName];
+      return (opts, message2, json) => {
+        const value = message2[localName];
         if (value !== "" || opts.alwaysEmitImplicit) {
           json[opts.useProtoFieldName ? protoName : jsonKey] = writeValue(opts, value);
         }
       };
     case ScalarType.BYTES:
-      return (opts, message, json) => {
-        const value = message[localName];
+      return (opts, message2, json) => {
+        const value = message2[localName];
         if (!(value instanceof Uint8Array) || value.byteLength > 0 || opts.alwaysEmitImplicit) {
           json[opts.useProtoFieldName ? protoName : jsonKey] = writeValue(opts, value);
         }
       };
     case ScalarType.DOUBLE:
     case ScalarType.FLOAT:
-      return (opts, message, json) => {
-        const value = message[localName];
+      return (opts, message2, json) => {
+        const value = message2[localName];
         if (!Object.is(value, 0) || opts.alwaysEmitImplicit) {
           json[opts.useProtoFieldName ? protoName : jsonKey] = writeValue(opts, value);
         }
       };
     default:
-      return (opts, message, json) => {
-        const value = message[localName];
+      return (opts, message2, json) => {
+        const value = message2[localName];
         if (value != 0 || opts.alwaysEmitImplicit) {
           json[opts.useProtoFieldName ? protoName : jsonKey] = writeValue(opts, value);
         }
@@ -4784,8 +4784,8 @@ function errorScalarValue(field, value) {
   var _a;
   return new Error(`cannot encode ${field} to JSON: ${(_a = checkField(field, value)) === null || _a === void 0 ? void 0 : _a.message}`);
 }
-function writeExtensions(json, opts, registry, message, desc) {
-  const unknown = message.$unknown;
+function writeExtensions(json, opts, registry, message2, desc) {
+  const unknown = message2.$unknown;
   if (unknown === void 0) {
     return;
   }
@@ -4798,7 +4798,7 @@ function writeExtensions(json, opts, registry, message, desc) {
       if (!extension) {
         continue;
       }
-      const value = getExtension(message, extension);
+      const value = getExtension(message2, extension);
       const [container, field] = createExtensionContainer(extension, value);
       const local = container[unsafeLocal];
       const jsonValue = compileFieldValue(field)(opts, local[field.localName]);
@@ -4813,20 +4813,20 @@ function anyToJson(val, opts) {
     return {};
   }
   const { registry } = opts;
-  let message;
+  let message2;
   let desc;
   if (registry) {
-    message = anyUnpack(val, registry);
-    if (message) {
-      desc = registry.getMessage(message.$typeName);
+    message2 = anyUnpack(val, registry);
+    if (message2) {
+      desc = registry.getMessage(message2.$typeName);
     }
   }
-  if (!desc || !message) {
+  if (!desc || !message2) {
     throw new Error(`cannot encode message ${val.$typeName} to JSON: "${val.typeUrl}" is not in the type registry`);
   }
   const json = hasCustomJsonRepresentation(desc) ? {
-    value: compiledWriter2(desc)(opts, message)
-  } : compiledWriter2(desc)(opts, message);
+    value: compiledWriter2(desc)(opts, message2)
+  } : compiledWriter2(desc)(opts, message2);
   json["@type"] = val.typeUrl;
   return json;
 }
@@ -4930,13 +4930,13 @@ function fromJsonString(schema, json, options) {
   return fromJson(schema, parseJsonString(json, schema.typeName), options);
 }
 function fromJson(schema, json, options) {
-  const message = create(schema);
-  readMessage(schema, message, json, options);
-  return message;
+  const message2 = create(schema);
+  readMessage(schema, message2, json, options);
+  return message2;
 }
-function readMessage(schema, message, json, options) {
+function readMessage(schema, message2, json, options) {
   try {
-    compiledReader2(schema)(message, json, makeReadContext2(options));
+    compiledReader2(schema)(message2, json, makeReadContext2(options));
   } catch (e) {
     if (isFieldError(e)) {
       throw new Error(`cannot decode ${e.field()} from JSON: ${e.message}`, {
@@ -4958,11 +4958,11 @@ function compileMessage4(desc) {
   const descString = String(desc);
   const readWkt = compileWkt2(desc);
   if (readWkt !== void 0) {
-    const compiled2 = (message, json, ctx) => {
+    const compiled2 = (message2, json, ctx) => {
       if (++ctx.depth > ctx.recursionLimit) {
         throw new Error(`cannot decode ${descString} from JSON: maximum recursion depth of ${ctx.recursionLimit} reached`);
       }
-      readWkt(message, json, ctx);
+      readWkt(message2, json, ctx);
       ctx.depth--;
     };
     compiledReaders2.set(desc, compiled2);
@@ -4970,7 +4970,7 @@ function compileMessage4(desc) {
   }
   const typeName = desc.typeName;
   const fieldsByJsonKey = /* @__PURE__ */ new Map();
-  const compiled = (message, json, ctx) => {
+  const compiled = (message2, json, ctx) => {
     var _a;
     if (++ctx.depth > ctx.recursionLimit) {
       throw new Error(`cannot decode ${descString} from JSON: maximum recursion depth of ${ctx.recursionLimit} reached`);
@@ -5001,13 +5001,13 @@ function compileMessage4(desc) {
           }
           oneofSeen.set(entry.oneof, field);
         }
-        entry.read(message, jsonValue, ctx);
+        entry.read(message2, jsonValue, ctx);
       } else {
         const extension = jsonKey.startsWith("[") && jsonKey.endsWith("]") ? (_a = ctx.registry) === null || _a === void 0 ? void 0 : _a.getExtension(jsonKey.substring(1, jsonKey.length - 1)) : void 0;
         if ((extension === null || extension === void 0 ? void 0 : extension.extendee.typeName) == typeName) {
           const [container, field, get] = createExtensionContainer(extension);
           compileFieldReader2(field)(container[unsafeLocal], jsonValue, ctx);
-          setExtension(message, extension, get());
+          setExtension(message2, extension, get());
         }
         if (extension === void 0 && !ctx.ignoreUnknownFields) {
           throw new Error(`cannot decode ${descString} from JSON: key "${jsonKey}" is unknown`);
@@ -5034,19 +5034,19 @@ function compileWkt2(desc) {
   }
   switch (desc.typeName) {
     case "google.protobuf.Any":
-      return (message, json, ctx) => anyFromJson(message, json, ctx);
+      return (message2, json, ctx) => anyFromJson(message2, json, ctx);
     case "google.protobuf.Timestamp":
-      return (message, json) => timestampFromJson(message, json);
+      return (message2, json) => timestampFromJson(message2, json);
     case "google.protobuf.Duration":
-      return (message, json) => durationFromJson(message, json);
+      return (message2, json) => durationFromJson(message2, json);
     case "google.protobuf.FieldMask":
-      return (message, json) => fieldMaskFromJson(message, json);
+      return (message2, json) => fieldMaskFromJson(message2, json);
     case "google.protobuf.Struct":
-      return (message, json, ctx) => structFromJson(message, json, ctx);
+      return (message2, json, ctx) => structFromJson(message2, json, ctx);
     case "google.protobuf.Value":
-      return (message, json, ctx) => valueFromJson(message, json, ctx);
+      return (message2, json, ctx) => valueFromJson(message2, json, ctx);
     case "google.protobuf.ListValue":
-      return (message, json, ctx) => listValueFromJson(message, json, ctx);
+      return (message2, json, ctx) => listValueFromJson(message2, json, ctx);
     default:
       if (isWrapperDesc(desc)) {
         const valueField = desc.fields[0];
@@ -5054,11 +5054,11 @@ function compileWkt2(desc) {
         const scalar = valueField.scalar;
         const longAsString = valueField.longAsString;
         const readScalar = compileScalarConverter(valueField);
-        return (message, json) => {
+        return (message2, json) => {
           if (json === null) {
-            message[localName] = scalarZeroValue(scalar, longAsString);
+            message2[localName] = scalarZeroValue(scalar, longAsString);
           } else {
-            message[localName] = readScalar(json);
+            message2[localName] = readScalar(json);
           }
         };
       }
@@ -5084,39 +5084,39 @@ function compileScalarFieldReader2(field) {
   const localName = field.localName;
   if (field.oneof) {
     const oneofLocalName = field.oneof.localName;
-    return (message, json) => {
-      message[oneofLocalName] = {
+    return (message2, json) => {
+      message2[oneofLocalName] = {
         case: localName,
         value: readScalar(json)
       };
     };
   }
   const clear = compileClear(field);
-  return (message, json) => {
+  return (message2, json) => {
     if (json === null) {
-      clear(message);
+      clear(message2);
     } else {
-      message[localName] = readScalar(json);
+      message2[localName] = readScalar(json);
     }
   };
 }
 function compileClear(field) {
   const localName = field.localName;
   if (field.presence != IMPLICIT6) {
-    return (message) => {
-      delete message[localName];
+    return (message2) => {
+      delete message2[localName];
     };
   }
   if (field.fieldKind == "enum") {
     const zero = field.enum.values[0].number;
-    return (message) => {
-      message[localName] = zero;
+    return (message2) => {
+      message2[localName] = zero;
     };
   }
   const scalar = field.scalar;
   const longAsString = field.longAsString;
-  return (message) => {
-    message[localName] = scalarZeroValue(scalar, longAsString);
+  return (message2) => {
+    message2[localName] = scalarZeroValue(scalar, longAsString);
   };
 }
 function compileEnumFieldReader2(field) {
@@ -5126,11 +5126,11 @@ function compileEnumFieldReader2(field) {
   const nullResets = field.enum.typeName != "google.protobuf.NullValue";
   if (field.oneof) {
     const oneofLocalName = field.oneof.localName;
-    return (message, json, ctx) => {
+    return (message2, json, ctx) => {
       if (json === null && nullResets) {
-        const oneof = message[oneofLocalName];
+        const oneof = message2[oneofLocalName];
         if (oneof.case === localName) {
-          message[oneofLocalName] = { case: void 0 };
+          message2[oneofLocalName] = { case: void 0 };
         }
         return;
       }
@@ -5142,13 +5142,13 @@ function compileEnumFieldReader2(field) {
       if (check !== true) {
         throw new FieldError(field, reasonSingular(field, value, check));
       }
-      message[oneofLocalName] = { case: localName, value };
+      message2[oneofLocalName] = { case: localName, value };
     };
   }
   const clear = compileClear(field);
-  return (message, json, ctx) => {
+  return (message2, json, ctx) => {
     if (json === null && nullResets) {
-      clear(message);
+      clear(message2);
       return;
     }
     const value = readEnumValue(json, ctx.ignoreUnknownFields);
@@ -5159,7 +5159,7 @@ function compileEnumFieldReader2(field) {
     if (check !== true) {
       throw new FieldError(field, reasonSingular(field, value, check));
     }
-    message[localName] = value;
+    message2[localName] = value;
   };
 }
 function compileMessageFieldReader2(field) {
@@ -5169,40 +5169,40 @@ function compileMessageFieldReader2(field) {
   const nullResets = field.message.typeName != "google.protobuf.Value";
   if (field.oneof) {
     const oneofLocalName = field.oneof.localName;
-    return (message, json, ctx) => {
-      const oneof = message[oneofLocalName];
+    return (message2, json, ctx) => {
+      const oneof = message2[oneofLocalName];
       if (json === null && nullResets) {
         if (oneof.case === localName) {
-          message[oneofLocalName] = { case: void 0 };
+          message2[oneofLocalName] = { case: void 0 };
         }
         return;
       }
       const child = toMessage(oneof.case === localName ? oneof.value : void 0);
       readChild(child, json, ctx);
-      message[oneofLocalName] = { case: localName, value: toLocal(child) };
+      message2[oneofLocalName] = { case: localName, value: toLocal(child) };
     };
   }
-  return (message, json, ctx) => {
+  return (message2, json, ctx) => {
     if (json === null && nullResets) {
-      delete message[localName];
+      delete message2[localName];
       return;
     }
-    const child = toMessage(message[localName]);
+    const child = toMessage(message2[localName]);
     readChild(child, json, ctx);
-    message[localName] = toLocal(child);
+    message2[localName] = toLocal(child);
   };
 }
 function compileListFieldReader2(field) {
   const localName = field.localName;
   const readItem = compileListItemReader(field);
-  return (message, json, ctx) => {
+  return (message2, json, ctx) => {
     if (json === null) {
       return;
     }
     if (!Array.isArray(json)) {
       throw new FieldError(field, "expected Array, got " + formatVal(json));
     }
-    const items = message[localName];
+    const items = message2[localName];
     for (let i = 0; i < json.length; i++) {
       const value = readItem(json[i], ctx, items.length);
       if (value !== tokenIgnoredUnknownEnum) {
@@ -5298,14 +5298,14 @@ function compileMapFieldReader2(field) {
       break;
     }
   }
-  return (message, json, ctx) => {
+  return (message2, json, ctx) => {
     if (json === null) {
       return;
     }
     if (typeof json != "object" || Array.isArray(json)) {
       throw new FieldError(field, "expected object, got " + formatVal(json));
     }
-    const record = message[localName];
+    const record = message2[localName];
     const seen = /* @__PURE__ */ new Set();
     const jsonMapKeys = Object.keys(json);
     for (let i = 0; i < jsonMapKeys.length; i++) {
@@ -5446,8 +5446,8 @@ function compileScalarParse(field) {
           try {
             return base64Decode(json);
           } catch (e) {
-            const message = e instanceof Error ? e.message : String(e);
-            throw new FieldError(field, message);
+            const message2 = e instanceof Error ? e.message : String(e);
+            throw new FieldError(field, message2);
           }
         }
         return json;
@@ -5527,9 +5527,9 @@ function parseJsonString(jsonString, typeName) {
   try {
     json = JSON.parse(jsonString);
   } catch (e) {
-    const message = e instanceof Error ? e.message : String(e);
+    const message2 = e instanceof Error ? e.message : String(e);
     throw new Error(
-      `cannot decode message ${typeName} from JSON: ${message}`,
+      `cannot decode message ${typeName} from JSON: ${message2}`,
       // @ts-expect-error we use the ES2022 error CTOR option "cause" for better stack traces
       { cause: e }
     );
@@ -5619,9 +5619,9 @@ function anyFromJson(any, json, ctx) {
   if (!desc) {
     throw new Error(`cannot decode message ${any.$typeName} from JSON: ${typeUrl} is not in the type registry`);
   }
-  const message = create(desc);
+  const message2 = create(desc);
   if (hasCustomJsonRepresentation(desc) && Object.prototype.hasOwnProperty.call(json, "value")) {
-    compiledReader2(desc)(message, json.value, ctx);
+    compiledReader2(desc)(message2, json.value, ctx);
   } else {
     const copy = {};
     for (const key of Object.keys(json)) {
@@ -5629,9 +5629,9 @@ function anyFromJson(any, json, ctx) {
         setOwn(copy, key, json[key]);
       }
     }
-    compiledReader2(desc)(message, copy, ctx);
+    compiledReader2(desc)(message2, copy, ctx);
   }
-  anyPack(desc, message, any);
+  anyPack(desc, message2, any);
 }
 function timestampFromJson(timestamp, json) {
   if (typeof json !== "string") {
@@ -5767,12 +5767,12 @@ var ConnectError = class _ConnectError extends Error {
    * raise an error with details, and it is up to the protocol implementation
    * to encode and send the details along with the error.
    */
-  constructor(message, code = Code.Unknown, metadata, outgoingDetails, cause) {
-    super(createMessage(message, code));
+  constructor(message2, code = Code.Unknown, metadata, outgoingDetails, cause) {
+    super(createMessage(message2, code));
     this.name = "ConnectError";
     this.isWireError = false;
     Object.setPrototypeOf(this, new.target.prototype);
-    this.rawMessage = message;
+    this.rawMessage = message2;
     this.code = code;
     this.metadata = new Headers(metadata !== null && metadata !== void 0 ? metadata : {});
     this.details = outgoingDetails !== null && outgoingDetails !== void 0 ? outgoingDetails : [];
@@ -5834,8 +5834,8 @@ var ConnectError = class _ConnectError extends Error {
     return details2;
   }
 };
-function createMessage(message, code) {
-  return message.length ? `[${codeToString(code)}] ${message}` : `[${codeToString(code)}]`;
+function createMessage(message2, code) {
+  return message2.length ? `[${codeToString(code)}] ${message2}` : `[${codeToString(code)}]`;
 }
 
 // node_modules/@connectrpc/connect/dist/esm/http-headers.js
@@ -5893,11 +5893,11 @@ function assertWriteMaxBytes(writeMaxBytes, bytesWritten) {
 }
 function assertReadMaxBytes(readMaxBytes, bytesRead, totalSizeKnown = false) {
   if (bytesRead > readMaxBytes) {
-    let message = `message size is larger than configured readMaxBytes ${readMaxBytes}`;
+    let message2 = `message size is larger than configured readMaxBytes ${readMaxBytes}`;
     if (totalSizeKnown) {
-      message = `message size ${bytesRead} is larger than configured readMaxBytes ${readMaxBytes}`;
+      message2 = `message size ${bytesRead} is larger than configured readMaxBytes ${readMaxBytes}`;
     }
-    throw new ConnectError(message, Code.ResourceExhausted);
+    throw new ConnectError(message2, Code.ResourceExhausted);
   }
 }
 
@@ -6539,8 +6539,8 @@ function createClientStreamingFn(transport, method) {
       for (var _f = true, _g = __asyncValues2(response.message), _h; _h = await _g.next(), _a = _h.done, !_a; _f = true) {
         _c = _h.value;
         _f = false;
-        const message = _c;
-        singleMessage = message;
+        const message2 = _c;
+        singleMessage = message2;
         count2++;
       }
     } catch (e_1_1) {
@@ -6708,8 +6708,8 @@ function createMethodUrl(baseUrl, method) {
 }
 
 // node_modules/@connectrpc/connect/dist/esm/protocol/normalize.js
-function normalize(desc, message) {
-  return create(desc, message);
+function normalize(desc, message2) {
+  return create(desc, message2);
 }
 function normalizeIterable(desc, input) {
   function transform(result) {
@@ -7139,7 +7139,7 @@ var __asyncGenerator3 = function(thisArg, _arguments, generator) {
 };
 function createTransport(opt) {
   return {
-    async unary(method, signal, timeoutMs, header, message, contextValues) {
+    async unary(method, signal, timeoutMs, header, message2, contextValues) {
       const serialization = createMethodSerializationLookup(method, opt.binaryOptions, opt.jsonOptions, opt);
       timeoutMs = timeoutMs === void 0 ? opt.defaultTimeoutMs : timeoutMs <= 0 ? void 0 : timeoutMs;
       return await runUnaryCall({
@@ -7154,7 +7154,7 @@ function createTransport(opt) {
           url: createMethodUrl(opt.baseUrl, method),
           header: requestHeaderWithCompression(opt.useBinaryFormat, timeoutMs, header, opt.acceptCompression, opt.sendCompression),
           contextValues: contextValues !== null && contextValues !== void 0 ? contextValues : createContextValues(),
-          message
+          message: message2
         },
         next: async (req) => {
           const uRes = await opt.httpClient({
@@ -7167,18 +7167,18 @@ function createTransport(opt) {
             })
           });
           const { compression, headerError } = validateResponseWithCompression(opt.acceptCompression, uRes.status, uRes.header);
-          const message2 = await pipeTo(uRes.body, transformSplitEnvelope(opt.readMaxBytes), transformDecompressEnvelope(compression !== null && compression !== void 0 ? compression : null, opt.readMaxBytes), transformParseEnvelope(serialization.getO(opt.useBinaryFormat)), async (iterable) => {
+          const message3 = await pipeTo(uRes.body, transformSplitEnvelope(opt.readMaxBytes), transformDecompressEnvelope(compression !== null && compression !== void 0 ? compression : null, opt.readMaxBytes), transformParseEnvelope(serialization.getO(opt.useBinaryFormat)), async (iterable) => {
             var _a, e_1, _b, _c;
-            let message3;
+            let message4;
             try {
               for (var _d = true, iterable_1 = __asyncValues3(iterable), iterable_1_1; iterable_1_1 = await iterable_1.next(), _a = iterable_1_1.done, !_a; _d = true) {
                 _c = iterable_1_1.value;
                 _d = false;
                 const chunk = _c;
-                if (message3 !== void 0) {
+                if (message4 !== void 0) {
                   throw new ConnectError("protocol error: received extra output message for unary method", Code.Unimplemented);
                 }
-                message3 = chunk;
+                message4 = chunk;
               }
             } catch (e_1_1) {
               e_1 = { error: e_1_1 };
@@ -7189,10 +7189,10 @@ function createTransport(opt) {
                 if (e_1) throw e_1.error;
               }
             }
-            return message3;
+            return message4;
           }, { propagateDownStreamError: false });
           validateTrailer(uRes.trailer, uRes.header);
-          if (message2 === void 0) {
+          if (message3 === void 0) {
             if (headerError) {
               throw headerError;
             }
@@ -7206,7 +7206,7 @@ function createTransport(opt) {
             service: method.parent,
             method,
             header: uRes.header,
-            message: message2,
+            message: message3,
             trailer: uRes.trailer
           };
         }
@@ -7395,11 +7395,11 @@ function wrapZLibErrors(promise, readMaxBytes) {
     var _a;
     const props = getNodeErrorProps(e);
     let code = Code.Internal;
-    let message = "decompression failed";
+    let message2 = "decompression failed";
     switch (props.code) {
       case "ERR_BUFFER_TOO_LARGE":
         code = Code.ResourceExhausted;
-        message = `message is larger than configured readMaxBytes ${readMaxBytes} after decompression`;
+        message2 = `message is larger than configured readMaxBytes ${readMaxBytes} after decompression`;
         break;
       case "Z_DATA_ERROR":
       case "ERR_PADDING_2":
@@ -7411,7 +7411,7 @@ function wrapZLibErrors(promise, readMaxBytes) {
         }
         break;
     }
-    return Promise.reject(new ConnectError(message, code, void 0, void 0, e));
+    return Promise.reject(new ConnectError(message2, code, void 0, void 0, e));
   });
 }
 
@@ -8057,8 +8057,8 @@ function h1ResponseIterable(sentinel, response, trailer) {
 function h2Request(sentinel, sm, url, method, headers, options, onStream) {
   const requestUrl = new URL(url);
   if (requestUrl.origin !== sm.authority) {
-    const message = `cannot make a request to ${requestUrl.origin}: the http2 session is connected to ${sm.authority}`;
-    sentinel.error(new ConnectError(message, Code.Internal));
+    const message2 = `cannot make a request to ${requestUrl.origin}: the http2 session is connected to ${sm.authority}`;
+    sentinel.error(new ConnectError(message2, Code.Internal));
     return;
   }
   sm.request(method, requestUrl.pathname + requestUrl.search, headers, {}).then((stream) => {
@@ -8467,16 +8467,16 @@ var Limiter = /* @__PURE__ */ serviceDesc(file_llmctl_v1_limiter, 0);
 // src/errors.ts
 var LlmctlError = class extends Error {
   code;
-  constructor(message, code) {
-    super(message);
+  constructor(message2, code) {
+    super(message2);
     this.name = new.target.name;
     this.code = code;
   }
 };
 var Unavailable = class extends LlmctlError {
   socket;
-  constructor(message, socket) {
-    super(message, "UNAVAILABLE");
+  constructor(message2, socket) {
+    super(message2, "UNAVAILABLE");
     this.socket = socket;
   }
 };
@@ -8509,18 +8509,18 @@ var RunBudgetExceeded = class extends NotGranted {
   }
 };
 var InvalidArgument = class extends LlmctlError {
-  constructor(message) {
-    super(message, "INVALID_ARGUMENT");
+  constructor(message2) {
+    super(message2, "INVALID_ARGUMENT");
   }
 };
 var LeaseNotFound = class extends LlmctlError {
-  constructor(message) {
-    super(message, "NOT_FOUND");
+  constructor(message2) {
+    super(message2, "NOT_FOUND");
   }
 };
 var ClaimHistoryLost = class extends LlmctlError {
-  constructor(message) {
-    super(message, "DATA_LOSS");
+  constructor(message2) {
+    super(message2, "DATA_LOSS");
   }
 };
 function isNotGranted(err) {
@@ -9493,6 +9493,130 @@ function estimateBody(body) {
   };
 }
 
+// src/eventstream.ts
+var CONTENT_TYPE = "application/vnd.amazon.eventstream";
+var MAX_FRAME = 16 << 20;
+var PRELUDE = 12;
+var FIXED = { 0: 0, 1: 0, 2: 1, 3: 2, 4: 4, 5: 8, 8: 8, 9: 16 };
+var CRC_TABLE = (() => {
+  const t = new Uint32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) {
+      c = c & 1 ? 3988292384 ^ c >>> 1 : c >>> 1;
+    }
+    t[n] = c >>> 0;
+  }
+  return t;
+})();
+function crc32(b) {
+  let c = 4294967295;
+  for (const x of b) {
+    c = (CRC_TABLE[(c ^ x) & 255] ?? 0) ^ c >>> 8;
+  }
+  return (c ^ 4294967295) >>> 0;
+}
+function headersOf(raw) {
+  const out = /* @__PURE__ */ new Map();
+  const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
+  const text = new TextDecoder();
+  let i = 0;
+  while (i < raw.length) {
+    const n = view.getUint8(i);
+    const name = text.decode(raw.subarray(i + 1, i + 1 + n));
+    i += 1 + n;
+    const kind = view.getUint8(i);
+    i += 1;
+    if (kind === 6 || kind === 7) {
+      const size = view.getUint16(i);
+      if (kind === 7) {
+        out.set(name, text.decode(raw.subarray(i + 2, i + 2 + size)));
+      }
+      i += 2 + size;
+    } else if (FIXED[kind] !== void 0) {
+      i += FIXED[kind];
+    } else {
+      throw new RangeError(`header type ${kind}`);
+    }
+  }
+  return out;
+}
+var EventStreamParser = class {
+  buf = new Uint8Array(0);
+  broken = false;
+  feed(chunk) {
+    const events = [];
+    if (this.broken) {
+      return events;
+    }
+    const joined = new Uint8Array(this.buf.length + chunk.length);
+    joined.set(this.buf);
+    joined.set(chunk, this.buf.length);
+    this.buf = joined;
+    while (this.buf.length >= PRELUDE) {
+      const view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
+      const total = view.getUint32(0);
+      const headerLen = view.getUint32(4);
+      if (crc32(this.buf.subarray(0, 8)) !== view.getUint32(8) || total > MAX_FRAME || total < PRELUDE + headerLen + 4) {
+        return this.break(events);
+      }
+      if (this.buf.length < total) {
+        break;
+      }
+      const frame = this.buf.subarray(0, total);
+      this.buf = this.buf.slice(total);
+      if (crc32(frame.subarray(0, total - 4)) !== new DataView(frame.buffer, frame.byteOffset).getUint32(total - 4)) {
+        return this.break(events);
+      }
+      let headers;
+      try {
+        headers = headersOf(frame.subarray(PRELUDE, PRELUDE + headerLen));
+      } catch {
+        return this.break(events);
+      }
+      const event = message(headers, frame.subarray(PRELUDE + headerLen, total - 4));
+      if (event) {
+        events.push(event);
+      }
+    }
+    return events;
+  }
+  break(events) {
+    this.broken = true;
+    this.buf = new Uint8Array(0);
+    return events;
+  }
+};
+function message(headers, payload) {
+  const kind = headers.get(":message-type");
+  const text = new TextDecoder().decode(payload);
+  if (kind === "exception" || kind === "error") {
+    let msg = text;
+    try {
+      const m = JSON.parse(text).message;
+      msg = typeof m === "string" ? m : "";
+    } catch {
+    }
+    const type = headers.get(":exception-type") ?? headers.get(":error-code") ?? "stream_error";
+    return ["error", JSON.stringify({ error: { type, message: msg } })];
+  }
+  if (kind !== "event") {
+    return null;
+  }
+  const event = headers.get(":event-type") ?? "";
+  let body;
+  try {
+    body = text ? JSON.parse(text) : {};
+  } catch {
+    return null;
+  }
+  const bytes = body?.bytes;
+  if (event === "chunk" && typeof bytes === "string") {
+    return ["chunk", Buffer.from(bytes, "base64").toString("utf8")];
+  }
+  return [event, JSON.stringify(body)];
+}
+
 // src/answer.ts
 function errorInfo(body) {
   if (!body || typeof body !== "object") {
@@ -9515,8 +9639,8 @@ function errorInfo(body) {
       break;
     }
   }
-  const message = typeof err.message === "string" ? err.message : "";
-  return [type, message + details(err.details) + resets(err)];
+  const message2 = typeof err.message === "string" ? err.message : "";
+  return [type, message2 + details(err.details) + resets(err)];
 }
 function resets(err) {
   const parts = [];
@@ -9551,14 +9675,34 @@ function details(d) {
   }
   return parts.length ? ` [${parts.join("; ")}]` : "";
 }
+var BEDROCK_METRICS = [
+  ["inputTokenCount", "input_tokens"],
+  ["outputTokenCount", "output_tokens"],
+  ["cacheReadInputTokenCount", "cache_read_input_tokens"],
+  ["cacheWriteInputTokenCount", "cache_creation_input_tokens"]
+];
 var EventWatcher = class {
   decoder = new TextDecoder();
   pending = "";
   data = [];
   event = "";
   usage = {};
+  /** Bedrock's invocation metrics, for a model whose own events carry no usage. */
+  metrics = {};
+  /** Set for AWS event-stream answers (Bedrock's), which are frames, not lines. */
+  frames;
   outcome = { usage: null, errorType: "", errorMessage: "", output: false };
+  /** `contentType`: the answer's; server-sent events unless it is AWS's event stream. */
+  constructor(contentType = "") {
+    this.frames = contentType.toLowerCase().includes(CONTENT_TYPE) ? new EventStreamParser() : null;
+  }
   feed(chunk) {
+    if (this.frames) {
+      for (const [event, data] of this.frames.feed(chunk)) {
+        this.dispatch(event, data);
+      }
+      return;
+    }
     this.pending += this.decoder.decode(chunk, { stream: true });
     let nl;
     while ((nl = this.pending.search(/\r\n|\r|\n/)) >= 0) {
@@ -9581,7 +9725,8 @@ var EventWatcher = class {
       this.pending = "";
     }
     this.line("");
-    const u = Object.keys(this.usage).length ? parseUsage(this.usage) : null;
+    const known = Object.keys(this.usage).length ? this.usage : Object.keys(this.metrics).length ? this.metrics : null;
+    const u = known ? parseUsage(known) : null;
     this.outcome.usage = u;
     return this.outcome;
   }
@@ -9633,6 +9778,15 @@ var EventWatcher = class {
       }
       if (!failed) {
         return;
+      }
+    }
+    const metrics = obj["amazon-bedrock-invocationMetrics"];
+    if (metrics && typeof metrics === "object") {
+      for (const [theirs, ours] of BEDROCK_METRICS) {
+        const v = metrics[theirs];
+        if (typeof v === "number") {
+          this.metrics[ours] = v;
+        }
       }
     }
     const holders = [obj, obj.message, obj.response];
@@ -9956,7 +10110,8 @@ function sleep2(ms, signal) {
   });
 }
 function isEventStream(res) {
-  return (res.headers.get("content-type") ?? "").includes("text/event-stream");
+  const type = (res.headers.get("content-type") ?? "").toLowerCase();
+  return type.includes("text/event-stream") || type.includes(CONTENT_TYPE);
 }
 function isJson(res) {
   return /^application\/(json|[\w.+-]+\+json)\s*(;|$)/i.test(res.headers.get("content-type") ?? "");
@@ -9988,7 +10143,7 @@ async function reportSafely(lease, o) {
 }
 function reportingStream(lease, res, body, signal, unasked) {
   const reader = body.getReader();
-  const w = new EventWatcher();
+  const w = new EventWatcher(res.headers.get("content-type") ?? "");
   let reported = false;
   const finish = async (how, err) => {
     if (reported) {
