@@ -24,6 +24,7 @@ from google.genai import types as genai_types
 import llmctl
 from conftest import Daemon, Provider
 from llmctl._eventstream import EventStreamParser
+from llmctl._sse import StreamWatcher
 from llmctl.httpx import AsyncLimitedTransport, LimitedTransport
 
 MODEL = "anthropic.claude-fake-v1:0"
@@ -262,3 +263,14 @@ def test_event_stream_frames_are_read_split_anywhere_and_a_bad_one_stops_the_wat
     broken = EventStreamParser()
     broken.feed(bytes(bad))
     assert broken.broken and broken.events == []
+
+
+def test_a_bedrock_stream_whose_model_names_no_usage_is_settled_at_its_invocation_metrics() -> None:
+    metrics = {"inputTokenCount": 7, "outputTokenCount": 2, "cacheReadInputTokenCount": 3}
+    stream = chunk({"generation": "tok tok"}) + chunk({"amazon-bedrock-invocationMetrics": metrics})
+    watcher = StreamWatcher(200, {"content-type": "application/vnd.amazon.eventstream"})
+    for i in range(len(stream)):
+        watcher.feed(stream[i : i + 1])
+    out = watcher.outcome()
+    # Bedrock's input leaves out the cache's tokens; the daemon's counts them, the read as cached.
+    assert (out.input_tokens, out.cached_input_tokens, out.output_tokens, out.usage_known) == (10, 3, 2, True)

@@ -9,17 +9,11 @@ import zlib
 from typing import Any, Dict, List, Optional, Tuple
 
 from . import _eventstream
+from ._bedrock import metrics_usage
 from ._common import Outcome, limit_headers
 from ._eventstream import EventStreamParser
 from ._outcome import error_info, parse_usage
 
-# Bedrock's invocation metrics in Anthropic's usage terms (input excludes the cache's tokens).
-_BEDROCK_METRICS = (
-    ("inputTokenCount", "input_tokens"),
-    ("outputTokenCount", "output_tokens"),
-    ("cacheReadInputTokenCount", "cache_read_input_tokens"),
-    ("cacheWriteInputTokenCount", "cache_creation_input_tokens"),
-)
 MAX_PENDING = 1 << 20  # a line longer than this is not an event we can use
 # A chat chunk's delta with any of these is output reaching the caller.
 _OUTPUT_FIELDS = ("content", "tool_calls", "function_call", "refusal", "reasoning_content")
@@ -104,7 +98,7 @@ class StreamWatcher:
         self._inflate = _decompressor(get("content-encoding", "") if get else "")
         self.usage: Dict[str, Any] = {}
         # Bedrock's invocation metrics, for a model whose own events carry no usage.
-        self.metrics: Dict[str, Any] = {}
+        self.metrics: Optional[Tuple[int, int, int]] = None
         self.output_seen = False
         self.error_type = ""
         self.error_message = ""
@@ -154,11 +148,7 @@ class StreamWatcher:
                 self.error_message = message
                 self.error_after_output = self.output_seen
             return
-        metrics = obj.get("amazon-bedrock-invocationMetrics")
-        if isinstance(metrics, dict):
-            for theirs, ours in _BEDROCK_METRICS:
-                if isinstance(metrics.get(theirs), int):
-                    self.metrics[ours] = metrics[theirs]
+        self.metrics = metrics_usage(obj) or self.metrics
         for holder in (obj, obj.get("message"), obj.get("response")):
             for name in ("usage", "usageMetadata"):  # usageMetadata: Gemini's
                 u = holder.get(name) if isinstance(holder, dict) else None
@@ -196,7 +186,7 @@ class StreamWatcher:
                 self._event(event, data)
             self.parser.events = []
         out = Outcome(status=self.status, headers=self.headers)
-        u = parse_usage(self.usage or self.metrics) if (self.usage or self.metrics) else None
+        u = parse_usage(self.usage) if self.usage else self.metrics
         if u is not None:
             out.input_tokens, out.cached_input_tokens, out.output_tokens = u
             out.usage_known = True

@@ -41,6 +41,9 @@ import urllib.parse
 from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple, Union
 
 from . import _errors as errors
+from ._bedrock import counted as _counted
+from ._bedrock import metrics_usage as _metrics_usage
+from ._bedrock import usage_of as _usage_of
 from ._client import Client, Lease
 from ._common import Advice, Outcome, Seconds, limit_headers, logger
 from ._estimate import DEFAULT_OUTPUT_TOKENS, IMAGE_TOKENS, Estimate, estimate_body
@@ -103,46 +106,6 @@ def _body_bytes(body: Any) -> bytes:
             seek(at)
         return data if isinstance(data, bytes) else b""
     return b""
-
-
-def _int(v: Any) -> Optional[int]:
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, int) and v >= 0:
-        return v
-    if isinstance(v, str) and v.strip().isdigit():
-        return int(v.strip())
-    return None
-
-
-def _counted(fields: Mapping[str, Any], names: Tuple[str, str, str, str]) -> Optional[Tuple[int, int, int]]:
-    """(input, cached input, output) from Bedrock's counts: input, output, cache read and cache
-    written, under `names`. Bedrock's input leaves out what the cache read and wrote; the
-    daemon's input counts all of it, the read part as cached."""
-    inp, out = _int(fields.get(names[0])), _int(fields.get(names[1]))
-    if inp is None or out is None:
-        return None
-    read = _int(fields.get(names[2])) or 0
-    written = _int(fields.get(names[3])) or 0
-    return inp + read + written, read, out
-
-
-def _usage_of(parsed: Mapping[str, Any]) -> Optional[Tuple[int, int, int]]:
-    """Usage from Converse's ``usage`` (or a stream's ``metadata``)."""
-    usage = parsed.get("usage")
-    if not isinstance(usage, Mapping):
-        return None
-    return _counted(usage, ("inputTokens", "outputTokens", "cacheReadInputTokens", "cacheWriteInputTokens"))
-
-
-def _metrics_usage(chunk: Mapping[str, Any]) -> Optional[Tuple[int, int, int]]:
-    """Usage from the ``amazon-bedrock-invocationMetrics`` of InvokeModel's last stream chunk."""
-    m = chunk.get("amazon-bedrock-invocationMetrics")
-    if not isinstance(m, Mapping):
-        return None
-    return _counted(
-        m, ("inputTokenCount", "outputTokenCount", "cacheReadInputTokenCount", "cacheWriteInputTokenCount")
-    )
 
 
 def _outcome(operation: str, response: Any, caught: Optional[BaseException]) -> Outcome:
