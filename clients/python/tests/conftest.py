@@ -257,6 +257,28 @@ def client(daemon: Daemon) -> Iterator[llmctl.Client]:
     c.close()
 
 
+@pytest.fixture
+def setup(daemon: Daemon, start_provider: Callable[..., Provider]) -> Iterator[Any]:
+    """The daemon, a provider whose answers read half their input from cache (so Anthropic's
+    split usage is exercised), and a fail-closed client of the daemon."""
+    provider = start_provider("--cache-share", "0.5", "--completion-tokens", "12", "--rpm", "100000")
+    c = llmctl.Client(daemon.socket, fail_mode="closed")
+    yield daemon, provider, c
+    c.close()
+
+
+def settled(daemon: Daemon, key: str, tokens: int) -> None:
+    """The key's leases all settled, at `tokens` used."""
+    k = daemon.key(key)
+    assert (k.tokens_used, k.tokens_outstanding, k.in_flight) == (tokens, 0, 0), k
+
+
+def provider_tokens(provider: Provider) -> int:
+    """The tokens the provider counted: input and output."""
+    s = provider.stats()
+    return int(s["input_tokens"]) + int(s["output_tokens"])
+
+
 def run_python(
     code: str, env: Optional[Dict[str, str]] = None, timeout: float = 60
 ) -> subprocess.CompletedProcess:

@@ -9,7 +9,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Tuple
+from typing import Any, Callable, Dict, List
 
 import boto3
 import botocore.config
@@ -19,7 +19,7 @@ from workers import run_processes
 
 import llmctl
 import llmctl.aws
-from conftest import Daemon, Provider, wait_until
+from conftest import Daemon, Provider, provider_tokens, settled, wait_until
 
 MODEL = "anthropic.claude-fake-v1:0"
 KEY = f"bedrock/{MODEL}"
@@ -35,26 +35,6 @@ def bedrock(provider: Provider, **config: Any) -> Any:
         aws_secret_access_key="secret",
         config=botocore.config.Config(**config) if config else None,
     )
-
-
-@pytest.fixture
-def setup(
-    daemon: Daemon, start_provider: Callable[..., Provider]
-) -> Iterator[Tuple[Daemon, Provider, llmctl.Client]]:
-    provider = start_provider("--cache-share", "0.5", "--completion-tokens", "12", "--rpm", "100000")
-    client = llmctl.Client(daemon.socket, fail_mode="closed")
-    yield daemon, provider, client
-    client.close()
-
-
-def settled(daemon: Daemon, key: str, tokens: int) -> None:
-    k = daemon.key(key)
-    assert (k.tokens_used, k.tokens_outstanding, k.in_flight) == (tokens, 0, 0), k
-
-
-def provider_tokens(provider: Provider) -> int:
-    s = provider.stats()
-    return int(s["input_tokens"]) + int(s["output_tokens"])
 
 
 def test_converse_is_limited_and_settled_at_its_usage(setup: Any) -> None:

@@ -26,7 +26,7 @@ from google.genai import types as genai_types
 from workers import run_processes
 
 import llmctl
-from conftest import Daemon, Provider
+from conftest import Daemon, Provider, provider_tokens, settled
 from llmctl._eventstream import EventStreamParser
 from llmctl._sse import StreamWatcher
 from llmctl.httpx import AsyncLimitedTransport, LimitedTransport
@@ -34,14 +34,6 @@ from llmctl.httpx import AsyncLimitedTransport, LimitedTransport
 MODEL = "anthropic.claude-fake-v1:0"
 KEY = f"bedrock/{MODEL}"
 MESSAGES = [{"role": "user", "content": "Say something short about rate limits. " * 5}]
-
-
-@pytest.fixture
-def setup(daemon: Daemon, start_provider: Callable[..., Provider]) -> Any:
-    provider = start_provider("--cache-share", "0.5", "--completion-tokens", "12", "--rpm", "100000")
-    client = llmctl.Client(daemon.socket, fail_mode="closed")
-    yield daemon, provider, client
-    client.close()
 
 
 def bedrock(provider: Provider, transport: Any) -> anthropic.AnthropicBedrock:
@@ -53,16 +45,6 @@ def bedrock(provider: Provider, transport: Any) -> anthropic.AnthropicBedrock:
         http_client=httpx2.Client(transport=transport),
         max_retries=0,
     )
-
-
-def provider_tokens(provider: Provider) -> int:
-    s = provider.stats()
-    return int(s["input_tokens"]) + int(s["output_tokens"])
-
-
-def settled(daemon: Daemon, key: str, tokens: int) -> None:
-    k = daemon.key(key)
-    assert (k.tokens_used, k.tokens_outstanding, k.in_flight) == (tokens, 0, 0), k
 
 
 def test_anthropic_bedrock_is_limited_on_the_model_its_path_names(setup: Any) -> None:

@@ -17,7 +17,7 @@ import pytest
 import requests
 
 import llmctl
-from conftest import Daemon, Provider, run_python
+from conftest import Daemon, Provider, run_python, settled
 from llmctl.httpx import AsyncLimitedTransport, LimitedTransport
 
 MESSAGES = [{"role": "user", "content": "Say something short about rate limits. " * 5}]
@@ -41,15 +41,6 @@ class Advices:
         return self.items[-1][1]
 
 
-@pytest.fixture
-def setup(daemon: Daemon, start_provider: Callable[..., Provider]) -> Any:
-    # Some input read from cache, so Anthropic's split usage is exercised.
-    provider = start_provider("--cache-share", "0.5", "--completion-tokens", "12", "--rpm", "100000")
-    client = llmctl.Client(daemon.socket, fail_mode="closed")
-    yield daemon, provider, client
-    client.close()
-
-
 def openai_sync(provider: Provider, transport: Any, http: Any = httpx2) -> openai.OpenAI:
     return openai.OpenAI(
         base_url=provider.url + "/v1",
@@ -63,11 +54,6 @@ def anthropic_sync(provider: Provider, transport: Any) -> anthropic.Anthropic:
     return anthropic.Anthropic(
         base_url=provider.url, api_key="test", http_client=httpx2.Client(transport=transport), max_retries=0
     )
-
-
-def settled(daemon: Daemon, key: str, tokens: int) -> None:
-    k = daemon.key(key)
-    assert (k.tokens_used, k.tokens_outstanding, k.in_flight) == (tokens, 0, 0), k
 
 
 def test_openai_plain_call_reports_its_usage(setup: Any) -> None:
