@@ -7,11 +7,12 @@
 //! shared quota's refusal: `429 RESOURCE_EXHAUSTED` and no limit headers, no `Retry-After`
 //! (a `RetryInfo` in the body only when the provider is told to give a retry hint).
 
+use super::shapes::json_body;
 use super::{Api, Decision, ErrorKind, Provider, RetryAfter};
 use crate::estimate;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
-use axum::http::{HeaderValue, Response, StatusCode};
+use axum::http::Response;
 use serde_json::{json, Value};
 use std::sync::Arc;
 
@@ -21,11 +22,7 @@ pub fn error(status: u16, code: &str, message: &str, details: Option<Value>) -> 
     if let Some(d) = details {
         e["details"] = d;
     }
-    let mut r = Response::new(Body::from(json!({ "error": e }).to_string()));
-    *r.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    r.headers_mut()
-        .insert("content-type", HeaderValue::from_static("application/json"));
-    r
+    json_body(status, &json!({ "error": e }))
 }
 
 fn usage_metadata(u: super::shapes::Usage) -> Value {
@@ -135,10 +132,7 @@ impl Provider {
             // Claude's token counting on Vertex AI: a model of its own, nothing generated.
             let body = serde_json::from_slice::<Value>(&body).unwrap_or_default();
             let n = estimate::input_tokens(&body);
-            let mut r = Response::new(Body::from(json!({ "input_tokens": n }).to_string()));
-            r.headers_mut()
-                .insert("content-type", HeaderValue::from_static("application/json"));
-            return finish(r);
+            return finish(json_body(200, &json!({ "input_tokens": n })));
         }
         if publisher == "anthropic" {
             // Claude on Vertex AI: the Messages API with the model taken from the path.
@@ -221,11 +215,10 @@ impl Provider {
                 .stream_events_of(stream_events(&model, id, usage, reason))
         } else {
             let text = "tok ".repeat(output as usize).trim_end().to_string();
-            let v = answer(&model, id, &text, Some(reason), Some(usage_metadata(usage)));
-            let mut r = Response::new(Body::from(v.to_string()));
-            r.headers_mut()
-                .insert("content-type", HeaderValue::from_static("application/json"));
-            r
+            json_body(
+                200,
+                &answer(&model, id, &text, Some(reason), Some(usage_metadata(usage))),
+            )
         };
         drop(self.count_success(input, output));
         finish(resp)

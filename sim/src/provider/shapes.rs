@@ -38,7 +38,8 @@ pub fn rfc3339_seconds(unix_ms: i64) -> String {
     format!("{}Z", &full[..19])
 }
 
-fn json_body(status: u16, v: &Value) -> Response<Body> {
+/// `v` as a JSON answer with `status`.
+pub(super) fn json_body(status: u16, v: &Value) -> Response<Body> {
     let mut r = Response::new(Body::from(v.to_string()));
     *r.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     r.headers_mut()
