@@ -30,6 +30,12 @@ pub const VARIABLES: [(Api, &[&str]); 3] = [
     ),
 ];
 
+/// The endpoint variables of an API served from the user's own resource (Azure OpenAI's: the
+/// openai SDK's `AzureOpenAI`, LangChain's `AzureChatOpenAI`, LiteLLM's `azure/`): routed through
+/// the proxy to that resource when set, left unset when not (there is no built-in one).
+pub const ENDPOINTS: [(Api, &[&str]); 1] =
+    [(Api::OpenAi, &["AZURE_OPENAI_ENDPOINT", "AZURE_API_BASE"])];
+
 /// What a variable is set to.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Value {
@@ -150,6 +156,29 @@ pub fn plan(
                 None => built_in(name, api, config),
             };
             plan.settings.push(setting);
+        }
+    }
+    for (api, names) in ENDPOINTS {
+        for name in names {
+            let Some(url) = env(name)
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+            else {
+                continue;
+            };
+            let value = if under_proxy(&url, proxies) {
+                Value::Kept
+            } else {
+                let path = route_to(&mut plan.routes, config, api, &url)
+                    .map_err(|e| format!("{name}={}: {e}", redact(&url)))?;
+                Value::Proxy(path)
+            };
+            plan.settings.push(Setting {
+                name,
+                value,
+                was: Some(url.clone()),
+                destination: url,
+            });
         }
     }
     Ok(plan)
@@ -305,6 +334,44 @@ mod tests {
             .find(|(k, _)| *k == name)
             .map(|(_, v)| v)
             .unwrap_or_else(|| format!("{name} unset"))
+    }
+
+    #[test]
+    fn an_azure_endpoint_goes_through_the_proxy_to_its_resource_and_an_unset_one_stays_unset() {
+        let p = planned(&[], &ProxyConfig::default(), &[]);
+        assert_eq!(
+            value(&p, "AZURE_OPENAI_ENDPOINT"),
+            "AZURE_OPENAI_ENDPOINT unset"
+        );
+        let p = planned(
+            &[("AZURE_OPENAI_ENDPOINT", "https://res-1.openai.azure.com/")],
+            &ProxyConfig::default(),
+            &[],
+        );
+        let path = value(&p, "AZURE_OPENAI_ENDPOINT");
+        let route = p
+            .routes
+            .iter()
+            .find(|r| path.ends_with(&format!("/{}", r.name)))
+            .expect("a route for the resource");
+        assert_eq!(route.url, "https://res-1.openai.azure.com");
+        assert!(
+            route.key.starts_with("res-1.openai.azure.com"),
+            "{}",
+            route.key
+        );
+        assert_eq!(value(&p, "AZURE_API_BASE"), "AZURE_API_BASE unset");
+        // One already under a proxy is left as it is.
+        let p = planned(
+            &[("AZURE_OPENAI_ENDPOINT", "http://127.0.0.1:8790/azure")],
+            &ProxyConfig::default(),
+            &["http://127.0.0.1:8790"],
+        );
+        assert!(p.routes.is_empty());
+        assert_eq!(
+            value(&p, "AZURE_OPENAI_ENDPOINT"),
+            "AZURE_OPENAI_ENDPOINT unset"
+        );
     }
 
     #[test]

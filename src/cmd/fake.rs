@@ -3,7 +3,7 @@
 use crate::exit;
 use clap::{Args, ValueEnum};
 use llmctl_sim::provider::{
-    faults, FakeProvider, Fault, Limits, ProviderConfig, QuotaStyle, RetryAfter,
+    faults, Cloud, FakeProvider, Fault, Limits, ProviderConfig, QuotaStyle, RetryAfter,
 };
 use std::io::Write;
 use std::net::SocketAddr;
@@ -29,8 +29,25 @@ enum QuotaStyleArg {
     Gemini,
 }
 
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum CloudArg {
+    /// each route as its API answers it
+    Any,
+    /// Amazon Bedrock: no limit headers, a ThrottlingException that names no delay
+    Bedrock,
+    /// Vertex AI: no limit headers, a RESOURCE_EXHAUSTED that names no delay
+    Vertex,
+    /// Azure OpenAI: --rpm counted over one-second windows (unless --fixed-window or
+    /// --rolling-window says otherwise), retry-after-ms on its deployments' 429s
+    Azure,
+}
+
 #[derive(Args, Debug)]
 pub struct FakeArgs {
+    /// Limit as this cloud does, over every route (Bedrock's /model/{id}/…, Vertex AI's
+    /// …/publishers/…, Azure's /openai/deployments/…; the others as they are)
+    #[arg(long, value_enum, default_value = "any")]
+    api: CloudArg,
     /// Address to serve on; loopback only (port 0 picks a free one)
     #[arg(long, default_value = "127.0.0.1:0", value_name = "ADDR")]
     listen: SocketAddr,
@@ -234,7 +251,13 @@ impl FakeArgs {
             rolling_window: self.rolling_window,
             plan_window: self.plan_window.as_deref().map(plan_window).transpose()?,
             refuse_stream_options: self.refuse_stream_options,
-        })
+        }
+        .as_cloud(match self.api {
+            CloudArg::Any => Cloud::Any,
+            CloudArg::Bedrock => Cloud::Bedrock,
+            CloudArg::Vertex => Cloud::Vertex,
+            CloudArg::Azure => Cloud::Azure,
+        }))
     }
 }
 

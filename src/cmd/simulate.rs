@@ -24,8 +24,9 @@ pub struct SimulateArgs {
     /// Jobs not done by then count as failed
     #[arg(long, default_value = "90s", value_parser = super::duration, value_name = "DUR")]
     max_run_time: Duration,
-    /// Only the calibrate, shapes, fleet-faults or agents rows with these names, like
-    /// headerless/none, max-in-flight, daemon-killed or codex/llmctl (repeatable) [default: all]
+    /// Only the calibrate, shapes, clouds, fleet-faults or agents rows with these names, like
+    /// headerless/none, max-in-flight, bedrock, daemon-killed or codex/llmctl (repeatable)
+    /// [default: all]
     #[arg(long = "row", value_name = "NAME")]
     rows: Vec<String>,
     /// Print the results as JSON
@@ -77,13 +78,14 @@ pub async fn run(args: SimulateArgs) -> ExitCode {
             continue;
         }
         // The calibrate matrix is about the daemon's limits: only the llmctl strategy has any.
-        let (runs, strategies) = if matches!(name, ScenarioName::Calibrate | ScenarioName::Shapes) {
-            let all = |jobs| {
-                if name == ScenarioName::Shapes {
-                    Scenario::shapes_matrix(jobs)
-                } else {
-                    Scenario::calibrate_matrix(jobs)
-                }
+        let (runs, strategies) = if matches!(
+            name,
+            ScenarioName::Calibrate | ScenarioName::Shapes | ScenarioName::Clouds
+        ) {
+            let all = |jobs| match name {
+                ScenarioName::Shapes => Scenario::shapes_matrix(jobs),
+                ScenarioName::Clouds => Scenario::clouds_matrix(jobs),
+                _ => Scenario::calibrate_matrix(jobs),
             };
             let mut matrix = all(args.jobs);
             if !args.rows.is_empty() {

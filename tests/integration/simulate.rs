@@ -294,6 +294,36 @@ fn real_traffic_shapes_finish_as_their_providers_allow() {
     );
 }
 
+#[test]
+fn each_clouds_row_calls_its_clouds_api_and_finishes_every_job() {
+    // The short version of `llmctl simulate --scenario clouds`: Bedrock's Converse, Vertex AI's
+    // Gemini and an Azure deployment, each at 5 requests/s limited as the cloud does, no
+    // config; BENCHMARKS.md has the full rows.
+    let runs = simulate(&[
+        "--scenario",
+        "clouds",
+        "--jobs",
+        "40",
+        "--max-run-time",
+        "60s",
+    ]);
+    let names: Vec<&str> = runs.iter().filter_map(|r| r["scenario"].as_str()).collect();
+    assert_eq!(names, ["bedrock", "vertex", "azure"], "{runs:?}");
+    for r in &runs {
+        assert_eq!(
+            (r["ok"].as_u64(), r["failed"].as_u64()),
+            (Some(40), Some(0)),
+            "{r}"
+        );
+        // The cold start's refusals at most: the limit is found, not stumbled over.
+        let requests = r["provider_requests"].as_u64().expect("requests");
+        assert!(
+            r["provider_429s"].as_u64().expect("429s") * 5 <= requests,
+            "at most 20 % refused in a run this short: {r}"
+        );
+    }
+}
+
 /// `llmctl simulate --scenario agents`: Codex's shape straight to the provider tries its
 /// WebSocket on every agent and gives up on 429s; through llmctl, both CLIs' shapes finish
 /// every agent without a 429 reaching one, at most 2 provider 429s (the first contact), first

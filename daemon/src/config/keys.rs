@@ -95,6 +95,15 @@ pub(super) fn key_limits(
         }
     };
     let max_concurrency = section.count("max_concurrency", k.max_concurrency, 1, 1_000_000)?;
+    let output_weight = match k.output_weight {
+        None => None,
+        Some(w) if w.is_finite() && (1.0..=100.0).contains(&w) => Some(w).filter(|w| *w != 1.0),
+        Some(w) => {
+            return Err(format!(
+                "{section} output_weight = {w}: must be from 1 to 100, how many times each output token counts against the tokens limits (5 for Claude 3.7 and later on Bedrock)"
+            ))
+        }
+    };
     let window_budget = share(
         &section,
         "window_budget",
@@ -126,6 +135,7 @@ pub(super) fn key_limits(
         provider,
         ramp_up,
         cached_input_counts: k.cached_input_counts.unwrap_or(false),
+        output_weight,
         profile: k.profile.clone(),
         breaker: if own_breaker {
             Some(breaker(&section, &raw_breaker, breaker_defaults)?)

@@ -117,6 +117,7 @@ pub(super) struct RawKey {
     pub(super) provider: Option<String>,
     pub(super) ramp_up: Option<String>,
     pub(super) cached_input_counts: Option<bool>,
+    pub(super) output_weight: Option<f64>,
     pub(super) profile: Option<String>,
     pub(super) breaker_failure_rate: Option<f64>,
     pub(super) breaker_min_requests: Option<i64>,

@@ -102,6 +102,24 @@ fn provider_presets_and_ramp_up() {
 }
 
 #[test]
+fn output_weight_is_a_multiple_of_output_tokens() {
+    let c = Config::parse(
+        "[keys.\"bedrock/anthropic.claude-sonnet-4-5\"]\noutput_weight = 5\n[keys.\"one\"]\noutput_weight = 1\n",
+        "t",
+    )
+    .expect("parses");
+    assert_eq!(c.keys[0].1.output_weight, Some(5.0));
+    assert_eq!(c.keys[1].1.output_weight, None, "once is the default");
+    for bad in ["0.5", "0", "-2", "1000"] {
+        let m = err(&format!("[keys.a]\noutput_weight = {bad}\n"));
+        assert!(
+            m.contains("output_weight = ") && m.contains("from 1 to 100") && m.contains("Bedrock"),
+            "{m}"
+        );
+    }
+}
+
+#[test]
 fn warn_at_is_a_share_of_a_plan_window() {
     let c = Config::parse(
         "[keys.\"anthropic\"]\nwarn_at = 0.75\nwindow_budget = 0.8\n",

@@ -22,16 +22,24 @@ pub(super) struct Need {
     pub(super) undeclared: bool,
     /// ...and that estimate is the key's learned one (not the caller's default).
     pub(super) learned: bool,
+    /// Each output token counts this many times against a tokens limit (the key's
+    /// `output_weight`; None: once).
+    pub(super) output_weight: Option<f64>,
 }
 
 impl Need {
     pub(super) fn amount(&self, dim: Dimension) -> f64 {
-        (match dim {
-            Dimension::Requests => self.requests,
-            Dimension::Tokens => self.input + self.output,
-            Dimension::InputTokens => self.input,
-            Dimension::OutputTokens => self.output,
-        }) as f64
+        match dim {
+            Dimension::Requests => self.requests as f64,
+            Dimension::Tokens => self.input as f64 + self.weighted(self.output),
+            Dimension::InputTokens => self.input as f64,
+            Dimension::OutputTokens => self.output as f64,
+        }
+    }
+
+    /// `output` tokens as a tokens limit counts them.
+    pub(super) fn weighted(&self, output: u64) -> f64 {
+        output as f64 * self.output_weight.unwrap_or(1.0)
     }
 }
 
@@ -59,6 +67,7 @@ impl Engine {
             output: validate_units("output_tokens", req.output_tokens)?,
             undeclared: req.output_tokens_declared == Some(false),
             learned: false,
+            output_weight: None,
         };
         if req.max_wait > MAX_WAIT {
             return Err(EngineError::InvalidArgument(format!(

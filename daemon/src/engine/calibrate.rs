@@ -262,6 +262,29 @@ impl Engine {
         let accepted = accepted
             .filter(|(_, s)| now.mono.saturating_duration_since(*s) >= ACCEPTED_HISTORY)
             .map(|(a, _)| a);
+        // Refusing on and on since a cut not long ago: the provider was at its limit all
+        // along, and what it accepted since measures its rate better than the last seconds
+        // (which may hold the burst it began with). One refusal alone after a cut says no
+        // such thing: the rate may have been under the limit meanwhile.
+        if let Some(c) = key.stats.since_cut.as_mut() {
+            c.refusals += 1;
+        }
+        let between_cuts = key
+            .stats
+            .since_cut
+            .filter(|c| c.refusals >= 2)
+            .and_then(|c| {
+                let elapsed = now.mono.saturating_duration_since(c.at);
+                let counted = match dim {
+                    Dimension::Requests => c.requests,
+                    Dimension::Tokens => c.tokens,
+                    Dimension::InputTokens | Dimension::OutputTokens => return None,
+                };
+                (ACCEPTED_HISTORY..=BETWEEN_CUTS)
+                    .contains(&elapsed)
+                    .then(|| counted as f64 / elapsed.as_secs_f64() * 60.0)
+            });
+        let accepted = between_cuts.or(accepted);
         let had = key.buckets.len();
         let i = key.minute_bucket(dim, now.mono);
         let b = &mut key.buckets[i];
@@ -284,6 +307,12 @@ impl Engine {
         }
         self.mark_dirty(id);
         if let Some(from) = cut {
+            self.keys[id].stats.since_cut = Some(SinceCut {
+                at: now.mono,
+                requests: 0,
+                tokens: 0,
+                refusals: 0,
+            });
             let b = &self.keys[id].buckets[i];
             let per = b.rate().period.as_str();
             let from = if from.is_finite() {

@@ -160,6 +160,30 @@ fn a_learned_capacity_never_refuses_a_request_as_too_large() {
 }
 
 #[test]
+fn azures_unknown_limits_minus_one_and_zero_set_no_limit() {
+    // Azure's Responses API has been seen answering with -1 for what it does not know.
+    let mut fx = Fx::new(vec![]);
+    report(
+        &mut fx,
+        "az",
+        200,
+        &[
+            ("x-ratelimit-limit-tokens", "-1".into()),
+            ("x-ratelimit-remaining-tokens", "-1".into()),
+            ("x-ratelimit-reset-tokens", "0".into()),
+        ],
+        0,
+    );
+    let st = fx.key_status("az", 0);
+    assert!(
+        st.buckets
+            .iter()
+            .all(|b| b.bucket.source != LimitSource::Headers),
+        "{st:?}"
+    );
+}
+
+#[test]
 fn absurd_header_values_are_ignored_and_counted() {
     let mut fx = Fx::new(vec![]);
     report(

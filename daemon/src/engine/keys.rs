@@ -55,6 +55,9 @@ pub(super) struct KeyState {
     /// A provider has answered a request on this key (or saved state says one did).
     pub(super) contacted: bool,
     pub(super) cached_input_counts: bool,
+    /// Each output token counts this many times against the key's tokens limits (Bedrock's
+    /// burndown rate); None: once.
+    pub(super) output_weight: Option<f64>,
     pub(super) configured: bool,
     pub(super) dirty: bool,
     /// Index into the engine's profiles.
@@ -223,6 +226,7 @@ impl Engine {
             ramp_up: None,
             contacted: false,
             cached_input_counts: false,
+            output_weight: None,
             configured: false,
             dirty: false,
             profile: None,

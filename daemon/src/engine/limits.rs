@@ -242,6 +242,9 @@ pub struct KeyLimits {
     pub ramp_up: Option<std::time::Duration>,
     /// Count cached input tokens toward input and total token limits.
     pub cached_input_counts: bool,
+    /// Each output token counts this many times against the tokens limits (Bedrock counts
+    /// some models' output at 5); None: once.
+    pub output_weight: Option<f64>,
     /// The retry profile of leases on this key that name none.
     pub profile: Option<String>,
     /// This key's circuit breaker, if not the daemon's default.

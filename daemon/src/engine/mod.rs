@@ -88,7 +88,7 @@ use keys::{KeyId, KeyState};
 use leases::{Lease, LeaseCtx, Probes};
 use queue::Waiter;
 use serde::{Deserialize, Serialize};
-use stats::{KeyStats, MinuteWindow, Unserved};
+use stats::{KeyStats, MinuteWindow, SinceCut, Unserved};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
 use std::sync::Arc;
@@ -97,6 +97,10 @@ use std::time::{Duration, Instant};
 /// How long a key must have been answered for before what its provider accepted measures the
 /// limit.
 const ACCEPTED_HISTORY: Duration = Duration::from_millis(500);
+
+/// A refusal this soon after a cut measures the limit by what the provider accepted since the
+/// cut; later, the provider may have refilled meanwhile, and the last seconds measure it.
+const BETWEEN_CUTS: Duration = Duration::from_secs(5);
 
 /// How many recent events are kept.
 pub const EVENTS_KEPT: usize = 200;

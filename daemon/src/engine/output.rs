@@ -41,10 +41,11 @@ impl OutputEstimate {
 }
 
 impl Engine {
-    /// `need` as reserved on key `id`: an undeclared output becomes the key's learned
-    /// estimate once it has one (until then the caller's own figure, at most
-    /// `FIRST_UNDECLARED_OUTPUT`).
+    /// `need` as reserved on key `id`: its output weighed as the key's tokens limit counts it,
+    /// and an undeclared output the key's learned estimate once it has one (until then the
+    /// caller's own figure, at most `FIRST_UNDECLARED_OUTPUT`).
     pub(super) fn output_need(&self, id: KeyId, mut need: Need) -> Need {
+        need.output_weight = self.keys[id].output_weight;
         if need.undeclared {
             match self.keys[id].output.estimate() {
                 Some(e) => {

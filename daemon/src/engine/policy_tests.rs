@@ -144,6 +144,7 @@ fn via_group_key(fx: &mut Fx, mi: usize, ms: u64) -> String {
             output: 0,
             undeclared: false,
             learned: false,
+            output_weight: None,
         },
         ctx,
         Probes::default(),

@@ -2,7 +2,7 @@
 //! yet): its constants, its state, and how it starts, is cut, rises and ends. It knows nothing
 //! of the bucket it probes: the bucket passes its period, its ceiling and the rate in force.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The AIMD controller's constants, and why.
 pub mod aimd {
@@ -11,6 +11,18 @@ pub mod aimd {
     /// How often the probe may rise: a few provider round trips, so the answer to the last
     /// rise (a 429 or not) is in before the next.
     pub const STEP: Duration = Duration::from_millis(200);
+    /// A refusal within this share of the rate the last one came at finds the same limit:
+    /// the limit holds still, and is probed less often each time it is found again.
+    pub const STEADY_BAND: f64 = 0.06;
+    /// Found again (or measured from what the provider accepted), the probe stays at just
+    /// under it this long before it creeps above, twice as long each time it is found again
+    /// (up to `PLATEAU_MAX`): every creep above a steady limit costs a refusal or two, and a
+    /// provider that names no limit gives no other way to find room that opens up.
+    pub const PLATEAU: Duration = Duration::from_secs(4);
+    pub const PLATEAU_MAX: Duration = Duration::from_secs(60);
+    /// A probe this far above the rate last refused, with no refusal, has left the limit it
+    /// found behind: it creeps at its full pace again and forgets how steady that limit was.
+    pub const PLATEAU_LEFT: f64 = 1.1;
     /// A key nothing is known of starts here: a few requests per second go out while the
     /// first answers say whether the provider names its limits.
     pub const START_PER_SEC: f64 = 4.0;
@@ -72,6 +84,11 @@ pub struct Aimd {
     last_refusal: Option<Instant>,
     /// The rate before the last cut (infinite: there was no probe; the ceiling held).
     before_cut: f64,
+    /// How many refusals in a row found the same limit (`aimd::STEADY_BAND`), or 1 for a
+    /// limit measured from what the provider accepted: how long the probe holds below it.
+    steady: u32,
+    /// When the probe reached just under the limit after its last cut (and began to hold).
+    plateau_since: Option<Instant>,
 }
 
 /// What a provider's refusal (a 429 or 529) tells a bucket's probe.
@@ -113,6 +130,8 @@ impl Aimd {
             fault_until: None,
             last_refusal: None,
             before_cut: f64::INFINITY,
+            steady: 0,
+            plateau_since: None,
         }
     }
 
@@ -156,6 +175,22 @@ impl Aimd {
             1.0
         };
         (self.rate / period_ms * aimd::CAPACITY_WINDOW.as_millis() as f64).max(floor)
+    }
+
+    /// How many refusals in a row found the same limit (1 also for a limit measured from what
+    /// the provider accepted).
+    pub fn steady(&self) -> u32 {
+        self.steady
+    }
+
+    /// How long it holds just under a limit found `steady` times before it creeps above.
+    pub fn plateau(steady: u32) -> Duration {
+        match steady {
+            0 => Duration::ZERO,
+            n => aimd::PLATEAU
+                .saturating_mul(1 << (n - 1).min(16))
+                .min(aimd::PLATEAU_MAX),
+        }
     }
 
     /// When it may next rise.
@@ -222,10 +257,12 @@ impl Aimd {
         };
         // Far above the limit (slow start overshot, a config twice the tier), what the provider
         // accepted meanwhile is the better measure of it than a fixed share of our rate.
+        let mut measured = false;
         let (rate, refused_rate) = match r.accepted {
             // A lower bound of the limit: creep up from it rather than approach.
             Some(a) if a < current * cut => {
                 let r = a.max(current * deepest);
+                measured = r == a;
                 (r, r)
             }
             _ if slow_start => (current * cut, current * cut),
@@ -237,6 +274,18 @@ impl Aimd {
         let floor = aimd::FLOOR_PER_MINUTE * period_ms / 60_000.0;
         let before_cut = probe.as_ref().map_or(f64::INFINITY, |a| a.rate);
         let a = probe.get_or_insert_with(|| Aimd::at(current, false, false, now));
+        let previous = a.last_refused_rate;
+        let same_limit = previous > 0.0
+            && (refused_rate - previous).abs() <= aimd::STEADY_BAND * previous
+            && r.fault_until.is_none();
+        a.steady = if same_limit {
+            a.steady.saturating_add(1)
+        } else if measured {
+            1
+        } else {
+            0
+        };
+        a.plateau_since = None;
         a.fault_until = r.fault_until;
         a.last_refusal = Some(now);
         a.before_cut = before_cut;
@@ -311,6 +360,14 @@ impl Aimd {
                     self.rate = target;
                 }
             } else {
+                if self.rate > self.last_refused_rate * aimd::PLATEAU_LEFT {
+                    self.steady = 0;
+                }
+                let since = *self.plateau_since.get_or_insert(now);
+                if now.saturating_duration_since(since) < Aimd::plateau(self.steady) {
+                    // Holding just under a limit found before: no creep yet.
+                    return Moved::Not;
+                }
                 self.rate += self.rate * aimd::PROBE_GAIN;
             }
         }

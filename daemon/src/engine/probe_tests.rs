@@ -110,63 +110,88 @@ fn the_probe_rises_only_with_demand_and_never_above_the_config() {
     );
 }
 
-/// A provider that limits requests with a continuously refilled bucket, counts rejected
-/// requests, sends no limit headers, and answers after `latency`.
+/// A provider that limits requests with a continuously refilled bucket, sends no limit
+/// headers, and answers after `latency`.
 struct ModelProvider {
     per_ms: f64,
     capacity: f64,
     level: f64,
     at: u64,
+    /// Refused requests count against the limit (OpenAI says they do; Bedrock's do not).
+    counts_rejected: bool,
 }
 
 impl ModelProvider {
+    fn full(per_sec: f64, capacity: f64, counts_rejected: bool) -> ModelProvider {
+        ModelProvider {
+            per_ms: per_sec / 1000.0,
+            capacity,
+            level: capacity,
+            at: 0,
+            counts_rejected,
+        }
+    }
+
     fn admit(&mut self, ms: u64) -> Result<(), u64> {
         self.level = (self.level + (ms - self.at) as f64 * self.per_ms).min(self.capacity);
         self.at = ms;
-        self.level -= 1.0;
-        if self.level >= 0.0 {
-            Ok(())
-        } else {
+        if self.counts_rejected {
+            self.level -= 1.0;
+            if self.level >= 0.0 {
+                return Ok(());
+            }
             // Refused, and counted: what it would take for one request to go.
-            Err(((-self.level) / self.per_ms).ceil() as u64)
+            return Err(((-self.level) / self.per_ms).ceil() as u64);
         }
+        if self.level >= 1.0 {
+            self.level -= 1.0;
+            return Ok(());
+        }
+        Err(((1.0 - self.level) / self.per_ms).ceil() as u64)
     }
 }
 
-#[test]
-fn a_header_less_limit_is_found_and_held_without_oscillation() {
-    // No config, no headers: 20 requests/s with a burst of 5, rejected requests counted.
-    let mut provider = ModelProvider {
-        per_ms: 0.02,
-        capacity: 5.0,
-        level: 5.0,
-        at: 0,
-    };
+/// What a run against a `ModelProvider` saw: when requests were sent and refused, and the
+/// requests limit in force every 100 ms.
+struct Run {
+    sent: Vec<u64>,
+    refused: Vec<u64>,
+    limits_seen: Vec<(u64, f64)>,
+}
+
+impl Run {
+    fn after(v: &[u64], from: u64) -> f64 {
+        v.iter().filter(|&&t| t >= from).count() as f64
+    }
+}
+
+/// `workers` workers, always more demand than the limit, on key `h` with no config, each
+/// answer back `latency` ms after it was sent, for `millis` ms; a refusal is `refusal(wait)`.
+fn drive(
+    provider: &mut ModelProvider,
+    workers: usize,
+    latency: u64,
+    millis: u64,
+    refusal: impl Fn(u64, i64) -> Outcome,
+) -> Run {
     let mut fx = Fx::new(vec![]);
-    let latency = 50;
     let mut flights: Vec<(u64, String, Result<(), u64>)> = Vec::new();
-    let (mut sent, mut refused) = (Vec::new(), Vec::new());
-    let mut limits_seen = Vec::new();
-    for ms in 0..120_000u64 {
+    let mut run = Run {
+        sent: Vec::new(),
+        refused: Vec::new(),
+        limits_seen: Vec::new(),
+    };
+    for ms in 0..millis {
         flights.sort_by_key(|f| f.0);
         while flights.first().is_some_and(|f| f.0 <= ms) {
             let (_, lease_id, answer) = flights.remove(0);
             let o = match answer {
                 Ok(()) => ok(200),
-                Err(wait) => {
-                    let mut o = with_headers(
-                        429,
-                        &[("retry-after-ms", &wait.to_string())],
-                        T0_UNIX + ms as i64,
-                    );
-                    o.error_type = "rate_limit_exceeded".into();
-                    o
-                }
+                Err(wait) => refusal(wait, T0_UNIX + ms as i64),
             };
             fx.e.report(&lease_id, &o, fx.now(ms)).expect("report");
         }
-        // Ninety-six workers: always more demand than the limit.
-        for _ in 0..96 {
+        for _ in 0..workers {
             let got = fx.e.acquire(
                 &AcquireRequest {
                     key: "h".into(),
@@ -185,9 +210,9 @@ fn a_header_less_limit_is_found_and_held_without_oscillation() {
             };
             let answer = provider.admit(ms);
             if answer.is_err() {
-                refused.push(ms);
+                run.refused.push(ms);
             }
-            sent.push(ms);
+            run.sent.push(ms);
             flights.push((ms + latency, g.lease_id, answer));
         }
         if ms % 100 == 0 {
@@ -197,19 +222,33 @@ fn a_header_less_limit_is_found_and_held_without_oscillation() {
                     .find(|k| k.key == "h")
                     .and_then(|k| k.buckets.into_iter().next())
             {
-                limits_seen.push((ms, b.bucket.limit));
+                run.limits_seen.push((ms, b.bucket.limit));
             }
         }
     }
-    let after = |v: &[u64], from: u64| v.iter().filter(|&&t| t >= from).count() as f64;
+    run
+}
+
+#[test]
+fn a_header_less_limit_is_found_and_held_without_oscillation() {
+    // No config, no headers: 20 requests/s with a burst of 5, rejected requests counted, 96
+    // workers, answers after 50 ms, the provider's delay in retry-after-ms.
+    let mut provider = ModelProvider::full(20.0, 5.0, true);
+    let run = drive(&mut provider, 96, 50, 120_000, |wait, unix_ms| {
+        let mut o = with_headers(429, &[("retry-after-ms", &wait.to_string())], unix_ms);
+        o.error_type = "rate_limit_exceeded".into();
+        o
+    });
+    let after = Run::after;
     // Once found (the first 10 s), the limit is used: at least 90 % of 20/s...
-    let rate = after(&sent, 10_000) - after(&refused, 10_000);
+    let rate = after(&run.sent, 10_000) - after(&run.refused, 10_000);
     assert!(rate / 110.0 >= 18.0, "{} accepted per second", rate / 110.0);
     // ...with few refusals (each probe above the limit costs one or two)...
-    let share = after(&refused, 10_000) / after(&sent, 10_000);
+    let share = after(&run.refused, 10_000) / after(&run.sent, 10_000);
     assert!(share <= 0.03, "{:.1} % refused", share * 100.0);
     // ...and no oscillation: the probed limit stays within a narrow band around 1200/min.
-    let steady: Vec<f64> = limits_seen
+    let steady: Vec<f64> = run
+        .limits_seen
         .iter()
         .filter(|(t, _)| *t >= 10_000)
         .map(|(_, l)| *l)
@@ -221,6 +260,40 @@ fn a_header_less_limit_is_found_and_held_without_oscillation() {
     assert!(
         lo >= 1200.0 * 0.8 && hi <= 1200.0 * 1.25,
         "the limit swung from {lo:.0} to {hi:.0} per minute"
+    );
+}
+
+#[test]
+fn a_steady_header_less_limit_costs_few_refusals_from_the_first_request_on() {
+    // Bedrock's shape: 5 requests/s with a burst of 5, refused requests not counted, no
+    // limit headers and no delay named (a ThrottlingException), 48 workers, answers after
+    // `latency` ms (the fake provider's), for 80 s (400 calls' worth): slow start, the limit
+    // found, then held. (With 300 ms answers the first contact alone costs about 11: what slow
+    // start sends before its first refusal comes back.)
+    let latency = 20;
+    let mut provider = ModelProvider::full(5.0, 5.0, false);
+    let run = drive(&mut provider, 48, latency, 80_000, |_, unix_ms| {
+        let mut o = with_headers(429, &[], unix_ms);
+        o.error_type = "ThrottlingException".into();
+        o
+    });
+    let after = Run::after;
+    // From the first request on, first contact included: at most 2 % refused...
+    let share = after(&run.refused, 0) / after(&run.sent, 0);
+    assert!(
+        share <= 0.02,
+        "{latency} ms: {} of {} refused ({:.1} %) at {:?}",
+        run.refused.len(),
+        run.sent.len(),
+        share * 100.0,
+        run.refused
+    );
+    // ...and, once found (the first 5 s), at least 90 % of the limit used.
+    let accepted = after(&run.sent, 5_000) - after(&run.refused, 5_000);
+    assert!(
+        accepted / 75.0 >= 4.5,
+        "{latency} ms: {:.2} accepted per second",
+        accepted / 75.0
     );
 }
 
@@ -326,6 +399,48 @@ fn ramp_up_climbs_from_a_fifth_after_idleness() {
             .count(),
         20
     );
+}
+
+#[test]
+fn bedrocks_too_many_tokens_cuts_tokens_and_too_many_requests_cuts_requests() {
+    for (message, tokens_cut) in [
+        ("Too many tokens, please wait before trying again.", true),
+        ("Too many requests, please wait before trying again.", false),
+    ] {
+        let mut fx = Fx::new(vec![]);
+        let mut ms = 0;
+        for _ in 0..3 {
+            let a = lease(&fx.acquire("bedrock/m", 500, 500, 0, ms));
+            fx.e.report(&a, &ok(200), fx.now(ms + 20)).expect("report");
+            ms += 300;
+        }
+        let requests_before = bucket_of(&fx.key_status("bedrock/m", ms), Dimension::Requests);
+        let a = lease(&fx.acquire("bedrock/m", 500, 500, 0, ms));
+        let mut o = with_headers(429, &[], T0_UNIX + ms as i64);
+        o.error_type = "ThrottlingException".into();
+        o.error_message = message.into();
+        fx.e.report(&a, &o, fx.now(ms + 20)).expect("report");
+        let st = fx.key_status("bedrock/m", ms + 20);
+        let requests = bucket_of(&st, Dimension::Requests).bucket.limit;
+        let tokens = st
+            .buckets
+            .iter()
+            .find(|b| b.bucket.dimension == Dimension::Tokens);
+        if tokens_cut {
+            assert_eq!(
+                tokens.map(|b| b.bucket.source),
+                Some(LimitSource::Aimd),
+                "{message}: {st:?}"
+            );
+            assert!(
+                requests >= requests_before.bucket.limit,
+                "{message}: {st:?}"
+            );
+        } else {
+            assert!(tokens.is_none(), "{message}: {st:?}");
+            assert!(requests < requests_before.bucket.limit, "{message}: {st:?}");
+        }
+    }
 }
 
 #[test]

@@ -34,6 +34,7 @@ impl Engine {
         k.window_budget = limits.window_budget;
         k.resolve_accounting();
         k.cached_input_counts = limits.cached_input_counts;
+        k.output_weight = limits.output_weight;
         k.local_only = limits.local_only;
         let part = match (limits.local_only, k.fleet) {
             (true, _) => None,
@@ -78,6 +79,7 @@ impl Engine {
         k.warn_at = None;
         k.window_budget = None;
         k.cached_input_counts = false;
+        k.output_weight = None;
         k.resolve_accounting();
         if k.local_only {
             // A learned key is shared like any other.

@@ -186,6 +186,10 @@ impl Engine {
         stats
             .succeeded_tokens
             .add(base, now.mono, u32::try_from(tokens).unwrap_or(u32::MAX));
+        if let Some(c) = stats.since_cut.as_mut() {
+            c.requests += 1;
+            c.tokens += tokens;
+        }
     }
 
     /// A 429 or an overload: counts it, cools the key for the provider's delay, and lets the
@@ -365,12 +369,12 @@ impl Engine {
                 .filter(|b| b.charged(lease.granted_at))
             {
                 let used = match b.dimension() {
-                    Dimension::Requests if sent => lease.need.requests,
-                    Dimension::Requests => 0,
-                    Dimension::Tokens => input + output,
-                    Dimension::InputTokens => input,
-                    Dimension::OutputTokens => output,
-                } as f64;
+                    Dimension::Requests if sent => lease.need.requests as f64,
+                    Dimension::Requests => 0.0,
+                    Dimension::Tokens => input as f64 + lease.need.weighted(output),
+                    Dimension::InputTokens => input as f64,
+                    Dimension::OutputTokens => output as f64,
+                };
                 let delta = lease.need.amount(b.dimension()) - used;
                 if delta != 0.0 {
                     b.settle(delta, now);

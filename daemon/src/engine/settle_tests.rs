@@ -56,6 +56,30 @@ fn cached_input_is_excluded_unless_configured() {
 }
 
 #[test]
+fn an_output_weight_counts_each_output_token_that_many_times_reserved_and_settled() {
+    // Bedrock's burndown: each output token counts 5 times against the tokens per minute.
+    let mut l = limits(vec![
+        rate(Dimension::Tokens, 60_000.0, 10_000.0),
+        rate(Dimension::OutputTokens, 60_000.0, 10_000.0),
+    ]);
+    l.output_weight = Some(5.0);
+    let mut fx = Fx::new(vec![("k", l)]).filled();
+    let id = lease(&fx.acquire("k", 100, 200, 0, 0));
+    // Reserved: the input, and max_tokens five times over; the output limit itself counts each
+    // token once.
+    assert_eq!(fx.level("k", Dimension::Tokens, 0), 10_000.0 - 1_100.0);
+    assert_eq!(fx.level("k", Dimension::OutputTokens, 0), 10_000.0 - 200.0);
+    let mut o = ok(200);
+    o.input_tokens = 100;
+    o.output_tokens = 40;
+    fx.e.report(&id, &o, fx.now(0)).expect("report");
+    assert_eq!(fx.level("k", Dimension::Tokens, 0), 10_000.0 - 300.0);
+    assert_eq!(fx.level("k", Dimension::OutputTokens, 0), 10_000.0 - 40.0);
+    // What the key shows used is the provider's usage, unweighted.
+    assert_eq!(fx.key_status("k", 0).tokens_used, 140);
+}
+
+#[test]
 fn output_counted_as_reserved_keeps_max_tokens() {
     let mut l = limits(vec![rate(Dimension::Tokens, 60_000.0, 10_000.0)]);
     l.output_counted_as = Some(OutputCounting::Reserved);

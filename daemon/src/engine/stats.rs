@@ -41,12 +41,26 @@ pub(super) struct KeyStats {
     /// of requests it accepted began.
     pub(super) run_start: Option<Instant>,
     pub(super) first_success: Option<Instant>,
+    /// What the provider accepted since the key's rate was last cut for a refusal.
+    pub(super) since_cut: Option<SinceCut>,
     /// Requests refused for want of capacity, once there was one.
     pub(super) unserved: Option<Box<Unserved>>,
     /// When the key was last asked for, and its clients' pauses.
     pub(super) activity: Activity,
     /// Limit header values ignored as absurd.
     pub(super) headers_ignored_total: u64,
+}
+
+/// Successes and refusals since a cut: a provider that went on refusing after a cut was at
+/// its limit all along, so what it accepted meanwhile is its rate, with none of the burst it
+/// began with.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct SinceCut {
+    pub(super) at: Instant,
+    pub(super) requests: u64,
+    pub(super) tokens: u64,
+    /// Refusals since the cut, the one being read included.
+    pub(super) refusals: u64,
 }
 
 /// Counts per whole second over the last 60 seconds, measured from `base`.

@@ -106,3 +106,41 @@ impl Default for ProviderConfig {
         }
     }
 }
+
+/// A cloud's way of limiting, over every route the fake provider serves (`--api`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Cloud {
+    /// Each route as its API answers it.
+    #[default]
+    Any,
+    /// Amazon Bedrock: no limit headers, and a throttle names no delay.
+    Bedrock,
+    /// Vertex AI: no limit headers, and RESOURCE_EXHAUSTED names no delay.
+    Vertex,
+    /// Azure OpenAI: the requests limit counted over one-second windows.
+    Azure,
+}
+
+impl ProviderConfig {
+    /// This provider limiting as `cloud` does. Bedrock and Vertex AI send no limit headers
+    /// and no Retry-After (whatever else was asked); Azure counts its requests per minute over
+    /// one-second windows of a sixtieth each, unless a window was given.
+    pub fn as_cloud(mut self, cloud: Cloud) -> ProviderConfig {
+        match cloud {
+            Cloud::Any => {}
+            Cloud::Bedrock | Cloud::Vertex => {
+                self.limit_headers = false;
+                self.retry_after = RetryAfter::None;
+            }
+            Cloud::Azure => {
+                if self.fixed_window.is_none()
+                    && self.rolling_window.is_none()
+                    && self.limits.per_minute[0].is_some()
+                {
+                    self.fixed_window = Some(Duration::from_secs(1));
+                }
+            }
+        }
+        self
+    }
+}

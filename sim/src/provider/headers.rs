@@ -80,6 +80,8 @@ impl Provider {
                 put(headers, "x-codex-secondary-window-minutes", "10080".into());
                 put(headers, "x-codex-secondary-reset-at", week_at.to_string());
             }
+            // Azure's deployments have no subscription plan.
+            Api::Azure => {}
         }
     }
 
@@ -141,6 +143,31 @@ impl Provider {
                         shapes::rfc3339_seconds(reset),
                     );
                 }
+                Api::Azure => {
+                    let Some(dim) = [Some("requests"), Some("tokens"), None, None][i] else {
+                        continue;
+                    };
+                    // The tokens limit in force (below the quota while capacity is adjusted);
+                    // the requests remaining count the short window Azure enforces them over;
+                    // resets in whole seconds.
+                    if i == 1 {
+                        put(
+                            headers,
+                            "x-ratelimit-limit-tokens",
+                            format!("{}", b.per_minute as u64),
+                        );
+                    }
+                    put(
+                        headers,
+                        &format!("x-ratelimit-remaining-{dim}"),
+                        format!("{}", remaining as u64),
+                    );
+                    put(
+                        headers,
+                        &format!("x-ratelimit-reset-{dim}"),
+                        b.until_full().as_secs_f64().ceil().to_string(),
+                    );
+                }
             }
         }
     }
@@ -150,12 +177,14 @@ impl Provider {
         match self.config.retry_after {
             RetryAfter::Seconds => {
                 put(headers, "retry-after", secs.to_string());
-                if api == Api::OpenAi {
-                    put(
-                        headers,
-                        "retry-after-ms",
-                        (wait.as_millis().max(1)).to_string(),
-                    );
+                let ms = wait.as_millis().max(1).to_string();
+                match api {
+                    Api::OpenAi => put(headers, "retry-after-ms", ms),
+                    Api::Azure => {
+                        put(headers, "retry-after-ms", ms.clone());
+                        put(headers, "x-ms-retry-after-ms", ms);
+                    }
+                    Api::Anthropic => {}
                 }
             }
             RetryAfter::Date => {

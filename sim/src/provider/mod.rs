@@ -20,7 +20,7 @@ mod headers;
 mod serve;
 mod shapes;
 mod stats;
-pub use config::{Limits, ProviderConfig, RetryAfter};
+pub use config::{Cloud, Limits, ProviderConfig, RetryAfter};
 pub use serve::{router, FakeProvider};
 pub use shapes::QuotaStyle;
 pub use stats::Stats;
@@ -399,7 +399,7 @@ impl Provider {
                     ),
                 );
             }
-            (None, Api::OpenAi) => self.config.completion_tokens,
+            (None, Api::OpenAi | Api::Azure) => self.config.completion_tokens,
         };
         let input = estimate::input_tokens(&body);
         let cached = (input as f64 * self.config.cache_share).floor() as u64;
@@ -407,7 +407,10 @@ impl Provider {
         // OpenAI charges max_tokens at admission; Anthropic counts what is produced, and its
         // input limit excludes cache reads.
         let needs = match api {
-            Api::OpenAi => [1.0, (input + max_out) as f64, input as f64, max_out as f64],
+            // Azure too counts max_tokens in its estimate at admission.
+            Api::OpenAi | Api::Azure => {
+                [1.0, (input + max_out) as f64, input as f64, max_out as f64]
+            }
             Api::Anthropic => [
                 1.0,
                 (input + output) as f64,

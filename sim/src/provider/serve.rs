@@ -3,8 +3,8 @@
 
 use super::{Api, Fault, Provider, ProviderConfig};
 use axum::body::{Body, Bytes};
-use axum::extract::State;
-use axum::http::{HeaderValue, Response, StatusCode};
+use axum::extract::{Path, State};
+use axum::http::{HeaderValue, Response, StatusCode, Uri};
 use axum::routing::{get, post};
 use axum::Router;
 use serde_json::{json, Value};
@@ -25,6 +25,32 @@ async fn openai(State(p): State<Arc<Provider>>, body: Bytes) -> Response<Body> {
 
 async fn responses(State(p): State<Arc<Provider>>, body: Bytes) -> Response<Body> {
     p.handle(Api::OpenAi, true, body).await
+}
+
+/// Azure OpenAI's deployments: `POST /openai/deployments/{deployment}/chat/completions` with an
+/// `api-version` (else 404, as Azure answers a path it has no version of). The deployment is
+/// the model, whatever the body says; the answers, headers and refusals are Azure's.
+async fn azure(
+    State(p): State<Arc<Provider>>,
+    Path(deployment): Path<String>,
+    uri: Uri,
+    body: Bytes,
+) -> Response<Body> {
+    let versioned = uri.query().is_some_and(|q| {
+        q.split('&')
+            .any(|kv| kv.starts_with("api-version=") && kv.len() > 12)
+    });
+    if !versioned {
+        return super::shapes::error(Api::Azure, 404, "404", "Resource not found", Some("404"));
+    }
+    let body = match serde_json::from_slice::<Value>(&body) {
+        Ok(mut v @ Value::Object(_)) => {
+            v["model"] = Value::String(deployment);
+            Bytes::from(v.to_string())
+        }
+        _ => body,
+    };
+    p.handle(Api::Azure, false, body).await
 }
 
 async fn anthropic(State(p): State<Arc<Provider>>, body: Bytes) -> Response<Body> {
@@ -84,7 +110,7 @@ async fn set_faults(State(p): State<Arc<Provider>>, body: Bytes) -> Response<Bod
 async fn not_found() -> Response<Body> {
     json_response(
         StatusCode::NOT_FOUND,
-        json!({"error": {"message": "unknown path; the fake provider serves POST /v1/chat/completions, POST /v1/responses, POST /v1/messages, POST /model/{id}/converse (and converse-stream, invoke, invoke-with-response-stream), POST /v1beta/models/{model}:generateContent (and streamGenerateContent), POST /v1/projects/{p}/locations/{l}/publishers/{google|anthropic}/models/{model}:{method}, GET /v1/models, GET /stats, POST /reset, POST /faults", "type": "not_found_error"}}),
+        json!({"error": {"message": "unknown path; the fake provider serves POST /v1/chat/completions, POST /v1/responses, POST /v1/messages, POST /openai/deployments/{deployment}/chat/completions?api-version=V, POST /model/{id}/converse (and converse-stream, invoke, invoke-with-response-stream), POST /v1beta/models/{model}:generateContent (and streamGenerateContent), POST /v1/projects/{p}/locations/{l}/publishers/{google|anthropic}/models/{model}:{method}, GET /v1/models, GET /stats, POST /reset, POST /faults", "type": "not_found_error"}}),
     )
 }
 
@@ -94,6 +120,10 @@ pub fn router(p: Arc<Provider>) -> Router {
         .route("/v1/responses", post(responses).get(websocket))
         .route("/v1/messages", post(anthropic))
         .route("/v1/models", get(models))
+        .route(
+            "/openai/deployments/{deployment}/chat/completions",
+            post(azure),
+        )
         .route("/model/{model}/{action}", post(super::bedrock::serve))
         .route("/{version}/models/{call}", post(super::google::gemini))
         .route(

@@ -9,6 +9,8 @@ use std::time::Duration;
 pub enum Api {
     OpenAi,
     Anthropic,
+    /// Azure OpenAI's deployments: OpenAI's bodies, Azure's errors, headers and refusals.
+    Azure,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -62,6 +64,8 @@ pub fn error(
         Api::Anthropic => {
             json!({"type": "error", "error": {"type": error_type, "message": message}})
         }
+        // Azure names an error by its code alone (a status's digits for a throttle).
+        Api::Azure => json!({"error": {"code": code.unwrap_or(error_type), "message": message}}),
     };
     json_body(status, &v)
 }
@@ -94,6 +98,20 @@ pub fn rate_limited(
             &format!("This request would exceed the rate limit for your organization on {dimension} per minute.{hint}"),
             None,
         ),
+        Api::Azure => {
+            let what = if dimension == "requests" { "call rate limit" } else { "token rate limit" };
+            let secs = wait.map_or(String::new(), |w| {
+                let s = w.as_secs_f64().ceil().max(1.0) as u64;
+                format!(" Please retry after {s} second{}.", if s == 1 { "" } else { "s" })
+            });
+            error(
+                api,
+                429,
+                "429",
+                &format!("Requests to the ChatCompletions_Create Operation under Azure OpenAI API version 2024-10-21 have exceeded {what} of your current OpenAI S0 pricing tier.{secs} Please go here: https://aka.ms/oai/quotaincrease if you would like to further increase the default rate limit."),
+                Some("429"),
+            )
+        }
     }
 }
 
@@ -157,6 +175,7 @@ pub fn plan_closed(api: Api, reset: Duration) -> Response<Body> {
             "This request would exceed your account's rate limit. Please try again later.",
             None,
         ),
+        Api::Azure => error(api, 429, "429", "Rate limit is exceeded.", Some("429")),
         Api::OpenAi => json_body(
             429,
             &json!({"error": {
@@ -184,7 +203,7 @@ pub fn too_many_in_flight(api: Api, limit: u64) -> Response<Body> {
 
 pub fn insufficient_quota(api: Api) -> Response<Body> {
     match api {
-        Api::OpenAi => error(
+        Api::OpenAi | Api::Azure => error(
             api,
             429,
             "insufficient_quota",
@@ -205,15 +224,15 @@ pub fn server_error(api: Api, status: u16) -> Response<Body> {
     let (t, m) = match (api, status) {
         (Api::Anthropic, 529) => ("overloaded_error", "Overloaded"),
         (Api::Anthropic, 500..=599) => ("api_error", "Internal server error"),
-        (Api::OpenAi, 503) => (
+        (Api::OpenAi | Api::Azure, 503) => (
             "service_unavailable",
             "The server is overloaded or not ready yet.",
         ),
-        (Api::OpenAi, 500..=599) => (
+        (Api::OpenAi | Api::Azure, 500..=599) => (
             "server_error",
             "The server had an error while processing your request.",
         ),
-        (Api::OpenAi, 429) => ("requests", "Rate limit reached."),
+        (Api::OpenAi | Api::Azure, 429) => ("requests", "Rate limit reached."),
         (Api::Anthropic, 429) => ("rate_limit_error", "Rate limited."),
         (_, 401) => ("authentication_error", "invalid x-api-key"),
         (_, 403) => ("permission_error", "not allowed"),
@@ -226,7 +245,7 @@ pub fn server_error(api: Api, status: u16) -> Response<Body> {
 
 pub fn request_id(api: Api, id: u64, headers: &mut HeaderMap) {
     let name = match api {
-        Api::OpenAi => "x-request-id",
+        Api::OpenAi | Api::Azure => "x-request-id",
         Api::Anthropic => "request-id",
     };
     if let Ok(v) = HeaderValue::try_from(format!("req_{id:016x}")) {
@@ -266,7 +285,7 @@ fn anthropic_usage(u: Usage, output: u64) -> Value {
 pub fn complete(api: Api, model: &str, id: u64, u: Usage, max_out: u64) -> Response<Body> {
     let stop = u.output >= max_out;
     let v = match api {
-        Api::OpenAi => json!({
+        Api::OpenAi | Api::Azure => json!({
             "id": format!("chatcmpl-{id:x}"),
             "object": "chat.completion",
             "created": created(),
@@ -428,7 +447,7 @@ pub(super) fn stream_events(
     let cut = error.as_ref().map(|(_, n)| (*n).min(u.output));
     let mut out = Vec::new();
     match api {
-        Api::OpenAi => {
+        Api::OpenAi | Api::Azure => {
             let chunk = |delta: Value, finish: Value| {
                 let mut c = json!({
                     "id": format!("chatcmpl-{id:x}"),

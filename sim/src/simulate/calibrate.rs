@@ -16,6 +16,12 @@ pub enum ProviderStyle {
     /// OpenAI-shaped answers without any limit header, as Gemini, vLLM and most
     /// OpenAI-compatible servers.
     Headerless,
+    /// Amazon Bedrock's Converse (`/model/{id}/converse`), the model in the path.
+    Bedrock,
+    /// Gemini on Vertex AI (`…/publishers/google/models/{model}:generateContent`).
+    Vertex,
+    /// An Azure OpenAI deployment (`/openai/deployments/{name}/chat/completions`).
+    Azure,
 }
 
 impl ProviderStyle {
@@ -30,6 +36,9 @@ impl ProviderStyle {
             ProviderStyle::Openai => "openai",
             ProviderStyle::Anthropic => "anthropic",
             ProviderStyle::Headerless => "headerless",
+            ProviderStyle::Bedrock => "bedrock",
+            ProviderStyle::Vertex => "vertex",
+            ProviderStyle::Azure => "azure",
         }
     }
 }

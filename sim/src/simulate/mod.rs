@@ -150,6 +150,10 @@ pub enum ScenarioName {
     /// each: none, Redis killed, Redis restarted empty, Redis frozen, a daemon frozen, a
     /// daemon killed and restarted, a daemon cut off from Redis; claims asked throughout.
     FleetFaults,
+    /// The clouds' own APIs through llmctl with no config, each at 5 requests/s limited as
+    /// its cloud does, 8 processes x 6 workers: Bedrock's Converse and Vertex AI's Gemini (no
+    /// limit headers), an Azure OpenAI deployment (one-second windows).
+    Clouds,
 }
 
 impl ScenarioName {
@@ -173,6 +177,7 @@ impl ScenarioName {
             ScenarioName::Shapes => "shapes",
             ScenarioName::FleetFaults => "fleet-faults",
             ScenarioName::Agents => "agents",
+            ScenarioName::Clouds => "clouds",
         }
     }
 }
@@ -394,9 +399,11 @@ pub async fn run_one(
     for (p, jobs) in scenario.jobs.iter().enumerate() {
         // The processes of a host are consecutive.
         let daemon = daemons.get(p * daemons.len() / scenario.processes());
-        let style = scenario
-            .calibration
-            .map_or(ProviderStyle::Openai, |c| c.style);
+        let style = match (scenario.calibration, scenario.shape.and_then(Shape::cloud)) {
+            (Some(c), _) => c.style,
+            (None, Some((_, style))) => style,
+            (None, None) => ProviderStyle::Openai,
+        };
         let provider_url = match &proxy {
             Some(p) if style == ProviderStyle::Anthropic => format!("{}/anthropic", p.url()),
             Some(p) => format!("{}/openai", p.url()),

@@ -170,6 +170,7 @@ impl Scenario {
             }
             ScenarioName::Fleet => Self::fleet(FleetLoad::Even, jobs),
             ScenarioName::Shapes => Self::shape(Shape::NoMaxTokens, jobs),
+            ScenarioName::Clouds => Self::shape(Shape::Bedrock, jobs),
             ScenarioName::FleetFaults => Self::fleet_fault(FleetFault::None, jobs),
             // Agents are run by `agents.rs` in this process, not by worker processes: the
             // herd stands in for anyone who builds it all the same.

@@ -4,7 +4,7 @@
 //! doubled mid-run.
 
 use super::*;
-use crate::provider::{ProviderConfig, QuotaStyle};
+use crate::provider::{Cloud, ProviderConfig, QuotaStyle};
 
 /// One row of the shapes scenario.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,6 +32,14 @@ pub enum Shape {
     Halved,
     /// ...or doubled.
     Doubled,
+    /// The clouds scenario's rows: 5 requests/s limited as each cloud does, 8 processes x 6
+    /// workers calling the cloud's own API. Amazon Bedrock's Converse (no limit headers, a
+    /// ThrottlingException that names no delay)...
+    Bedrock,
+    /// ...Gemini on Vertex AI (no limit headers, RESOURCE_EXHAUSTED)...
+    Vertex,
+    /// ...and an Azure OpenAI deployment (one-second windows, retry-after-ms).
+    Azure,
 }
 
 impl Shape {
@@ -60,6 +68,22 @@ impl Shape {
             Shape::Herd => "herd",
             Shape::Halved => "halved",
             Shape::Doubled => "doubled",
+            Shape::Bedrock => "bedrock",
+            Shape::Vertex => "vertex",
+            Shape::Azure => "azure",
+        }
+    }
+
+    /// The clouds scenario's rows.
+    pub const CLOUDS: [Shape; 3] = [Shape::Bedrock, Shape::Vertex, Shape::Azure];
+
+    /// The cloud a row limits as, and the API its workers call.
+    pub fn cloud(self) -> Option<(Cloud, ProviderStyle)> {
+        match self {
+            Shape::Bedrock => Some((Cloud::Bedrock, ProviderStyle::Bedrock)),
+            Shape::Vertex => Some((Cloud::Vertex, ProviderStyle::Vertex)),
+            Shape::Azure => Some((Cloud::Azure, ProviderStyle::Azure)),
+            _ => None,
         }
     }
 
@@ -99,6 +123,14 @@ impl Scenario {
         Shape::ALL.iter().map(|&s| Self::shape(s, jobs)).collect()
     }
 
+    /// Every cloud's row, with `jobs` jobs each (300 by default: an ideal of 59 s).
+    pub fn clouds_matrix(jobs: Option<usize>) -> Vec<Scenario> {
+        Shape::CLOUDS
+            .iter()
+            .map(|&s| Self::shape(s, jobs))
+            .collect()
+    }
+
     pub fn shape(shape: Shape, jobs: Option<usize>) -> Scenario {
         let n = jobs.unwrap_or(300);
         let mut rng = Rng::with_seed(0x5eed_1234_abcd_ef01);
@@ -113,6 +145,10 @@ impl Scenario {
                 true,
             )
         };
+        // The clouds' rows: 5 requests a second (5 at once), no tokens limit, limited as the
+        // cloud does.
+        let cloud_provider =
+            |cloud: Cloud| provider(300.0, 5.0, None, RetryAfter::Seconds, false).as_cloud(cloud);
         let mut provider = incident();
         let mut job_list = mixed_jobs(n, &mut rng);
         let mut workers = 12;
@@ -158,6 +194,19 @@ impl Scenario {
             }
             Shape::Halved => provider.limit_change = Some((CHANGE_AT, 0.5)),
             Shape::Doubled => provider.limit_change = Some((CHANGE_AT, 2.0)),
+            Shape::Bedrock | Shape::Vertex | Shape::Azure => {
+                let (cloud, _) = shape.cloud().unwrap_or((Cloud::Any, ProviderStyle::Openai));
+                // Short answers: what binds is the requests limit no header states (Azure's:
+                // its windows').
+                provider = cloud_provider(cloud);
+                provider.completion_tokens = 16;
+                for j in &mut job_list {
+                    j.input_tokens = 100;
+                    j.max_tokens = 16;
+                }
+                processes = 8;
+                workers = 6;
+            }
         }
         if matches!(shape, Shape::MaxInFlight | Shape::FixedWindow) {
             // Plain requests: what binds is the server's, not tokens.
@@ -170,7 +219,11 @@ impl Scenario {
             workers = workers.min(n.div_ceil(processes)).max(1);
         }
         Scenario {
-            name: ScenarioName::Shapes,
+            name: if shape.cloud().is_some() {
+                ScenarioName::Clouds
+            } else {
+                ScenarioName::Shapes
+            },
             provider,
             workers,
             jobs: deal(job_list, processes, None),

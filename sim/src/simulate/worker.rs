@@ -89,14 +89,35 @@ impl Ctx {
 
     fn body(&self, job: &Job) -> Value {
         let chars = 4 * job.input_tokens.saturating_sub(PER_MESSAGE).max(1);
-        let mut body = json!({
-            "model": "sim-model",
-            "messages": [{"role": "user", "content": "x".repeat(chars as usize)}],
-        });
-        if !job.undeclared {
-            body["max_tokens"] = json!(job.max_tokens);
+        let text = "x".repeat(chars as usize);
+        let declared = (!job.undeclared).then_some(job.max_tokens);
+        match self.spec.style {
+            // The clouds' own shapes: the model is in the path.
+            ProviderStyle::Bedrock => {
+                let mut body = json!({"messages": [{"role": "user", "content": [{"text": text}]}]});
+                if let Some(m) = declared {
+                    body["inferenceConfig"] = json!({"maxTokens": m});
+                }
+                body
+            }
+            ProviderStyle::Vertex => {
+                let mut body = json!({"contents": [{"role": "user", "parts": [{"text": text}]}]});
+                if let Some(m) = declared {
+                    body["generationConfig"] = json!({"maxOutputTokens": m});
+                }
+                body
+            }
+            _ => {
+                let mut body = json!({
+                    "model": "sim-model",
+                    "messages": [{"role": "user", "content": text}],
+                });
+                if let Some(m) = declared {
+                    body["max_tokens"] = json!(m);
+                }
+                body
+            }
         }
-        body
     }
 
     async fn send(&self, job: &Job) -> Result<HttpResponse, String> {
@@ -107,6 +128,11 @@ impl Ctx {
         let path = match self.spec.style {
             ProviderStyle::Anthropic => "v1/messages",
             ProviderStyle::Openai | ProviderStyle::Headerless => "v1/chat/completions",
+            ProviderStyle::Bedrock => "model/sim-model/converse",
+            ProviderStyle::Vertex => {
+                "v1/projects/sim/locations/us-central1/publishers/google/models/sim-model:generateContent"
+            }
+            ProviderStyle::Azure => "openai/deployments/sim-model/chat/completions?api-version=2024-10-21",
         };
         let url = format!("{}/{path}", self.spec.provider_url);
         self.http
@@ -371,7 +397,7 @@ impl Ctx {
             };
             let advice = advice.unwrap_or_else(|| {
                 let (status, error_type, headers) = match &resp {
-                    Ok(r) => (r.status, error_type(&r.json()), r.headers.clone()),
+                    Ok(r) => (r.status, error_type_of(r, &r.json()), r.headers.clone()),
                     Err(_) => (0, "connection".to_string(), Vec::new()),
                 };
                 local_advice(status, &error_type, false, attempt, &headers)
@@ -405,24 +431,38 @@ fn report_request(
         Ok(r) => {
             let v = r.json();
             let usage = &v["usage"];
-            let count = |openai: &str, anthropic: &str| {
+            // OpenAI's names, Anthropic's, Bedrock's Converse, Gemini's usageMetadata.
+            let gemini = &v["usageMetadata"];
+            let count = |openai: &str, anthropic: &str, bedrock: &str, google: &str| {
                 usage[openai]
                     .as_i64()
                     .or(usage[anthropic].as_i64())
+                    .or(usage[bedrock].as_i64())
+                    .or(gemini[google].as_i64())
                     .unwrap_or(0)
             };
             pb::ReportRequest {
                 lease_id,
                 status_code: i32::from(r.status),
                 headers: r.headers.iter().cloned().collect(),
-                input_tokens: count("prompt_tokens", "input_tokens"),
+                input_tokens: count(
+                    "prompt_tokens",
+                    "input_tokens",
+                    "inputTokens",
+                    "promptTokenCount",
+                ),
                 cached_input_tokens: usage["prompt_tokens_details"]["cached_tokens"]
                     .as_i64()
                     .or(usage["cache_read_input_tokens"].as_i64())
                     .unwrap_or(0),
-                output_tokens: count("completion_tokens", "output_tokens"),
+                output_tokens: count(
+                    "completion_tokens",
+                    "output_tokens",
+                    "outputTokens",
+                    "candidatesTokenCount",
+                ),
                 usage_known: r.status == 200,
-                error_type: error_type(&v),
+                error_type: error_type_of(r, &v),
                 error_message: error_message(&v),
                 attempt: attempt as i32,
                 ..Default::default()
@@ -452,6 +492,18 @@ fn follow(a: &pb::ReportResponse) -> LocalAdvice {
         }
         _ => LocalAdvice::GiveUp(a.reason.clone()),
     }
+}
+
+/// The error's type of an answer: its body's, else Bedrock's `x-amzn-errortype` header
+/// (`ThrottlingException:http://…`).
+fn error_type_of(r: &HttpResponse, v: &Value) -> String {
+    let t = error_type(v);
+    if !t.is_empty() {
+        return t;
+    }
+    r.header("x-amzn-errortype")
+        .map(|h| h.split(':').next().unwrap_or("").to_string())
+        .unwrap_or_default()
 }
 
 /// The error's type as a client reads it: OpenAI's code, else its type, else Gemini's status.
