@@ -1,7 +1,8 @@
 """One process of the clouds' load test (test_clouds.py): THREADS workers share one client of a
 cloud SDK (AnthropicBedrock, AnthropicVertex or google-genai on Vertex AI) whose httpx client
-goes through `llmctl.httpx.LimitedTransport`. Prints "ready", waits for a line on stdin, runs its
-jobs, then prints one JSON line with what happened."""
+goes through `llmctl.httpx.LimitedTransport`, or the openai SDK's AzureOpenAI pointed at
+`llmctl proxy` by its endpoint alone (`azure-proxy`). Prints "ready", waits for a line on stdin,
+runs its jobs, then prints one JSON line with what happened."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any, Callable
 import anthropic
 import google.oauth2.credentials
 import httpx2
+import openai
 from google import genai
 from google.genai import types as genai_types
 from workers import run_jobs
@@ -50,6 +52,13 @@ def caller(sdk: str, url: str, http: Any) -> Callable[[], bool]:
         return lambda: bool(
             vertex.messages.create(model="claude-load@1", max_tokens=16, messages=messages).content
         )
+    if sdk == "azure-proxy":
+        # No llmctl here: the endpoint is the proxy's route to the deployment's resource, and
+        # the SDK keeps its own retries as a user's would.
+        azure = openai.AzureOpenAI(azure_endpoint=url, api_key="key", api_version="2024-10-21")
+        return lambda: bool(
+            azure.chat.completions.create(model="gpt-load", max_tokens=16, messages=messages).choices
+        )
     assert sdk == "genai-vertex", sdk
     gemini = genai.Client(
         vertexai=True,
@@ -67,6 +76,9 @@ def caller(sdk: str, url: str, http: Any) -> Callable[[], bool]:
 def main() -> None:
     socket, url, sdk = sys.argv[1], sys.argv[2], sys.argv[3]
     jobs, threads = int(sys.argv[4]), int(sys.argv[5])
+    if sdk == "azure-proxy":
+        run_jobs(jobs, threads, caller(sdk, url, None))
+        return
     client = llmctl.Client(socket, fail_mode="closed")
     assert client.wait_connected(30), "no session with the daemon"
     key = {"anthropic-bedrock": "bedrock/{model}", "anthropic-vertex": "vertex/{model}"}.get(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -210,6 +211,54 @@ class Provider:
                 self.proc.wait(10)
         if self.proc.stderr:
             self.proc.stderr.close()
+
+
+class Proxy:
+    """A real `llmctl proxy` on a free loopback port, openai and anthropic at `provider`."""
+
+    def __init__(self, daemon: Daemon, provider: Provider, extra: str = "") -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="llmctl-px-"))
+        config = self.dir / "config.toml"
+        config.write_text(
+            f"[proxy]\n{extra}\n"
+            f'[proxy.upstreams.openai]\nurl = "{provider.url}"\n'
+            f'[proxy.upstreams.anthropic]\nurl = "{provider.url}"\n'
+        )
+        self.proc = subprocess.Popen(
+            [
+                llmctl_bin(),
+                "proxy",
+                "--listen",
+                "127.0.0.1:0",
+                "--config",
+                str(config),
+                "--socket",
+                daemon.socket,
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stderr is not None
+        line = self.proc.stderr.readline()
+        m = re.search(r"listening on (http://127\.0\.0\.1:\d+)", line)
+        if not m:
+            self.proc.kill()
+            raise AssertionError(f"the proxy did not start: {line!r}")
+        self.url = m.group(1)
+        # Keep the pipe from filling up.
+        self.proc.stderr.close()
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 @pytest.fixture

@@ -20,13 +20,14 @@ from typing import Any, Callable, Dict, List, Tuple
 import anthropic
 import google.oauth2.credentials
 import httpx2
+import openai
 import pytest
 from google import genai
 from google.genai import types as genai_types
 from workers import run_processes
 
 import llmctl
-from conftest import Daemon, Provider, provider_tokens, settled
+from conftest import Daemon, Provider, Proxy, provider_tokens, settled
 from llmctl._eventstream import EventStreamParser
 from llmctl._sse import StreamWatcher
 from llmctl.httpx import AsyncLimitedTransport, LimitedTransport
@@ -165,6 +166,42 @@ def test_google_genai_is_limited_on_the_model_its_path_names(setup: Any, where: 
     )
 
 
+def test_azure_openai_through_the_proxy_is_limited_per_deployment_and_its_throttle_retried(
+    daemon: Daemon, start_provider: Callable[..., Provider]
+) -> None:
+    """The openai SDK's AzureOpenAI given the proxy's route as its endpoint: the deployment in
+    the path is the model, plain and streamed calls settle at the usage, and Azure's 429 (its
+    delay in retry-after-ms) is retried inside the proxy, not by the SDK."""
+    provider = start_provider("--api", "azure", "--completion-tokens", "8")
+    proxy = Proxy(daemon, provider, f'[proxy.upstreams.azure]\nurl = "{provider.url}"\nkey = "azure"')
+    try:
+        azure = openai.AzureOpenAI(
+            azure_endpoint=proxy.url + "/azure", api_key="key", api_version="2024-10-21", max_retries=0
+        )
+        r = azure.chat.completions.create(model="gpt-4o-prod", max_tokens=16, messages=MESSAGES)
+        assert r.choices[0].message.content and r.usage is not None
+        settled(daemon, "azure/gpt-4o-prod", provider_tokens(provider))
+        stream = azure.chat.completions.create(
+            model="gpt-4o-prod", max_tokens=16, messages=MESSAGES, stream=True
+        )
+        assert "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+        settled(daemon, "azure/gpt-4o-prod", provider_tokens(provider))
+        # One throttle, as Azure words it: the proxy waits its retry-after-ms and asks again.
+        provider.faults(["rate_limit,retry_after=1,count=1"])
+        r = azure.chat.completions.create(model="gpt-4o-prod", max_tokens=16, messages=MESSAGES)
+        assert r.choices[0].message.content
+        assert provider.stats()["responses"] == {"200": 3, "429": 1}
+        settled(daemon, "azure/gpt-4o-prod", provider_tokens(provider))
+        # Without an api-version Azure has no such path, and says so.
+        bare = openai.OpenAI(
+            base_url=proxy.url + "/azure/openai/deployments/gpt-4o-prod", api_key="k", max_retries=0
+        )
+        with pytest.raises(openai.NotFoundError):
+            bare.chat.completions.create(model="gpt-4o-prod", messages=MESSAGES)
+    finally:
+        proxy.close()
+
+
 # Each cloud's call of a short answer, and the key it is limited on.
 CALLS: Dict[str, Tuple[str, Callable[[Provider, Any], str]]] = {
     "bedrock": (
@@ -265,7 +302,8 @@ def test_a_bedrock_stream_whose_model_names_no_usage_is_settled_at_its_invocatio
 PROCESSES = 8
 THREADS = 6
 # CLOUD_LOAD_JOBS=400 CLOUD_LOAD_SDKS=all for the figures in BENCHMARKS.md; the test command
-# runs AnthropicBedrock's (the three take the transport's one path, their calls tested above).
+# runs Azure's through the proxy (the three SDKs through the transport take its one path, their
+# calls tested above, and boto3's load test, test_aws.py, learns the same headerless limit).
 JOBS = int(os.environ.get("CLOUD_LOAD_JOBS", "120"))
 RPS = 5
 # The bound of the boto3 load test (test_aws.py): a limit no header states costs the cold herd's
@@ -275,22 +313,43 @@ LOAD_KEYS = {
     "anthropic-bedrock": "bedrock/anthropic.claude-load-v1:0",
     "anthropic-vertex": "vertex/claude-load@1",
     "genai-vertex": "gemini/gemini-load",
+    "azure-proxy": "azure/gpt-load",
+}
+# How the fake provider limits for each: as its cloud does (no headers on Bedrock and Vertex AI,
+# Azure's one-second windows and retry-after-ms).
+LOAD_CLOUDS = {
+    "anthropic-bedrock": "bedrock",
+    "anthropic-vertex": "vertex",
+    "genai-vertex": "vertex",
+    "azure-proxy": "azure",
 }
 
 
-LOAD_SDKS = os.environ.get("CLOUD_LOAD_SDKS", "anthropic-bedrock")
+LOAD_SDKS = os.environ.get("CLOUD_LOAD_SDKS", "azure-proxy")
 
 
 @pytest.mark.parametrize("sdk", sorted(LOAD_KEYS) if LOAD_SDKS == "all" else LOAD_SDKS.split(","))
 def test_processes_of_a_cloud_sdk_share_one_headerless_limit(
     sdk: str, daemon: Daemon, start_provider: Callable[..., Provider]
 ) -> None:
-    """PROCESSES processes of THREADS workers of one cloud SDK through the transport, against a
-    provider at RPS requests a second with its cloud's refusals and no limit headers."""
-    provider = start_provider("--rpm", str(RPS * 60), "--burst-requests", "5", "--completion-tokens", "4")
+    """PROCESSES processes of THREADS workers of one cloud SDK through the transport (or, for
+    Azure, the openai SDK through the proxy), against a provider at RPS requests a second that
+    limits as their cloud does: Bedrock's and Vertex AI's refusals with no limit headers,
+    Azure's one-second windows."""
+    provider = start_provider(
+        "--api", LOAD_CLOUDS[sdk], "--rpm", str(RPS * 60), "--burst-requests", "5", "--completion-tokens", "4"
+    )
+    url, proxy = provider.url, None
+    if sdk == "azure-proxy":
+        proxy = Proxy(daemon, provider, f'[proxy.upstreams.azure]\nurl = "{provider.url}"\nkey = "azure"')
+        url = proxy.url + "/azure"
     worker = str(Path(__file__).with_name("cloud_load_worker.py"))
-    command = [sys.executable, worker, daemon.socket, provider.url, sdk, str(JOBS // PROCESSES), str(THREADS)]
-    started, results = run_processes([command] * PROCESSES, provider.reset, timeout=300)
+    command = [sys.executable, worker, daemon.socket, url, sdk, str(JOBS // PROCESSES), str(THREADS)]
+    try:
+        started, results = run_processes([command] * PROCESSES, provider.reset, timeout=300)
+    finally:
+        if proxy is not None:
+            proxy.close()
     stats = provider.stats()
     ok = sum(r["ok"] for r in results)
     wall = max(r["last_end"] for r in results) - started
