@@ -94,13 +94,20 @@ impl Provider {
             let Some(b) = b else { continue };
             let remaining = b.level.max(0.0).floor();
             match api {
-                Api::OpenAi => {
-                    // OpenAI names only requests and tokens.
+                Api::OpenAi | Api::Azure => {
+                    // Both name only requests and tokens.
                     let Some(dim) = [Some("requests"), Some("tokens"), None, None][i] else {
                         continue;
                     };
-                    // A window's headers count the window: its remaining and reset only.
-                    if b.window.is_none() {
+                    // OpenAI: a window's headers count the window, its remaining and reset
+                    // only. Azure: only the tokens limit in force (below the quota while
+                    // capacity is adjusted), the requests remaining counting the short window
+                    // it enforces them over, resets in whole seconds.
+                    let (limit_shown, reset) = match api {
+                        Api::Azure => (i == 1, b.until_full().as_secs_f64().ceil().to_string()),
+                        _ => (b.window.is_none(), shapes::go_duration(b.until_full())),
+                    };
+                    if limit_shown {
                         put(
                             headers,
                             &format!("x-ratelimit-limit-{dim}"),
@@ -112,11 +119,7 @@ impl Provider {
                         &format!("x-ratelimit-remaining-{dim}"),
                         format!("{}", remaining as u64),
                     );
-                    put(
-                        headers,
-                        &format!("x-ratelimit-reset-{dim}"),
-                        shapes::go_duration(b.until_full()),
-                    );
+                    put(headers, &format!("x-ratelimit-reset-{dim}"), reset);
                 }
                 Api::Anthropic => {
                     let dim = ["requests", "tokens", "input-tokens", "output-tokens"][i];
@@ -141,31 +144,6 @@ impl Provider {
                         headers,
                         &format!("anthropic-ratelimit-{dim}-reset"),
                         shapes::rfc3339_seconds(reset),
-                    );
-                }
-                Api::Azure => {
-                    let Some(dim) = [Some("requests"), Some("tokens"), None, None][i] else {
-                        continue;
-                    };
-                    // The tokens limit in force (below the quota while capacity is adjusted);
-                    // the requests remaining count the short window Azure enforces them over;
-                    // resets in whole seconds.
-                    if i == 1 {
-                        put(
-                            headers,
-                            "x-ratelimit-limit-tokens",
-                            format!("{}", b.per_minute as u64),
-                        );
-                    }
-                    put(
-                        headers,
-                        &format!("x-ratelimit-remaining-{dim}"),
-                        format!("{}", remaining as u64),
-                    );
-                    put(
-                        headers,
-                        &format!("x-ratelimit-reset-{dim}"),
-                        b.until_full().as_secs_f64().ceil().to_string(),
                     );
                 }
             }
