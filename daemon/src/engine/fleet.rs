@@ -148,6 +148,23 @@ impl KeyState {
         }
     }
 
+    /// How full its part of each minute burst is, 0 to 1, by `Dimension::index` (0 where it
+    /// has no such bucket).
+    fn burst_fill(&self, now: Instant) -> [f64; 4] {
+        let mut fill = [0.0; 4];
+        for b in self
+            .buckets
+            .iter()
+            .filter(|b| b.is_limited() && b.rate().period == Period::Minute)
+        {
+            let cap = b.capacity_now(now);
+            if cap > 0.0 {
+                fill[b.dimension().index()] = (b.level() / cap).clamp(0.0, 1.0);
+            }
+        }
+        fill
+    }
+
     /// Takes `part` (None: the whole) for every bucket.
     pub(super) fn take_part(&mut self, part: Option<FleetPart>, now: Instant) {
         self.fleet = part;
@@ -235,6 +252,12 @@ impl Engine {
     /// for a host left a part of nothing to be given one again, however fast its clients
     /// retry).
     pub fn fleet_wants(&mut self, slice: Duration, now: Now) -> Vec<FleetWant> {
+        // Burst set aside for a renewal that never answered is back.
+        for k in &mut self.keys {
+            for b in &mut k.buckets {
+                b.release_set_aside(now.mono);
+            }
+        }
         let n = self.keys.len();
         // Units a second granted and refused lately, and units queued, per key and dimension,
         // each counted on the key and its ancestors.
@@ -298,17 +321,7 @@ impl Engine {
                     share = share.max(served + refused.min(floor));
                 }
             }
-            let mut fill = [0.0; 4];
-            for b in k
-                .buckets
-                .iter()
-                .filter(|b| b.is_limited() && b.rate().period == Period::Minute)
-            {
-                let cap = b.capacity_now(now.mono);
-                if cap > 0.0 {
-                    fill[b.dimension().index()] = (b.level() / cap).clamp(0.0, 1.0);
-                }
-            }
+            let fill = k.burst_fill(now.mono);
             wants.push(FleetWant {
                 key: k.name.clone(),
                 share,
@@ -328,6 +341,29 @@ impl Engine {
             });
         }
         wants
+    }
+
+    /// A renewal of `key` that wants `want` of it is about to be sent: how full its part of
+    /// each minute burst is now (as `FleetWant::fill`), what the fleet may bank of it. Until
+    /// the answer is taken (`exchange_fleet_part`, or the next `fleet_wants` when none comes),
+    /// the burst it holds above the least part the fleet will give it (what it wants, up to an
+    /// even split) is set aside: a part that shrinks gives up that burst to the bank, and what
+    /// was granted from it meanwhile would be granted twice, here and by the host that takes
+    /// it. None when the key is not known here or keeps its limits to itself.
+    pub fn fleet_offer(&mut self, key: &str, want: f64, now: Now) -> Option<[f64; 4]> {
+        let &id = self.index.get(key)?;
+        let k = &mut self.keys[id];
+        if k.local_only {
+            return None;
+        }
+        let fill = k.burst_fill(now.mono);
+        if let Some(part) = k.fleet {
+            let keep = want.min(part.floor).min(part.share);
+            for b in k.buckets.iter_mut().filter(|b| b.is_limited()) {
+                b.set_aside_above(keep, now.mono);
+            }
+        }
+        Some(fill)
     }
 
     /// Takes the part of `key` the fleet gave this limiter. False when the key is not known
@@ -374,6 +410,9 @@ impl Engine {
         now: Instant,
     ) {
         let k = &mut self.keys[id];
+        for b in &mut k.buckets {
+            b.release_set_aside(now);
+        }
         let moved = exchange.is_some_and(|x| x.taken != [0.0; 4] || x.before > part.share);
         if k.fleet == Some(part) && !moved {
             return;

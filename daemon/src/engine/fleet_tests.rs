@@ -396,6 +396,57 @@ fn burst_given_back_is_never_counted_twice_and_burst_taken_is_added() {
     assert!((fx.level("k", Dimension::Requests, 0) - 3.0).abs() < 1e-9);
 }
 
+#[test]
+fn burst_a_renewal_may_bank_is_not_granted_before_the_answer() {
+    // 600 a minute, burst 10; this host holds a third (3.3 units), full, and its clients
+    // wanted nothing when it renewed: the fleet may give it nothing and bank all it held.
+    let mut fx = rpm600_burst10().filled();
+    assert!(fx
+        .e
+        .set_fleet_part("k", part(1.0 / 3.0, 1.0 / 3.0, None), fx.now(0)));
+    let fill = fx.e.fleet_offer("k", 0.0, fx.now(0)).expect("offered");
+    assert_eq!(fill[Dimension::Requests.index()], 1.0);
+    // Its clients' first requests, while the renewal is on its way: none is granted from
+    // what the fleet may give another host.
+    assert_eq!(grants_now(&mut fx, "k", 1), 0);
+    let x = BurstExchange {
+        before: 1.0 / 3.0,
+        fill,
+        taken: [0.0; 4],
+    };
+    assert!(fx
+        .e
+        .exchange_fleet_part("k", part(0.0, 1.0 / 3.0, None), Some(x), fx.now(2)));
+    // Banked whole and spent nowhere: no debt here, and nothing granted twice.
+    let level = fx.level("k", Dimension::Requests, 2);
+    assert!(level.abs() < 1e-9, "{level}");
+
+    // Wanting a fifth, it keeps a fifth of the burst to grant from meanwhile (2 units), and
+    // given that fifth it owes nothing for them.
+    let mut fx = rpm600_burst10().filled();
+    assert!(fx.e.set_fleet_part("k", part(0.5, 0.5, None), fx.now(0)));
+    let fill = fx.e.fleet_offer("k", 0.2, fx.now(0)).expect("offered");
+    assert_eq!(grants_now(&mut fx, "k", 0), 2);
+    let x = BurstExchange {
+        before: 0.5,
+        fill,
+        taken: [0.0; 4],
+    };
+    assert!(fx
+        .e
+        .exchange_fleet_part("k", part(0.2, 0.5, None), Some(x), fx.now(0)));
+    let level = fx.level("k", Dimension::Requests, 0);
+    assert!(level.abs() < 1e-9, "{level}");
+
+    // No answer at all: what was set aside is back at the next round.
+    let mut fx = rpm600_burst10().filled();
+    assert!(fx.e.set_fleet_part("k", part(0.5, 0.5, None), fx.now(0)));
+    fx.e.fleet_offer("k", 0.0, fx.now(0)).expect("offered");
+    assert_eq!(grants_now(&mut fx, "k", 0), 0);
+    fx.e.fleet_wants(Duration::from_secs(1), fx.now(0));
+    assert_eq!(grants_now(&mut fx, "k", 0), 5);
+}
+
 /// Takes `n` grants at `ms` (each must be granted at once).
 fn grants_now_n(fx: &mut Fx, key: &str, n: usize, ms: u64) -> usize {
     (0..n)

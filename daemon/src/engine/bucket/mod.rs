@@ -72,6 +72,9 @@ pub struct Bucket {
     /// What the provider's last `remaining` left of the whole burst (0 to 1), and when it
     /// was read: in a fleet cut off from Redis, whether the other hosts use their parts.
     room: Option<(f64, Instant)>,
+    /// In a fleet, burst set aside while a renewal that may bank it is on its way
+    /// (`share.rs`): not granted from, and not refilled, until the answer comes.
+    set_aside: f64,
 }
 
 impl Bucket {
@@ -109,6 +112,7 @@ impl Bucket {
             window: None,
             readings: None,
             room: None,
+            set_aside: 0.0,
         }
     }
 
@@ -169,7 +173,8 @@ impl Bucket {
             self.updated = self.updated.max(now);
             return;
         }
-        let cap = self.capacity_now(now);
+        // What is set aside still counts against the capacity.
+        let cap = (self.capacity_now(now) - self.set_aside).max(0.0);
         if now > self.updated {
             let ms = now.duration_since(self.updated).as_secs_f64() * 1000.0;
             if self.level < cap {

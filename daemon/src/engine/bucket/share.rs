@@ -19,7 +19,7 @@ impl Bucket {
     /// Takes part of the limit (fleet mode): what was refilled so far counts at the old part;
     /// a smaller part keeps no more than its part of the burst.
     pub fn set_share(&mut self, share: f64, floor: f64, now: Instant) {
-        self.refill(now);
+        self.release_set_aside(now);
         self.share = if share.is_finite() {
             share.clamp(0.0, 1.0)
         } else {
@@ -53,11 +53,38 @@ impl Bucket {
         }
     }
 
+    /// A renewal is about to say how full this bucket is: what it holds above `keep` of the
+    /// whole burst is set aside until the answer comes (`release_set_aside`). The fleet may
+    /// bank all it held above the part it gives; granted meanwhile, that burst would be spent
+    /// here and again by the host that takes it from the bank. Minute buckets of a finite
+    /// capacity without fixed windows only (the ones whose burst moves).
+    pub fn set_aside_above(&mut self, keep: f64, now: Instant) {
+        self.refill(now);
+        if self.rate.period != Period::Minute
+            || !self.rate.capacity.is_finite()
+            || self.window.is_some()
+        {
+            return;
+        }
+        let above = (self.level - keep.max(0.0) * self.rate.capacity).max(0.0);
+        self.level -= above;
+        self.set_aside += above;
+    }
+
+    /// The burst set aside for a renewal is back (the answer came, or none will).
+    pub fn release_set_aside(&mut self, now: Instant) {
+        self.refill(now);
+        if self.set_aside > 0.0 {
+            self.level += std::mem::take(&mut self.set_aside);
+            self.refill(now);
+        }
+    }
+
     /// Takes a fleet's part `share` (and `floor`) of the limit; with `burst`, the burst moves
     /// with the parts: what this host banked as its part shrank goes, what it took from the
     /// bank comes (minute buckets of a finite capacity only).
     pub fn take_part(&mut self, share: f64, floor: f64, burst: Option<BurstMove>, now: Instant) {
-        self.refill(now);
+        self.release_set_aside(now);
         let held = self.level;
         self.set_share(share, floor, now);
         let whole = self.rate.capacity;

@@ -113,9 +113,15 @@ impl Fleet {
             let (sent_seq, seen_ms, hosts_seen) = self.held.get(&w.key).map_or((0, 0, 0), |h| {
                 (h.sent_headers_seq, h.seen_headers_ms, h.hosts)
             });
+            // How full its burst is, read now, and set aside until the answer.
+            let fill = shared
+                .core()
+                .engine
+                .fleet_offer(&w.key, w.share, now())
+                .unwrap_or(w.fill);
             // New headers from this host's provider ride along with the renewal.
             let extras = PartExtras {
-                fill: w.fill,
+                fill,
                 headers: (w.headers_seq != sent_seq && !w.headers.is_empty())
                     .then(|| serde_json::to_string(&*w.headers).ok())
                     .flatten(),
@@ -146,7 +152,7 @@ impl Fleet {
                 ask_others.push(w.key.clone());
             }
             let (sent_headers_seq, seen_headers_ms) =
-                match self.apply(shared, w, &answer, give_back) {
+                match self.apply(shared, w, fill, &answer, give_back) {
                     // Taken from the fleet: not sent back to it.
                     Some(seq) => (seq, answer.headers.as_ref().map_or(seen_ms, |h| h.0)),
                     None => (w.headers_seq, seen_ms),
@@ -182,6 +188,7 @@ impl Fleet {
         &self,
         shared: &Shared,
         w: &FleetWant,
+        fill: [f64; 4],
         a: &PartAnswer,
         given_back: bool,
     ) -> Option<u64> {
@@ -203,7 +210,7 @@ impl Fleet {
         let mut core = shared.core();
         let exchange = crate::engine::BurstExchange {
             before: a.before,
-            fill: w.fill,
+            fill,
             taken: a.taken,
         };
         core.engine
