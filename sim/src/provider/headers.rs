@@ -100,12 +100,18 @@ impl Provider {
                         continue;
                     };
                     // OpenAI: a window's headers count the window, its remaining and reset
-                    // only. Azure: only the tokens limit in force (below the quota while
-                    // capacity is adjusted), the requests remaining counting the short window
-                    // it enforces them over, resets in whole seconds.
+                    // only. Azure: the tokens limit in force (below the quota while capacity
+                    // is adjusted) and its reset in whole seconds; of requests only what
+                    // remains of the short window it enforces them over.
                     let (limit_shown, reset) = match api {
-                        Api::Azure => (i == 1, b.until_full().as_secs_f64().ceil().to_string()),
-                        _ => (b.window.is_none(), shapes::go_duration(b.until_full())),
+                        Api::Azure => (
+                            i == 1,
+                            (i == 1).then(|| b.until_full().as_secs_f64().ceil().to_string()),
+                        ),
+                        _ => (
+                            b.window.is_none(),
+                            Some(shapes::go_duration(b.until_full())),
+                        ),
                     };
                     if limit_shown {
                         put(
@@ -119,7 +125,9 @@ impl Provider {
                         &format!("x-ratelimit-remaining-{dim}"),
                         format!("{}", remaining as u64),
                     );
-                    put(headers, &format!("x-ratelimit-reset-{dim}"), reset);
+                    if let Some(reset) = reset {
+                        put(headers, &format!("x-ratelimit-reset-{dim}"), reset);
+                    }
                 }
                 Api::Anthropic => {
                     let dim = ["requests", "tokens", "input-tokens", "output-tokens"][i];
@@ -180,5 +188,38 @@ fn put(headers: &mut HeaderMap, name: &str, value: String) {
         HeaderValue::try_from(value),
     ) {
         headers.insert(n, v);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::{Cloud, Limits, ProviderConfig};
+
+    #[test]
+    fn azure_names_the_tokens_limit_and_only_what_remains_of_the_requests_window() {
+        let p = Provider::new(
+            ProviderConfig {
+                limits: Limits {
+                    per_minute: [Some(300.0), Some(30_000.0), None, None],
+                    burst: [Some(5.0), Some(30_000.0), None, None],
+                },
+                ..ProviderConfig::default()
+            }
+            .as_cloud(Cloud::Azure),
+        );
+        let mut h = HeaderMap::new();
+        p.limit_headers(Api::Azure, &p.state(), &mut h);
+        let get = |n: &str| h.get(n).and_then(|v| v.to_str().ok()).map(str::to_string);
+        assert_eq!(get("x-ratelimit-remaining-requests").as_deref(), Some("5"));
+        assert_eq!(get("x-ratelimit-limit-requests"), None);
+        assert_eq!(get("x-ratelimit-reset-requests"), None);
+        assert_eq!(get("x-ratelimit-limit-tokens").as_deref(), Some("30000"));
+        assert_eq!(
+            get("x-ratelimit-remaining-tokens").as_deref(),
+            Some("30000")
+        );
+        // Whole seconds.
+        assert_eq!(get("x-ratelimit-reset-tokens").as_deref(), Some("0"));
     }
 }
