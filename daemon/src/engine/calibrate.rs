@@ -266,24 +266,23 @@ impl Engine {
         // along, and what it accepted since measures its rate better than the last seconds
         // (which may hold the burst it began with). One refusal alone after a cut says no
         // such thing: the rate may have been under the limit meanwhile.
+        // Any refusal soon after a cut bounds the limit from above by what was accepted
+        // between them (`aimd::SINCE_CUT_SLACK`).
         if let Some(c) = key.stats.since_cut.as_mut() {
             c.refusals += 1;
         }
-        let between_cuts = key
-            .stats
-            .since_cut
-            .filter(|c| c.refusals >= 2)
-            .and_then(|c| {
-                let elapsed = now.mono.saturating_duration_since(c.at);
-                let counted = match dim {
-                    Dimension::Requests => c.requests,
-                    Dimension::Tokens => c.tokens,
-                    Dimension::InputTokens | Dimension::OutputTokens => return None,
-                };
-                (ACCEPTED_HISTORY..=BETWEEN_CUTS)
-                    .contains(&elapsed)
-                    .then(|| counted as f64 / elapsed.as_secs_f64() * 60.0)
-            });
+        let since_cut = key.stats.since_cut.and_then(|c| {
+            let elapsed = now.mono.saturating_duration_since(c.at);
+            let counted = match dim {
+                Dimension::Requests => c.requests,
+                Dimension::Tokens => c.tokens,
+                Dimension::InputTokens | Dimension::OutputTokens => return None,
+            };
+            (ACCEPTED_HISTORY..=BETWEEN_CUTS)
+                .contains(&elapsed)
+                .then(|| (counted as f64 / elapsed.as_secs_f64() * 60.0, c.refusals))
+        });
+        let between_cuts = since_cut.filter(|(_, n)| *n >= 2).map(|(m, _)| m);
         let accepted = between_cuts.or(accepted);
         let had = key.buckets.len();
         let i = key.minute_bucket(dim, now.mono);
@@ -294,6 +293,7 @@ impl Engine {
                 cooling_until: until,
                 granted,
                 accepted,
+                since_cut: since_cut.map(|(m, _)| m),
                 fault_until,
             },
             now.mono,

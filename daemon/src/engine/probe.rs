@@ -15,14 +15,17 @@ pub mod aimd {
     /// the limit holds still, and is probed less often each time it is found again.
     pub const STEADY_BAND: f64 = 0.06;
     /// Found again (or measured from what the provider accepted), the probe stays at just
-    /// under it this long before it creeps above, twice as long each time it is found again
-    /// (up to `PLATEAU_MAX`): every creep above a steady limit costs a refusal or two, and a
+    /// under it this long before it creeps above, four times as long each time it is found
+    /// again (up to `PLATEAU_MAX`): every creep above a steady limit costs a refusal, and a
     /// provider that names no limit gives no other way to find room that opens up.
     pub const PLATEAU: Duration = Duration::from_secs(4);
     pub const PLATEAU_MAX: Duration = Duration::from_secs(60);
-    /// A probe this far above the rate last refused, with no refusal, has left the limit it
-    /// found behind: it creeps at its full pace again and forgets how steady that limit was.
-    pub const PLATEAU_LEFT: f64 = 1.1;
+    /// A refusal after creeping up to this far above the rate last refused found the same
+    /// limit: the provider's burst refilled while the probe held under it, and took the creep
+    /// for a while (at 2 %/s, a burst of a second's worth lets it go some 20 % above). A
+    /// probe this far above it with no refusal has left that limit behind: it forgets how
+    /// steady it was.
+    pub const PLATEAU_LEFT: f64 = 1.35;
     /// A key nothing is known of starts here: a few requests per second go out while the
     /// first answers say whether the provider names its limits.
     pub const START_PER_SEC: f64 = 4.0;
@@ -42,6 +45,11 @@ pub mod aimd {
     /// provider's own burst absorbs the overshoot for a while, so 429s stay rare, and fast
     /// enough to find within seconds what a cut gave away or room that opens up.
     pub const PROBE_GAIN: f64 = 0.004;
+    /// A refusal soon after a cut finds the limit at no more than this many times what the
+    /// provider accepted between the two: it spent its burst by both, so what it accepted is
+    /// what it refilled (a little less for answers still on their way at either end). The
+    /// approach then comes back to the limit in one cut, not in a cut of 15 % at a time.
+    pub const SINCE_CUT_SLACK: f64 = 1.1;
     /// At most one cut per 600 ms: the refusals that follow a cut are mostly of requests sent
     /// before it, or of a provider still paying back the debt refused requests left.
     pub const CUT_HOLD: Duration = Duration::from_millis(600);
@@ -102,6 +110,10 @@ pub struct ProviderRefusal {
     /// Units per period the provider accepted lately; None until there is enough history to
     /// tell (answers take a while to come back, refusals often less).
     pub accepted: Option<f64>,
+    /// Units per period the provider accepted since the refusal that last cut, when that was
+    /// lately: its limit at least (its burst was spent at both refusals), and at most a little
+    /// above it (`aimd::SINCE_CUT_SLACK`), unless its burst refilled whole meanwhile.
+    pub since_cut: Option<f64>,
     /// Set while a fault sends requests this limiter did not see: until when.
     pub fault_until: Option<Instant>,
 }
@@ -188,7 +200,7 @@ impl Aimd {
         match steady {
             0 => Duration::ZERO,
             n => aimd::PLATEAU
-                .saturating_mul(1 << (n - 1).min(16))
+                .saturating_mul(1 << (2 * (n - 1)).min(16))
                 .min(aimd::PLATEAU_MAX),
         }
     }
@@ -271,10 +283,29 @@ impl Aimd {
             Some(a) => (current * cut, current.min(a / aimd::APPROACH)),
             None => (current * cut, current),
         };
+        // (Lowered by it, the rate comes down to where the approach would end.)
+        let (rate, refused_rate) = match r.since_cut.map(|m| m * aimd::SINCE_CUT_SLACK) {
+            Some(bound) if bound < refused_rate => (
+                rate.min(bound * aimd::APPROACH).max(current * deepest),
+                bound,
+            ),
+            _ => (rate, refused_rate),
+        };
         let floor = aimd::FLOOR_PER_MINUTE * period_ms / 60_000.0;
         let before_cut = probe.as_ref().map_or(f64::INFINITY, |a| a.rate);
         let a = probe.get_or_insert_with(|| Aimd::at(current, false, false, now));
         let previous = a.last_refused_rate;
+        // Refused after holding under the limit found before and creeping above it: the
+        // provider's burst refilled while it held and took the creep for a while, so the
+        // refusal came above that limit, not at a new one (unless far above).
+        let crept = a.plateau_since.is_some()
+            && refused_rate > previous
+            && refused_rate <= previous * aimd::PLATEAU_LEFT;
+        let refused_rate = if crept && r.fault_until.is_none() {
+            previous
+        } else {
+            refused_rate
+        };
         let same_limit = previous > 0.0
             && (refused_rate - previous).abs() <= aimd::STEADY_BAND * previous
             && r.fault_until.is_none();

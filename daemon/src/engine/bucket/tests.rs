@@ -58,6 +58,7 @@ fn aimd_cuts_then_approaches_then_creeps() {
         cooling_until: t,
         granted: 1200.0,
         accepted: Some(1200.0),
+        since_cut: None,
         fault_until: None,
     };
     assert_eq!(b.refused(refusal(t), t), Some(f64::INFINITY));
@@ -127,6 +128,7 @@ fn a_fault_cuts_once_and_what_it_left_is_refused_without_a_cut_until_a_clean_int
         cooling_until: at,
         granted: 1200.0,
         accepted: None,
+        since_cut: None,
         fault_until,
     };
     assert!(b.refused(refusal(ms(0), Some(ms(5000))), ms(0)).is_some());
@@ -149,4 +151,41 @@ fn a_fault_cuts_once_and_what_it_left_is_refused_without_a_cut_until_a_clean_int
     assert!(b
         .refused(refusal(ms(clean + 100), None), ms(clean + 100))
         .is_some());
+}
+
+#[test]
+fn a_refusal_soon_after_a_cut_finds_the_limit_from_what_was_accepted_between() {
+    // Refused at 960 a minute, then again at 816, 1.5 s later: the provider accepted 500 a
+    // minute between the two refusals (its burst spent at both), so its limit is at most
+    // 500 x 1.1, and the rate comes down to just under that, not 15 % lower each time.
+    let t = Instant::now();
+    let ms = |n| t + Duration::from_millis(n);
+    let mut b = Bucket::learned(Dimension::Requests, t);
+    let refusal = |at, accepted, since_cut| ProviderRefusal {
+        granted_at: at,
+        cooling_until: at,
+        granted: 960.0,
+        accepted: Some(accepted),
+        since_cut,
+        fault_until: None,
+    };
+    assert!(b.refused(refusal(ms(0), 960.0, None), ms(0)).is_some());
+    assert!((b.rate.limit - 816.0).abs() < 1e-9);
+    let before = b.rate.limit;
+    assert!(b
+        .refused(refusal(ms(1500), 840.0, Some(500.0)), ms(1500))
+        .is_some());
+    let bound = 500.0 * aimd::SINCE_CUT_SLACK;
+    assert!(
+        (b.rate.limit - bound * aimd::APPROACH).abs() < 1e-6,
+        "{} after {before}",
+        b.rate.limit
+    );
+    // Without that measure: the usual cut of 15 %.
+    let mut b = Bucket::learned(Dimension::Requests, t);
+    assert!(b.refused(refusal(ms(0), 960.0, None), ms(0)).is_some());
+    assert!(b
+        .refused(refusal(ms(1500), 840.0, None), ms(1500))
+        .is_some());
+    assert!((b.rate.limit - 816.0 * aimd::CUT).abs() < 1e-6);
 }
