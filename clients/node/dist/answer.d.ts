@@ -28,5 +28,7 @@ export declare class EventWatcher {
     feed(chunk: Uint8Array): void;
     finish(): StreamOutcome;
     private line;
+    /** One event already taken out of its stream (`data`: its JSON text), as if it had come. */
+    feedEvent(name: string, data: string): void;
     private dispatch;
 }

@@ -10,7 +10,8 @@
  * Usage is read from JSON bodies and from server-sent events as they go by, without consuming
  * anything the caller reads.
  */
-import type { Client } from "./client.js";
+import type { Client, Lease, ReportOptions } from "./client.js";
+import type { Advice } from "./client.js";
 export interface LimitedFetchOptions {
     client: Client;
     /** The key each call acquires on (or give `routeGroup`). */
@@ -27,6 +28,9 @@ export interface LimitedFetchOptions {
     /** A bound on tries whatever the advice (default 20). */
     maxAttempts?: number;
 }
+/** Reports a try; a daemon that cannot take the report does not cost the caller the answer the
+ * provider gave (a warning says so, once). `onAdvice` is given the advice the report got. */
+export declare function reportSafely(lease: Lease, o: ReportOptions, onAdvice?: (advice: Advice) => void): Promise<Advice | null>;
 /** A `fetch` that goes through the daemon. */
 export declare function limitedFetch(options: LimitedFetchOptions): typeof fetch;
 /** A key template's typos fail when `limitedFetch` is built, not at the first request: only

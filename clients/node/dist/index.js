@@ -6469,14 +6469,14 @@ function createClientStreamingFn(transport, method) {
     const response = await transport.stream(method, options === null || options === void 0 ? void 0 : options.signal, options === null || options === void 0 ? void 0 : options.timeoutMs, options === null || options === void 0 ? void 0 : options.headers, request3, options === null || options === void 0 ? void 0 : options.contextValues);
     (_d = options === null || options === void 0 ? void 0 : options.onHeader) === null || _d === void 0 ? void 0 : _d.call(options, response.header);
     let singleMessage;
-    let count2 = 0;
+    let count3 = 0;
     try {
       for (var _f = true, _g = __asyncValues2(response.message), _h; _h = await _g.next(), _a = _h.done, !_a; _f = true) {
         _c = _h.value;
         _f = false;
         const message2 = _c;
         singleMessage = message2;
-        count2++;
+        count3++;
       }
     } catch (e_1_1) {
       e_1 = { error: e_1_1 };
@@ -6490,7 +6490,7 @@ function createClientStreamingFn(transport, method) {
     if (!singleMessage) {
       throw new ConnectError("protocol error: missing response message", Code.Unimplemented);
     }
-    if (count2 > 1) {
+    if (count3 > 1) {
       throw new ConnectError("protocol error: received extra messages for client streaming method", Code.Unimplemented);
     }
     (_e = options === null || options === void 0 ? void 0 : options.onTrailer) === null || _e === void 0 ? void 0 : _e.call(options, response.trailer);
@@ -9689,6 +9689,10 @@ var EventWatcher = class {
       this.data.push(value);
     }
   }
+  /** One event already taken out of its stream (`data`: its JSON text), as if it had come. */
+  feedEvent(name, data) {
+    this.dispatch(name, data);
+  }
   dispatch(event, data) {
     if (data === "[DONE]") {
       return;
@@ -10062,9 +10066,11 @@ function answered(res, usage) {
   };
 }
 var warned = false;
-async function reportSafely(lease, o) {
+async function reportSafely(lease, o, onAdvice) {
   try {
-    return await lease.report(o);
+    const advice = await lease.report(o);
+    onAdvice?.(advice);
+    return advice;
   } catch (e) {
     if (!(e instanceof LlmctlError)) {
       throw e;
@@ -10258,11 +10264,11 @@ function usageAsked(url, raw, input, init) {
   }
   const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : void 0));
   headers.delete("content-length");
-  const bodyText = JSON.stringify(sent);
+  const bodyText2 = JSON.stringify(sent);
   if (input instanceof Request) {
-    return { input: new Request(input.clone(), { ...init, headers, body: bodyText }), init: {} };
+    return { input: new Request(input.clone(), { ...init, headers, body: bodyText2 }), init: {} };
   }
-  return { input, init: { ...init, headers, body: bodyText } };
+  return { input, init: { ...init, headers, body: bodyText2 } };
 }
 function checkKeyTemplate(key) {
   for (const found of key.match(/\{[^{}]*\}/g) ?? []) {
@@ -10283,6 +10289,270 @@ function checkKeyTemplate(key) {
   if (k.split("/").some((part) => part === "")) {
     throw new TypeError(`key ${JSON.stringify(key)} has an empty segment; write it as a path like "anthropic/org-a/opus"`);
   }
+}
+
+// src/aws.ts
+var aws_exports = {};
+__export(aws_exports, {
+  LIMITED_COMMANDS: () => LIMITED_COMMANDS,
+  bedrockCounted: () => bedrockCounted,
+  converseUsage: () => converseUsage,
+  headersUsage: () => headersUsage,
+  limit: () => limit,
+  metricsUsage: () => metricsUsage
+});
+var LIMITED_COMMANDS = /* @__PURE__ */ new Set([
+  "ConverseCommand",
+  "ConverseStreamCommand",
+  "InvokeModelCommand",
+  "InvokeModelWithResponseStreamCommand"
+]);
+var MIDDLEWARE = "llmctlMiddleware";
+var LIMITED = /* @__PURE__ */ Symbol.for("llmctl.aws.limited");
+var ADVICE = /* @__PURE__ */ Symbol.for("llmctl.aws.advice");
+var OURS = /* @__PURE__ */ Symbol.for("llmctl.aws.token");
+var MAX_ERROR_MESSAGE2 = 4096;
+var TOKEN_HEADERS = [
+  "x-amzn-bedrock-input-token-count",
+  "x-amzn-bedrock-output-token-count",
+  "x-amzn-bedrock-cache-read-input-token-count",
+  "x-amzn-bedrock-cache-write-input-token-count"
+];
+var CONVERSE_USAGE = ["inputTokens", "outputTokens", "cacheReadInputTokens", "cacheWriteInputTokens"];
+var METRICS_USAGE = ["inputTokenCount", "outputTokenCount", "cacheReadInputTokenCount", "cacheWriteInputTokenCount"];
+function count2(v) {
+  if (typeof v === "number" && Number.isInteger(v) && v >= 0) {
+    return v;
+  }
+  if (typeof v === "string" && /^\s*\d+\s*$/.test(v)) {
+    return Number(v.trim());
+  }
+  return null;
+}
+function bedrockCounted(fields, names) {
+  if (!fields || typeof fields !== "object") {
+    return null;
+  }
+  const f = fields;
+  const inp = count2(f[names[0]]);
+  const out = count2(f[names[1]]);
+  if (inp === null || out === null) {
+    return null;
+  }
+  const read = count2(f[names[2]]) ?? 0;
+  const written = count2(f[names[3]]) ?? 0;
+  return [inp + read + written, read, out];
+}
+function converseUsage(parsed) {
+  return bedrockCounted(parsed?.usage, CONVERSE_USAGE);
+}
+function metricsUsage(chunk) {
+  return bedrockCounted(chunk?.["amazon-bedrock-invocationMetrics"], METRICS_USAGE);
+}
+function headersUsage(headers) {
+  const lower = {};
+  for (const [k, v] of Object.entries(headers ?? {})) {
+    lower[k.toLowerCase()] = v;
+  }
+  return bedrockCounted(lower, TOKEN_HEADERS);
+}
+function bodyText(body) {
+  if (typeof body === "string") {
+    return body;
+  }
+  if (body instanceof Uint8Array) {
+    return new TextDecoder().decode(body);
+  }
+  return "";
+}
+function usageReport(u) {
+  return u ? { inputTokens: u[0], cachedInputTokens: u[1], outputTokens: u[2], usageKnown: true } : {};
+}
+function failure(e) {
+  const err = e ?? {};
+  const status = err.$metadata?.httpStatusCode ?? 0;
+  const name = String(err.name ?? "Error");
+  const lowered = name.toLowerCase();
+  const errorType = status ? name : lowered.includes("timeout") ? "timeout" : lowered.includes("abort") ? "cancelled" : "connection";
+  return { status, headers: err.$response?.headers, errorType, errorMessage: String(err.message ?? "").slice(0, MAX_ERROR_MESSAGE2) };
+}
+function throttled(e) {
+  const err = new Error(`Too many requests, please wait before trying again. (${e.message})`);
+  err.name = "ThrottlingException";
+  err.$fault = "client";
+  err.$metadata = { httpStatusCode: 429 };
+  err.llmctl = { reason: e.reason, reasonCode: e.reasonCode, notBefore: e.notBefore, waitedMs: e.waitedMs };
+  err[ADVICE] = null;
+  err[LIMITED] = "give_up";
+  return err;
+}
+function watched(events, lease, status, headers, converse, onAdvice) {
+  return {
+    [Symbol.asyncIterator]() {
+      const it = events[Symbol.asyncIterator]();
+      const w = new EventWatcher();
+      let usage = null;
+      let output = false;
+      let reported = false;
+      const report = async (extra) => {
+        if (reported) {
+          return;
+        }
+        reported = true;
+        await reportSafely(lease, { status, headers, ...usageReport(usage ?? w.finish().usage), streamStarted: output, ...extra }, onAdvice);
+      };
+      return {
+        async next() {
+          let r;
+          try {
+            r = await it.next();
+          } catch (e) {
+            const f = failure(e);
+            await report({ errorType: f.errorType === "connection" ? String(e?.name ?? "stream_error") : f.errorType, errorMessage: f.errorMessage });
+            throw e;
+          }
+          if (r.done) {
+            await report({});
+            return r;
+          }
+          const ev = r.value ?? {};
+          if (converse) {
+            usage = converseUsage(ev.metadata) ?? usage;
+            output ||= "contentBlockDelta" in ev;
+          } else {
+            const bytes = ev.chunk?.bytes;
+            if (bytes) {
+              const text = new TextDecoder().decode(bytes);
+              w.feedEvent("chunk", text);
+              output ||= w.outcome.output;
+            }
+          }
+          for (const [name, v] of Object.entries(ev)) {
+            if (/exception$/i.test(name) && v && typeof v === "object") {
+              await report({ errorType: name.replace(/^./, (c) => c.toUpperCase()), errorMessage: String(v.message ?? "") });
+            }
+          }
+          return r;
+        },
+        async return(value) {
+          await report({ errorType: "cancelled" });
+          return await it.return?.(value) ?? { done: true, value: void 0 };
+        }
+      };
+    }
+  };
+}
+function advisedStrategy(inner, maxRetries) {
+  return {
+    acquireInitialRetryToken: (scope) => inner?.acquireInitialRetryToken ? inner.acquireInitialRetryToken(scope) : { getRetryCount: () => 0, getRetryDelay: () => 0 },
+    refreshRetryTokenForRetry: async (token, info) => {
+      const err = info?.error;
+      if (!err || !(ADVICE in err)) {
+        if (!inner?.refreshRetryTokenForRetry) {
+          throw err;
+        }
+        return inner.refreshRetryTokenForRetry(token, info);
+      }
+      const advice = err[ADVICE];
+      const n = token[OURS] ? token.getRetryCount() : 0;
+      if (advice?.action !== "retry" || n >= maxRetries) {
+        throw err;
+      }
+      return { [OURS]: true, getRetryCount: () => n + 1, getRetryDelay: () => advice.retryAfterMs };
+    },
+    recordSuccess: (token) => {
+      if (!token?.[OURS]) {
+        inner?.recordSuccess?.(token);
+      }
+    }
+  };
+}
+function limit(awsClient, options) {
+  if (!awsClient?.middlewareStack?.addRelativeTo || !awsClient.config) {
+    throw new TypeError("aws.limit takes a client of the AWS SDK for JavaScript v3 (new BedrockRuntimeClient({...}))");
+  }
+  if (!options?.client) {
+    throw new TypeError("aws.limit needs an llmctl Client to ask: aws.limit(bedrock, { client: new Client() })");
+  }
+  const template = options.key ?? "bedrock/{model}";
+  checkKeyTemplate(template.replaceAll("{region}", "region"));
+  const maxRetries = options.maxRetries ?? 20;
+  if (!Number.isInteger(maxRetries) || maxRetries < 0) {
+    throw new TypeError(`maxRetries must be a whole number of retries (0 or more), not ${maxRetries}`);
+  }
+  const marked = awsClient;
+  if (marked[LIMITED]) {
+    return awsClient;
+  }
+  marked[LIMITED] = true;
+  const config = awsClient.config;
+  const region = async () => {
+    const r = config.region;
+    const v = typeof r === "function" ? await r() : r;
+    return typeof v === "string" ? v : "";
+  };
+  const ownStrategy = config.retryStrategy;
+  config.retryStrategy = async () => advisedStrategy(ownStrategy ? await ownStrategy() : void 0, maxRetries);
+  const middleware = (next, context) => async (args) => {
+    const command = String(context.commandName ?? "");
+    if (!LIMITED_COMMANDS.has(command)) {
+      return next(args);
+    }
+    const call = pathCall(args.request.path ?? "");
+    const raw = bodyText(args.request.body);
+    const est = raw ? estimateBody(raw) : { model: "", inputTokens: 1, outputTokens: DEFAULT_OUTPUT_TOKENS, outputDeclared: false };
+    const model = call.model ?? est.model;
+    const key = template.replaceAll("{model}", model || "unknown").replaceAll("{region}", await region() || "unknown");
+    const state = context[MIDDLEWARE] ??= { attempt: 0 };
+    state.attempt += 1;
+    let lease;
+    try {
+      lease = await options.client.acquire(key, {
+        inputTokens: est.inputTokens,
+        outputTokens: est.outputTokens,
+        outputTokensDeclared: est.outputDeclared,
+        priority: options.priority,
+        maxWait: options.maxWait,
+        runId: options.runId,
+        profile: options.profile,
+        attempt: state.attempt,
+        firstAttempt: state.first
+      });
+    } catch (e) {
+      throw e instanceof NotGranted ? throttled(e) : e;
+    }
+    state.first ??= Date.now();
+    const advised = (advice) => options.onAdvice?.(key, advice);
+    let result;
+    try {
+      result = await next(args);
+    } catch (e) {
+      const advice = await reportSafely(lease, failure(e), advised);
+      if (e && typeof e === "object") {
+        e[ADVICE] = advice;
+      }
+      throw e;
+    }
+    const status = result.response?.statusCode ?? 200;
+    const headers = result.response?.headers;
+    const output = result.output ?? {};
+    if (command === "ConverseStreamCommand" && output.stream) {
+      output.stream = watched(output.stream, lease, status, headers, true, advised);
+    } else if (command === "InvokeModelWithResponseStreamCommand" && output.body) {
+      output.body = watched(output.body, lease, status, headers, false, advised);
+    } else {
+      const usage = command === "ConverseCommand" ? converseUsage(output) : headersUsage(headers);
+      await reportSafely(lease, { status, headers, ...usageReport(usage) }, advised);
+    }
+    return result;
+  };
+  awsClient.middlewareStack.addRelativeTo(middleware, {
+    name: MIDDLEWARE,
+    relation: "before",
+    toMiddleware: "httpSigningMiddleware",
+    override: true
+  });
+  return awsClient;
 }
 export {
   ClaimHistoryLost,
@@ -10305,6 +10575,7 @@ export {
   WINDOW_MS,
   adviceOf,
   askUsage,
+  aws_exports as aws,
   defaultSocket,
   errorInfo,
   estimateBody,

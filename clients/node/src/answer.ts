@@ -170,6 +170,11 @@ export class EventWatcher {
     }
   }
 
+  /** One event already taken out of its stream (`data`: its JSON text), as if it had come. */
+  feedEvent(name: string, data: string): void {
+    this.dispatch(name, data);
+  }
+
   private dispatch(event: string, data: string): void {
     if (data === "[DONE]") {
       return;

@@ -85,10 +85,12 @@ function answered(res: Response, usage: [number, number, number] | null): Report
 let warned = false;
 
 /** Reports a try; a daemon that cannot take the report does not cost the caller the answer the
- * provider gave (a warning says so, once). */
-async function reportSafely(lease: Lease, o: ReportOptions): Promise<Advice | null> {
+ * provider gave (a warning says so, once). `onAdvice` is given the advice the report got. */
+export async function reportSafely(lease: Lease, o: ReportOptions, onAdvice?: (advice: Advice) => void): Promise<Advice | null> {
   try {
-    return await lease.report(o);
+    const advice = await lease.report(o);
+    onAdvice?.(advice);
+    return advice;
   } catch (e) {
     if (!(e instanceof LlmctlError)) {
       throw e;

@@ -36,6 +36,7 @@ export {
 export { DEFAULT_OUTPUT_TOKENS, estimateBody, type Estimate } from "./estimate.js";
 export { errorInfo, EventWatcher, type StreamOutcome } from "./answer.js";
 export { limitedFetch, type LimitedFetchOptions } from "./fetch.js";
+export * as aws from "./aws.js";
 export { pathCall, type PathCall } from "./paths.js";
 export { askUsage, refusesUsage, Unasked, withoutMember } from "./streamusage.js";
 export { defaultSocket } from "./socket.js";

@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import {
   DEFAULT_OUTPUT_TOKENS,
   EventWatcher,
+  aws,
   FAIL_OPEN_ATTEMPTS,
   Unasked,
   askUsage,
@@ -149,5 +150,13 @@ for (const c of usageTable.streams) {
       const out = Buffer.concat(parts.map((p) => Buffer.from(p))).toString("utf8");
       assert.equal(out, c.out, `chunks of ${size}`);
     }
+  });
+}
+
+const bedrockUsage = { converse: aws.converseUsage, metrics: aws.metricsUsage, headers: aws.headersUsage };
+
+for (const c of table("bedrock_usage.json").cases) {
+  test(`Bedrock's counts: ${c.name}`, () => {
+    assert.deepEqual(bedrockUsage[c.from](c.fields), c.usage);
   });
 }

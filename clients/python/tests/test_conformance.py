@@ -9,6 +9,7 @@ from typing import Any, Dict, List
 
 import pytest
 
+from llmctl._bedrock import headers_usage, metrics_usage, usage_of
 from llmctl._common import FAIL_OPEN_ATTEMPTS, Outcome, advice_from, limit_headers, local_advice
 from llmctl._estimate import DEFAULT_OUTPUT_TOKENS, estimate_body
 from llmctl._outcome import error_info
@@ -180,3 +181,12 @@ def test_the_caller_gets_the_stream_it_asked_for(case: Dict[str, Any]) -> None:
         f = Unasked()
         out = b"".join(f.feed(data[i : i + size]) for i in range(0, len(data), size)) + f.finish()
         assert out.decode() == case["out"], size
+
+
+BEDROCK_USAGE = {"converse": usage_of, "metrics": metrics_usage, "headers": headers_usage}
+
+
+@pytest.mark.parametrize("case", cases("bedrock_usage.json"))
+def test_bedrocks_counts_in_the_daemons_terms(case: Dict[str, Any]) -> None:
+    u = BEDROCK_USAGE[case["from"]](case["fields"])
+    assert (list(u) if u is not None else None) == case["usage"]

@@ -6,6 +6,14 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional, Tuple
 
+# InvokeModel's usage headers: input, output, cache read and cache written.
+TOKEN_HEADERS = (
+    "x-amzn-bedrock-input-token-count",
+    "x-amzn-bedrock-output-token-count",
+    "x-amzn-bedrock-cache-read-input-token-count",
+    "x-amzn-bedrock-cache-write-input-token-count",
+)
+
 
 def _int(v: Any) -> Optional[int]:
     if isinstance(v, bool):
@@ -45,3 +53,8 @@ def metrics_usage(chunk: Mapping[str, Any]) -> Optional[Tuple[int, int, int]]:
     return counted(
         m, ("inputTokenCount", "outputTokenCount", "cacheReadInputTokenCount", "cacheWriteInputTokenCount")
     )
+
+
+def headers_usage(headers: Mapping[str, Any]) -> Optional[Tuple[int, int, int]]:
+    """Usage from InvokeModel's token-count headers (names in any case)."""
+    return counted({str(k).lower(): v for k, v in headers.items()}, TOKEN_HEADERS)

@@ -41,7 +41,7 @@ import urllib.parse
 from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple, Union
 
 from . import _errors as errors
-from ._bedrock import counted as _counted
+from ._bedrock import headers_usage as _headers_usage
 from ._bedrock import metrics_usage as _metrics_usage
 from ._bedrock import usage_of as _usage_of
 from ._client import Client, Lease
@@ -58,13 +58,6 @@ _SERVICE = "bedrock-runtime"
 # Where a request's state lives in botocore's per-call context.
 _CONTEXT = "llmctl"
 _MARK = "_llmctl_limited"
-# InvokeModel's usage: input, output, cache read and cache written.
-_TOKEN_HEADERS = (
-    "x-amzn-bedrock-input-token-count",
-    "x-amzn-bedrock-output-token-count",
-    "x-amzn-bedrock-cache-read-input-token-count",
-    "x-amzn-bedrock-cache-write-input-token-count",
-)
 
 KeyArg = Union[str, Callable[[str], str]]
 AdviceHook = Callable[[str, Advice], None]
@@ -127,8 +120,7 @@ def _outcome(operation: str, response: Any, caught: Optional[BaseException]) -> 
         if operation == "Converse":
             u = _usage_of(parsed)
         else:
-            named = {str(k).lower(): v for k, v in headers.items()}
-            u = _counted(named, _TOKEN_HEADERS)
+            u = _headers_usage(headers)
         if u is not None:
             out.input_tokens, out.cached_input_tokens, out.output_tokens = u
             out.usage_known = True
