@@ -262,12 +262,12 @@ impl Engine {
         let accepted = accepted
             .filter(|(_, s)| now.mono.saturating_duration_since(*s) >= ACCEPTED_HISTORY)
             .map(|(a, _)| a);
-        // Refusing on and on since a cut not long ago: the provider was at its limit all
-        // along, and what it accepted since measures its rate better than the last seconds
-        // (which may hold the burst it began with). One refusal alone after a cut says no
-        // such thing: the rate may have been under the limit meanwhile.
-        // Any refusal soon after a cut bounds the limit from above by what was accepted
-        // between them (`aimd::SINCE_CUT_SLACK`).
+        // A refusal soon after a cut bounds the limit from above by a little more than what
+        // the provider accepted between the two (`aimd::SINCE_CUT_SLACK`): its burst was spent
+        // at both. Refusing on and on since that cut (two refusals or more), it was at its
+        // limit all along, and what it accepted measures its rate better than the last seconds
+        // (which may hold the burst it began with); after one refusal the rate may have been
+        // under the limit meanwhile, so it is a bound, not a measure.
         if let Some(c) = key.stats.since_cut.as_mut() {
             c.refusals += 1;
         }
