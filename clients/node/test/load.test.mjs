@@ -1,6 +1,8 @@
 // Eight Node processes of eight workers on one key, through the openai SDK and limitedFetch,
 // against a fake provider that counts rejected requests against its limit (as OpenAI does), with
 // the daemon configured to the provider's limit: every job succeeds and the provider refuses none.
+// Then eight processes of the AWS SDK's Bedrock client through aws.limit against a headerless
+// Bedrock: every job succeeds, few are refused, the tokens settle at the provider's usage.
 
 import { after, before, test } from "node:test";
 import * as assert from "node:assert/strict";
@@ -35,11 +37,10 @@ after(async () => {
   await daemon.close();
 });
 
-test("eight processes share one limit without a 429", async () => {
-  const procs = Array.from({ length: PROCESSES }, () => {
-    const p = spawn(process.execPath, [worker, daemon.socket, provider.url, KEY, String(JOBS / PROCESSES), String(WORKERS)], {
-      stdio: ["pipe", "pipe", "inherit"],
-    });
+/** Starts `count` worker processes of `script` with `args`; each says "ready", then runs on "go". */
+function startWorkers(script, args, count) {
+  return Array.from({ length: count }, () => {
+    const p = spawn(process.execPath, [script, ...args], { stdio: ["pipe", "pipe", "inherit"] });
     // Lines are kept until asked for: a process may say "ready" before its turn to be heard.
     const lines = readline.createInterface({ input: p.stdout });
     const queue = [];
@@ -49,6 +50,36 @@ test("eight processes share one limit without a 429", async () => {
     p.ended = new Promise((resolve) => p.once("exit", resolve));
     return p;
   });
+}
+
+/** Sets the workers going at once on a reset provider; their results, when every one is done. */
+async function runWorkers(procs, provider) {
+  await provider.reset();
+  const started = Date.now();
+  const results = procs.map((p) => p.next());
+  for (const p of procs) {
+    p.stdin.write("go\n");
+  }
+  const out = (await Promise.all(results)).map((l) => JSON.parse(l));
+  await Promise.all(procs.map((p) => p.ended));
+  return {
+    out,
+    ok: out.reduce((n, r) => n + r.ok, 0),
+    failed: out.reduce((n, r) => n + r.failed, 0),
+    wall: (Math.max(...out.map((r) => r.lastEnd)) - started) / 1000,
+  };
+}
+
+function killAll(procs) {
+  for (const p of procs) {
+    if (p.exitCode === null) {
+      p.kill("SIGKILL");
+    }
+  }
+}
+
+test("eight processes share one limit without a 429", async () => {
+  const procs = startWorkers(worker, [daemon.socket, provider.url, KEY, String(JOBS / PROCESSES), String(WORKERS)], PROCESSES);
   try {
     for (const p of procs) {
       assert.equal(await p.next(), "ready");
@@ -58,17 +89,7 @@ test("eight processes share one limit without a 429", async () => {
       const b = daemon.key(KEY)?.buckets.find((x) => x.dimension === "requests");
       return b && b.level >= b.capacity;
     }, 30_000, "the daemon's bucket to fill");
-    await provider.reset();
-    const started = Date.now();
-    const results = procs.map((p) => p.next());
-    for (const p of procs) {
-      p.stdin.write("go\n");
-    }
-    const out = (await Promise.all(results)).map((l) => JSON.parse(l));
-    await Promise.all(procs.map((p) => p.ended));
-    const ok = out.reduce((n, r) => n + r.ok, 0);
-    const failed = out.reduce((n, r) => n + r.failed, 0);
-    const wall = (Math.max(...out.map((r) => r.lastEnd)) - started) / 1000;
+    const { out, ok, failed, wall } = await runWorkers(procs, provider);
     const stats = await provider.stats();
     const rejected = stats.responses["429"] ?? 0;
     const ideal = (JOBS - BURST) / (RPM / 60) + LATENCY_MS / 1000;
@@ -82,10 +103,42 @@ test("eight processes share one limit without a 429", async () => {
     assert.equal(rejected, 0, JSON.stringify(stats));
     assert.equal(stats.responses["200"], JOBS);
   } finally {
+    killAll(procs);
+  }
+});
+
+// BEDROCK_LOAD_JOBS=400 for the figures in BENCHMARKS.md.
+const BEDROCK_JOBS = Number(process.env.BEDROCK_LOAD_JOBS ?? 120);
+const BEDROCK_RPS = 5;
+const BEDROCK_THREADS = 6;
+const bedrockWorker = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures", "bedrock_load_worker.mjs");
+
+test("eight processes of the AWS SDK's Bedrock client share one headerless limit", async () => {
+  // Bedrock's shape: 5 requests a second, no limit headers and no Retry-After, nothing configured:
+  // the daemon finds the limit from the provider's throttles alone.
+  const bedrock = await Provider.start("--api", "bedrock", "--rpm", String(BEDROCK_RPS * 60), "--burst-requests", "5", "--completion-tokens", "4");
+  const model = "anthropic.claude-node-load-v1:0";
+  const procs = startWorkers(bedrockWorker, [daemon.socket, bedrock.url, model, String(BEDROCK_JOBS / PROCESSES), String(BEDROCK_THREADS)], PROCESSES);
+  try {
     for (const p of procs) {
-      if (p.exitCode === null) {
-        p.kill("SIGKILL");
-      }
+      assert.equal(await p.next(), "ready");
     }
+    const { out, ok, failed, wall } = await runWorkers(procs, bedrock);
+    const stats = await bedrock.stats();
+    const refused = stats.responses["429"] ?? 0;
+    const efficiency = (ok - 5) / BEDROCK_RPS / wall;
+    console.log(
+      `bedrock load: ${PROCESSES} Node processes x ${BEDROCK_THREADS}, ${BEDROCK_JOBS} Converse calls, ${BEDROCK_RPS}/s: ` +
+        `${ok} ok, ${failed} failed; provider saw ${stats.requests} requests, ${refused} 429s; wall ${wall.toFixed(2)} s, efficiency ${efficiency.toFixed(3)}`,
+    );
+    assert.equal(failed, 0, JSON.stringify(out.flatMap((r) => r.errors).slice(0, 3)));
+    assert.equal(ok, BEDROCK_JOBS);
+    // The cold herd's first refusals and the probe finding the limit again (as the boto3 test).
+    assert.ok(refused <= 0.1 * stats.requests, JSON.stringify(stats));
+    const k = daemon.key(`bedrock/${model}`);
+    assert.equal(Number(k.tokens_used), Number(stats.input_tokens) + Number(stats.output_tokens));
+  } finally {
+    killAll(procs);
+    bedrock.close();
   }
 });
