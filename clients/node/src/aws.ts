@@ -165,8 +165,8 @@ function throttled(e: NotGranted): Error {
   err.$fault = "client";
   err.$metadata = { httpStatusCode: 429 };
   err.llmctl = { reason: e.reason, reasonCode: e.reasonCode, notBefore: e.notBefore, waitedMs: e.waitedMs };
+  // Not retried: the daemon already waited as long as it was let.
   err[ADVICE] = null;
-  err[LIMITED] = "give_up";
   return err;
 }
 

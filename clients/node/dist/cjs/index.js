@@ -10449,7 +10449,6 @@ function throttled(e) {
   err.$metadata = { httpStatusCode: 429 };
   err.llmctl = { reason: e.reason, reasonCode: e.reasonCode, notBefore: e.notBefore, waitedMs: e.waitedMs };
   err[ADVICE] = null;
-  err[LIMITED] = "give_up";
   return err;
 }
 function watched(events, lease, status, headers, converse, onAdvice) {
