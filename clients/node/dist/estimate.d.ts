@@ -19,3 +19,6 @@ export interface Estimate {
 }
 /** An estimate for a request body: an object, or its JSON text. */
 export declare function estimateBody(body: unknown): Estimate;
+/** The estimate of a request's body as sent (its text); a request without a body reserves one
+ * input token and the default output, undeclared. */
+export declare function estimateRequest(raw: string): Estimate;

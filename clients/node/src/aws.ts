@@ -31,7 +31,7 @@
 import type { Advice, Client, Lease, ReportOptions } from "./client.js";
 import { EventWatcher } from "./answer.js";
 import { NotGranted } from "./errors.js";
-import { DEFAULT_OUTPUT_TOKENS, estimateBody } from "./estimate.js";
+import { estimateRequest } from "./estimate.js";
 import { checkKeyTemplate, reportSafely } from "./fetch.js";
 import { pathCall } from "./paths.js";
 
@@ -302,7 +302,7 @@ export function limit<T extends AwsClientLike>(awsClient: T, options: AwsLimitOp
       }
       const call = pathCall(args.request.path ?? "");
       const raw = bodyText(args.request.body);
-      const est = raw ? estimateBody(raw) : { model: "", inputTokens: 1, outputTokens: DEFAULT_OUTPUT_TOKENS, outputDeclared: false };
+      const est = estimateRequest(raw);
       const model = call.model ?? est.model;
       const key = template.replaceAll("{model}", model || "unknown").replaceAll("{region}", (await region()) || "unknown");
       // One call's attempts: the SDK keeps the context per call.

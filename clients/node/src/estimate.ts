@@ -101,3 +101,9 @@ export function estimateBody(body: unknown): Estimate {
     outputDeclared,
   };
 }
+
+/** The estimate of a request's body as sent (its text); a request without a body reserves one
+ * input token and the default output, undeclared. */
+export function estimateRequest(raw: string): Estimate {
+  return raw ? estimateBody(raw) : { model: "", inputTokens: 1, outputTokens: DEFAULT_OUTPUT_TOKENS, outputDeclared: false, stream: false };
+}

@@ -16,7 +16,7 @@ import type { Advice } from "./client.js";
 import { parseUsage } from "./client.js";
 import { LlmctlError } from "./errors.js";
 import { errorInfo, EventWatcher } from "./answer.js";
-import { DEFAULT_OUTPUT_TOKENS, estimateBody } from "./estimate.js";
+import { estimateRequest } from "./estimate.js";
 import { pathCall } from "./paths.js";
 import { askUsage, refusedBy, refusesUsage, rememberRefusal, Unasked } from "./streamusage.js";
 import { CONTENT_TYPE as AWS_EVENT_STREAM } from "./eventstream.js";
@@ -197,7 +197,7 @@ export function limitedFetch(options: LimitedFetchOptions): typeof fetch {
       return inner(input, init);
     }
     const raw = typeof init?.body === "string" ? init.body : input instanceof Request ? await input.clone().text() : "";
-    const est = raw ? estimateBody(raw) : { model: "", inputTokens: 1, outputTokens: DEFAULT_OUTPUT_TOKENS, outputDeclared: false };
+    const est = estimateRequest(raw);
     // `{model}` in the key is the request's model, as in the Python transport.
     const model = call.model ?? est.model;
     const key = options.key ? options.key.replaceAll("{model}", model || "unknown") : null;

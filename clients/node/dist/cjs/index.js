@@ -9493,6 +9493,9 @@ function estimateBody(body) {
     outputDeclared
   };
 }
+function estimateRequest(raw) {
+  return raw ? estimateBody(raw) : { model: "", inputTokens: 1, outputTokens: DEFAULT_OUTPUT_TOKENS, outputDeclared: false, stream: false };
+}
 
 // src/eventstream.ts
 var CONTENT_TYPE = "application/vnd.amazon.eventstream";
@@ -10228,7 +10231,7 @@ function limitedFetch(options) {
       return inner(input, init);
     }
     const raw = typeof init?.body === "string" ? init.body : input instanceof Request ? await input.clone().text() : "";
-    const est = raw ? estimateBody(raw) : { model: "", inputTokens: 1, outputTokens: DEFAULT_OUTPUT_TOKENS, outputDeclared: false };
+    const est = estimateRequest(raw);
     const model = call.model ?? est.model;
     const key = options.key ? options.key.replaceAll("{model}", model || "unknown") : null;
     const signal = init?.signal ?? (input instanceof Request ? input.signal : null);
@@ -10565,7 +10568,7 @@ function limit(awsClient, options) {
     }
     const call = pathCall(args.request.path ?? "");
     const raw = bodyText(args.request.body);
-    const est = raw ? estimateBody(raw) : { model: "", inputTokens: 1, outputTokens: DEFAULT_OUTPUT_TOKENS, outputDeclared: false };
+    const est = estimateRequest(raw);
     const model = call.model ?? est.model;
     const key = template.replaceAll("{model}", model || "unknown").replaceAll("{region}", await region() || "unknown");
     const state = context[MIDDLEWARE] ??= { attempt: 0 };
