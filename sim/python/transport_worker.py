@@ -2,7 +2,8 @@
 exactly as the README shows it: the openai SDK with an httpx2 client whose transport is
 ``llmctl.httpx.AsyncLimitedTransport``, ``max_retries=0`` on the SDK, no max_tokens unless the
 job declares one. Reads a worker spec (JSON) on stdin, writes a worker result (JSON) on stdout,
-as ``llmctl simulate-worker`` does."""
+as ``llmctl simulate-worker`` does, after a line ``ready`` once it has imported what it calls
+with."""
 
 import asyncio
 import json
@@ -23,6 +24,8 @@ def now_ms() -> int:
 
 
 async def main() -> None:
+    # Imported: the run starts once every worker has said so.
+    print("ready", flush=True)
     spec = json.load(sys.stdin)
     result = {"ok": 0, "failed": 0, "attempts": 0, "rate_limited": 0, "end_unix_ms": 0, "waits": [], "errors": []}
     client = llmctl.AsyncClient(spec["socket"], fail_mode="closed")

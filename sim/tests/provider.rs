@@ -349,3 +349,56 @@ async fn only_loopback() {
     .expect("refused");
     assert!(err.to_string().contains("loopback"));
 }
+
+#[tokio::test]
+async fn a_request_is_in_flight_until_its_answers_last_byte() {
+    // One in flight; a streamed answer's events 1 s apart: the server is serving it until its
+    // last event is sent, as a real server counts (not only while it prepares the answer).
+    let config = ProviderConfig {
+        max_in_flight: Some(1),
+        latency: Duration::ZERO,
+        stream_interval: Duration::from_secs(1),
+        ..ProviderConfig::default()
+    };
+    let (p, c) = start(config).await;
+    let url = format!("{}/v1/chat/completions", p.url());
+    let streamed = {
+        let (c, url) = (c.clone(), url.clone());
+        let mut body = chat("hi", 5);
+        body["stream"] = json!(true);
+        tokio::spawn(async move { c.post_json(&url, &body, Duration::from_secs(60)).await })
+    };
+    let deadline = Instant::now() + T;
+    while p.provider.stats().requests == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the streamed request never arrived"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let second = openai(&p, &c, &chat("hi", 5)).await;
+    assert_eq!(second.status, 429, "{:?}", second.json());
+    assert_eq!(p.provider.stats().in_flight_refused, 1);
+    let first = streamed.await.expect("join").expect("the stream");
+    assert_eq!(first.status, 200);
+    // Its last byte sent, the slot is free.
+    let third = openai(&p, &c, &chat("hi", 5)).await;
+    assert_eq!(third.status, 200, "{:?}", third.json());
+}
+
+#[test]
+fn answers_times_spread_around_the_latency() {
+    let config = ProviderConfig {
+        latency: Duration::from_millis(300),
+        latency_spread: 0.5,
+        ..ProviderConfig::default()
+    };
+    assert_eq!(config.drawn_latency(0.0), Duration::from_millis(150));
+    assert_eq!(config.drawn_latency(0.5), Duration::from_millis(300));
+    assert!(config.drawn_latency(0.999_999) > Duration::from_millis(449));
+    let fixed = ProviderConfig {
+        latency: Duration::from_millis(300),
+        ..ProviderConfig::default()
+    };
+    assert_eq!(fixed.drawn_latency(0.0), Duration::from_millis(300));
+}

@@ -84,6 +84,10 @@ pub struct FakeArgs {
     /// Time to produce an answer
     #[arg(long, default_value = "20ms", value_parser = super::duration, value_name = "DUR")]
     latency: Duration,
+    /// Draw each answer's time uniformly from --latency x (1 - F .. 1 + F), as real servers'
+    /// answers vary (0 to 1; 0.5: from half to one and a half times --latency)
+    #[arg(long, default_value_t = 0.0, value_name = "F")]
+    latency_spread: f64,
     /// Time between two events of a streamed answer
     #[arg(long, default_value = "0ms", value_parser = super::duration, value_name = "DUR")]
     stream_interval: Duration,
@@ -187,6 +191,12 @@ impl FakeArgs {
                 self.cache_share
             ));
         }
+        if !(0.0..=1.0).contains(&self.latency_spread) {
+            return Err(format!(
+                "--latency-spread {} must be from 0 to 1 (0.5 draws each answer's time from half to one and a half times --latency)",
+                self.latency_spread
+            ));
+        }
         if !(0.0..1.0).contains(&self.external_share) {
             return Err(format!(
                 "--external-share {} must be from 0 to below 1 (the share of every limit another consumer takes)",
@@ -234,6 +244,7 @@ impl FakeArgs {
                 RetryAfterArg::None => RetryAfter::None,
             },
             latency: self.latency,
+            latency_spread: self.latency_spread,
             stream_interval: self.stream_interval,
             completion_tokens: self.completion_tokens,
             cache_share: self.cache_share,

@@ -32,6 +32,14 @@ pub struct SimulateArgs {
     /// Print the results as JSON
     #[arg(long)]
     json: bool,
+    /// Keep every core busy beside each run (one busy loop per core, at the run's priority), as
+    /// a loaded machine or workers that compute between their calls
+    #[arg(long)]
+    busy: bool,
+    /// The shapes rows' workers: the openai SDK through the Python transport, in every row (as
+    /// the -python rows are)
+    #[arg(long)]
+    python_workers: bool,
 }
 
 pub async fn run(args: SimulateArgs) -> ExitCode {
@@ -127,7 +135,10 @@ pub async fn run(args: SimulateArgs) -> ExitCode {
             }
             (runs, strategies)
         };
-        for scenario in runs {
+        for mut scenario in runs {
+            if args.python_workers && name == ScenarioName::Shapes {
+                scenario.python_workers = true;
+            }
             let provider = match simulate::provider_for(&scenario).await {
                 Ok(p) => p,
                 Err(e) => return exit::fail(exit::SOFTWARE, e),
@@ -143,10 +154,16 @@ pub async fn run(args: SimulateArgs) -> ExitCode {
                         strategy.name()
                     );
                 }
-                match simulate::run_one(&exe, &provider, &scenario, strategy, args.max_run_time)
-                    .await
-                {
-                    Ok(r) => rows.push(r),
+                let busy = args.busy.then(|| simulate::busy::Busy::start(None));
+                let run =
+                    simulate::run_one(&exe, &provider, &scenario, strategy, args.max_run_time)
+                        .await;
+                drop(busy);
+                match run {
+                    Ok(mut r) => {
+                        r.busy = args.busy;
+                        rows.push(r)
+                    }
                     Err(e) => {
                         return exit::fail(
                             exit::SOFTWARE,

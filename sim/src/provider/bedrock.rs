@@ -254,7 +254,7 @@ impl Provider {
             }
             Decision::Serve { slow, .. } => slow,
         };
-        self.clone().serve_time(slow).await;
+        let in_flight = self.clone().serve_time(slow).await;
         let usage = super::shapes::Usage {
             input,
             cached,
@@ -320,7 +320,7 @@ impl Provider {
         };
         request_id(id, resp.headers_mut());
         drop(self.count_success(input, output));
-        finish(resp)
+        finish(in_flight.until_sent(resp))
     }
 }
 

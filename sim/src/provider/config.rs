@@ -41,8 +41,11 @@ pub struct ProviderConfig {
     /// Rejected requests count against the requests limit (OpenAI says they do).
     pub count_rejected: bool,
     pub retry_after: RetryAfter,
-    /// Time to produce an answer.
+    /// Time to produce an answer: its mean, when `latency_spread` draws it.
     pub latency: Duration,
+    /// Each answer's time drawn uniformly from `latency` x (1 - spread .. 1 + spread), as real
+    /// servers' answers vary (0: every answer takes `latency`; at most 1).
+    pub latency_spread: f64,
     /// Time between two events of a streamed answer (0: all at once).
     pub stream_interval: Duration,
     /// Output tokens per answer (capped by the request's max_tokens).
@@ -89,6 +92,7 @@ impl Default for ProviderConfig {
             count_rejected: false,
             retry_after: RetryAfter::Seconds,
             latency: Duration::from_millis(20),
+            latency_spread: 0.0,
             stream_interval: Duration::ZERO,
             completion_tokens: 16,
             cache_share: 0.0,
@@ -122,6 +126,12 @@ pub enum Cloud {
 }
 
 impl ProviderConfig {
+    /// An answer's time for a uniform draw `u` in [0, 1): `latency` spread by `latency_spread`.
+    pub fn drawn_latency(&self, u: f64) -> Duration {
+        let spread = self.latency_spread.clamp(0.0, 1.0);
+        self.latency.mul_f64(1.0 + spread * (2.0 * u - 1.0))
+    }
+
     /// This provider limiting as `cloud` does. Bedrock and Vertex AI send no limit headers
     /// and no Retry-After (whatever else was asked); Azure counts its requests per minute over
     /// one-second windows of a sixtieth each, unless a window was given.

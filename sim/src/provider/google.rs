@@ -199,7 +199,7 @@ impl Provider {
             }
             Decision::Serve { slow, .. } => slow,
         };
-        self.clone().serve_time(slow).await;
+        let in_flight = self.clone().serve_time(slow).await;
         let usage = super::shapes::Usage {
             input,
             cached,
@@ -221,7 +221,7 @@ impl Provider {
             )
         };
         drop(self.count_success(input, output));
-        finish(resp)
+        finish(in_flight.until_sent(resp))
     }
 }
 

@@ -450,7 +450,7 @@ impl Provider {
             }
             Decision::Serve { slow, stream_error } => (slow, stream_error),
         };
-        self.clone().serve_time(slow).await;
+        let in_flight = self.clone().serve_time(slow).await;
         let usage = shapes::Usage {
             input,
             cached,
@@ -476,21 +476,23 @@ impl Provider {
             self.plan_headers(api, &s, resp.headers_mut());
         }
         shapes::request_id(api, id, resp.headers_mut());
-        self.finish(api, resp)
+        self.finish(api, in_flight.until_sent(resp))
     }
 
-    /// The time a granted request takes before its answer: a fault's delay, then the latency;
-    /// counted in flight meanwhile, or until its client goes away.
-    async fn serve_time(self: Arc<Self>, slow: Option<Duration>) {
+    /// The time a granted request takes before its answer: a fault's delay, then the latency
+    /// (drawn from its spread); counted in flight meanwhile, or until its client goes away. The
+    /// request stays counted until the answer given to [`InFlight::until_sent`] is sent.
+    async fn serve_time(self: Arc<Self>, slow: Option<Duration>) -> InFlight {
         let in_flight = InFlight(self.clone());
         if let Some(d) = slow {
             tokio::time::sleep(d).await;
         }
+        let latency = self.config.drawn_latency(fastrand::f64());
         // No latency means none: a timer of 0 would still wait for the timer's next tick.
-        if !self.config.latency.is_zero() {
-            tokio::time::sleep(self.config.latency).await;
+        if !latency.is_zero() {
+            tokio::time::sleep(latency).await;
         }
-        drop(in_flight);
+        in_flight
     }
 
     /// Counts an answered request's usage; the state, still locked, for its headers.
@@ -553,6 +555,20 @@ impl Provider {
 
 /// A request being answered: leaves the count when dropped.
 struct InFlight(Arc<Provider>);
+
+impl InFlight {
+    /// `resp` holding its request in flight until its last byte is sent (or its client goes
+    /// away), as a server counts the requests it is serving: from its accept to its last byte.
+    fn until_sent(self, resp: Response<Body>) -> Response<Body> {
+        resp.map(|body| {
+            let stream = body.into_data_stream();
+            Body::from_stream(tokio_stream::StreamExt::map(stream, move |chunk| {
+                let _held = &self;
+                chunk
+            }))
+        })
+    }
+}
 
 impl Drop for InFlight {
     fn drop(&mut self) {

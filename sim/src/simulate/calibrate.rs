@@ -143,6 +143,7 @@ impl Scenario {
             fleet: None,
             shape: None,
             fault: None,
+            python_workers: false,
         }
     }
 

@@ -66,6 +66,7 @@ impl Scenario {
             fleet: Some(load),
             shape: None,
             fault: None,
+            python_workers: false,
         }
     }
 

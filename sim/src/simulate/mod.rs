@@ -3,6 +3,7 @@
 //! wall time against the ideal the provider's limits allow.
 
 pub mod agents;
+pub mod busy;
 mod calibrate;
 mod faults;
 mod fleet;
@@ -30,7 +31,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use thiserror::Error;
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
 #[derive(Debug, Error)]
 pub enum SimError {
@@ -286,6 +287,10 @@ pub struct RunResult {
     pub admitted_bound_1s: u64,
     pub admitted_bound_10s: u64,
     pub claims: Option<ClaimCounts>,
+    /// Run beside a busy loop on every core (`--busy`).
+    pub busy: bool,
+    /// Its workers were the openai SDK through the Python transport.
+    pub python_workers: bool,
 }
 
 impl RunResult {
@@ -354,6 +359,9 @@ async fn start_daemon(exe: &Path, config: &str, tag: &str) -> Result<LocalDaemon
     }
 }
 
+/// How long a Python worker may take to import what it calls with.
+const WORKER_READY: Duration = Duration::from_secs(120);
+
 /// Runs `scenario` with `strategy`: the worker processes are this executable's
 /// `simulate-worker`, and the daemon its `daemon`.
 pub async fn run_one(
@@ -394,9 +402,59 @@ pub async fn run_one(
         _ => None,
     };
     let commands_before = redis_commands(&daemons).await;
-    let start_at = llmctl_client::time::now_unix_ms() + 1000;
+    // The workers: the Python ones say when they have imported what they call with, and the
+    // run starts once all are ready (not while the last of them still imports its SDK).
+    let python = scenario.python_workers;
     let mut children = Vec::new();
-    for (p, jobs) in scenario.jobs.iter().enumerate() {
+    for _ in &scenario.jobs {
+        let mut command = if python {
+            let mut c = tokio::process::Command::new(shapes::python());
+            c.arg("-c").arg(shapes::PYTHON_WORKER);
+            c
+        } else {
+            let mut c = tokio::process::Command::new(exe);
+            c.arg("simulate-worker");
+            c
+        };
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|source| SimError::Spawn {
+                what: format!("a worker process ({:?})", command.as_std().get_program()),
+                source,
+            })?;
+        let out = child
+            .stdout
+            .take()
+            .map(BufReader::new)
+            .ok_or_else(|| SimError::Worker("a worker's output is not piped".into()))?;
+        children.push((child, out));
+    }
+    if python {
+        for (_, out) in &mut children {
+            let mut line = String::new();
+            match tokio::time::timeout(WORKER_READY, out.read_line(&mut line)).await {
+                Ok(Ok(_)) if line.trim() == "ready" => {}
+                Ok(_) => {
+                    return Err(SimError::Worker(format!(
+                        "a Python worker ({}) ended before it was ready: {line:?}",
+                        shapes::python().display()
+                    )))
+                }
+                Err(_) => {
+                    return Err(SimError::Worker(format!(
+                        "a Python worker ({}) was not ready within {} s",
+                        shapes::python().display(),
+                        WORKER_READY.as_secs()
+                    )))
+                }
+            }
+        }
+    }
+    let start_at = llmctl_client::time::now_unix_ms() + 1000;
+    for (p, (jobs, (child, _))) in scenario.jobs.iter().zip(&mut children).enumerate() {
         // The processes of a host are consecutive.
         let daemon = daemons.get(p * daemons.len() / scenario.processes());
         let style = match (scenario.calibration, scenario.shape.and_then(Shape::cloud)) {
@@ -425,24 +483,6 @@ pub async fn run_one(
             max_attempts: 8,
             fail_open_at_once: scenario.fault == Some(FleetFault::DaemonKilledFailOpen),
         };
-        let mut command = if scenario.shape == Some(Shape::NoMaxTokensPython) {
-            let mut c = tokio::process::Command::new(shapes::python());
-            c.arg("-c").arg(shapes::PYTHON_WORKER);
-            c
-        } else {
-            let mut c = tokio::process::Command::new(exe);
-            c.arg("simulate-worker");
-            c
-        };
-        let mut child = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|source| SimError::Spawn {
-                what: format!("a worker process ({:?})", command.as_std().get_program()),
-                source,
-            })?;
         let input = serde_json::to_vec(&spec).map_err(|e| SimError::Worker(e.to_string()))?;
         if let Some(mut stdin) = child.stdin.take() {
             stdin
@@ -450,7 +490,6 @@ pub async fn run_one(
                 .await
                 .map_err(|e| SimError::Worker(e.to_string()))?;
         }
-        children.push(child);
     }
     // The claims asked of every host through the fault, until the jobs are done and the
     // fault healed.
@@ -461,15 +500,19 @@ pub async fn run_one(
     });
     let waiting = async {
         let mut results = Vec::new();
-        for child in children {
-            let out = child
-                .wait_with_output()
+        for (mut child, mut out) in children {
+            let mut stdout = Vec::new();
+            out.read_to_end(&mut stdout)
                 .await
                 .map_err(|e| SimError::Worker(e.to_string()))?;
-            let r: WorkerResult = serde_json::from_slice(&out.stdout).map_err(|e| {
+            child
+                .wait()
+                .await
+                .map_err(|e| SimError::Worker(e.to_string()))?;
+            let r: WorkerResult = serde_json::from_slice(&stdout).map_err(|e| {
                 SimError::Worker(format!(
                     "unreadable result ({e}): {}",
-                    String::from_utf8_lossy(&out.stdout)
+                    String::from_utf8_lossy(&stdout)
                 ))
             })?;
             results.push(r);
@@ -576,6 +619,8 @@ pub async fn run_one(
         admitted_bound_1s: (rps + burst).floor() as u64,
         admitted_bound_10s: (10.0 * rps + burst).floor() as u64,
         claims,
+        busy: false,
+        python_workers: scenario.python_workers,
     })
 }
 

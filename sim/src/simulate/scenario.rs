@@ -22,6 +22,9 @@ pub struct Scenario {
     pub shape: Option<Shape>,
     /// Set for the rows of the fleet-faults scenario.
     pub fault: Option<FleetFault>,
+    /// Its workers are the openai SDK through the Python transport
+    /// (`sim/python/transport_worker.py`), not the simulator's own.
+    pub python_workers: bool,
 }
 
 pub(super) fn provider(
@@ -118,6 +121,7 @@ impl Scenario {
                 fleet: None,
                 shape: None,
                 fault: None,
+                python_workers: false,
             },
             ScenarioName::Incident => Scenario {
                 name,
@@ -129,6 +133,7 @@ impl Scenario {
                 fleet: None,
                 shape: None,
                 fault: None,
+                python_workers: false,
             },
             ScenarioName::Skew => Scenario {
                 name,
@@ -140,6 +145,7 @@ impl Scenario {
                 fleet: None,
                 shape: None,
                 fault: None,
+                python_workers: false,
             },
             ScenarioName::Priority => {
                 let n = jobs.unwrap_or(240);
@@ -166,6 +172,7 @@ impl Scenario {
                     fleet: None,
                     shape: None,
                     fault: None,
+                    python_workers: false,
                 }
             }
             ScenarioName::Fleet => Self::fleet(FleetLoad::Even, jobs),

@@ -17,6 +17,8 @@ pub enum Shape {
     NoMaxTokensPython,
     /// The same with max_tokens.
     MaxTokens,
+    /// The same through the Python transport and the openai SDK.
+    MaxTokensPython,
     /// A self-hosted server that refuses beyond 8 requests in flight, no limit headers, 0.3 s
     /// answers.
     MaxInFlight,
@@ -43,10 +45,11 @@ pub enum Shape {
 }
 
 impl Shape {
-    pub const ALL: [Shape; 10] = [
+    pub const ALL: [Shape; 11] = [
         Shape::NoMaxTokens,
         Shape::NoMaxTokensPython,
         Shape::MaxTokens,
+        Shape::MaxTokensPython,
         Shape::MaxInFlight,
         Shape::DailyQuota,
         Shape::DailyQuotaGemini,
@@ -61,6 +64,7 @@ impl Shape {
             Shape::NoMaxTokens => "no-max-tokens",
             Shape::NoMaxTokensPython => "no-max-tokens-python",
             Shape::MaxTokens => "max-tokens",
+            Shape::MaxTokensPython => "max-tokens-python",
             Shape::MaxInFlight => "max-in-flight",
             Shape::DailyQuota => "daily-quota",
             Shape::DailyQuotaGemini => "daily-quota-gemini",
@@ -72,6 +76,11 @@ impl Shape {
             Shape::Vertex => "vertex",
             Shape::Azure => "azure",
         }
+    }
+
+    /// The rows whose workers are the openai SDK through the Python transport.
+    pub fn python(self) -> bool {
+        matches!(self, Shape::NoMaxTokensPython | Shape::MaxTokensPython)
     }
 
     /// The clouds scenario's rows.
@@ -149,22 +158,37 @@ impl Scenario {
         // cloud does.
         let cloud_provider =
             |cloud: Cloud| provider(300.0, 5.0, None, RetryAfter::Seconds, false).as_cloud(cloud);
+        // The SDK rows': 20 requests/s (burst 5) and 10k tokens/s (2 s burst), answers of
+        // 0.3 s give or take half, as a real API's vary.
+        let sdk = || ProviderConfig {
+            latency: Duration::from_millis(300),
+            latency_spread: 0.5,
+            ..provider(
+                1200.0,
+                5.0,
+                Some((600_000.0, 20_000.0)),
+                RetryAfter::Seconds,
+                true,
+            )
+        };
         let mut provider = incident();
         let mut job_list = mixed_jobs(n, &mut rng);
         let mut workers = 12;
         let mut processes = 8;
         match shape {
             Shape::NoMaxTokens | Shape::NoMaxTokensPython => {
+                provider = sdk();
                 for j in &mut job_list {
                     j.undeclared = true;
                     j.max_tokens = DEFAULT_OUTPUT_TOKENS;
                 }
             }
-            Shape::MaxTokens => {}
+            Shape::MaxTokens | Shape::MaxTokensPython => provider = sdk(),
             Shape::MaxInFlight => {
                 provider = ProviderConfig {
                     max_in_flight: Some(8),
                     latency: Duration::from_millis(300),
+                    latency_spread: 0.5,
                     limit_headers: false,
                     retry_after: RetryAfter::None,
                     completion_tokens: 50,
@@ -232,6 +256,7 @@ impl Scenario {
             fleet: None,
             shape: Some(shape),
             fault: None,
+            python_workers: shape.python(),
         }
     }
 
@@ -256,7 +281,12 @@ impl Scenario {
             }
             Shape::MaxInFlight => {
                 let slots = p.max_in_flight.unwrap_or(1) as f64;
-                (jobs / slots).ceil() * latency
+                if p.latency_spread > 0.0 {
+                    // Answers of every length, the slots kept full: their time over the slots.
+                    jobs * latency / slots
+                } else {
+                    (jobs / slots).ceil() * latency
+                }
             }
             Shape::FixedWindow => {
                 let window = p
@@ -325,7 +355,7 @@ mod tests {
         let in_flight = Scenario::shape(Shape::MaxInFlight, Some(300));
         // 300 answers of 0.3 s, 8 at a time.
         let ideal = in_flight.ideal().as_secs_f64();
-        assert!((ideal - 38.0 * 0.3).abs() < 1e-6, "{ideal}");
+        assert!((ideal - 300.0 * 0.3 / 8.0).abs() < 1e-6, "{ideal}");
         let window = Scenario::shape(Shape::FixedWindow, Some(300));
         assert!((window.ideal().as_secs_f64() - 10.05).abs() < 1e-6);
         let daily = Scenario::shape(Shape::DailyQuota, Some(300));
