@@ -274,7 +274,12 @@ impl Engine {
                     continue;
                 }
                 b.refill(now);
-                if !b.has(n) || blocked.contains(&(k, bi)) {
+                let window_full = b.window_allowance().is_some_and(|allowed| {
+                    key.stats
+                        .recent_grants
+                        .full(now, super::probe::aimd::WINDOW, allowed)
+                });
+                if !b.has(n) || window_full || blocked.contains(&(k, bi)) {
                     b.on_short();
                     short.push((k, bi));
                     any = true;
@@ -352,6 +357,7 @@ impl Engine {
         stats.granted.add(base, now.mono, 1);
         stats.first_grant.get_or_insert(now.mono);
         stats.run_start.get_or_insert(now.mono);
+        stats.recent_grants.granted(now.mono);
         stats.activity.ask(now.mono);
         stats.waits.push(waited.as_millis() as u64);
         stats.tokens_reserved += tokens;

@@ -233,7 +233,29 @@ impl Engine {
         let dim = refused_dimension(outcome);
         let base = self.base;
         let fault_until = self.fault_in_force(id, now.mono);
+        let says_nothing = dim == Dimension::Requests
+            && outcome.signals.retry_after.is_none()
+            && self.probed_bucket(id, outcome).is_some();
         let key = &mut self.keys[id];
+        key.stats.recent_grants.refused(lease.granted_at);
+        // A provider that says nothing, not even when to come back, most likely counts over a
+        // second (`report::PROBED_WINDOW`, as OpenAI enforces a minute's limit and gateways
+        // keep a rolling second): it took what it accepted in the second before this request
+        // and no more. Per minute.
+        // Only when the second before was the provider's whole: not within a second of a cut
+        // (its cooldown left part of that second idle, and what it took then says less).
+        let whole_second = key.stats.since_cut.is_none_or(|c| {
+            lease.granted_at.saturating_duration_since(c.at) >= super::report::PROBED_WINDOW
+        });
+        let last_window = (says_nothing && whole_second)
+            .then(|| {
+                key.stats
+                    .recent_grants
+                    .within(lease.granted_at, super::report::PROBED_WINDOW)
+            })
+            .flatten()
+            .filter(|&n| n > 0)
+            .map(|n| n as f64 * 60.0 / super::report::PROBED_WINDOW.as_secs_f64());
         // Per minute, over the last few seconds: what was granted (the rate the provider just
         // refused, for a bucket that had no limit), and what the provider accepted (long enough
         // that its burst weighs little against its rate).
@@ -294,6 +316,7 @@ impl Engine {
                 granted,
                 accepted,
                 since_cut: since_cut.map(|(m, _)| m),
+                last_window,
                 fault_until,
             },
             now.mono,

@@ -56,6 +56,9 @@ pub mod aimd {
     /// Capacity of a probed bucket: a quarter second of its rate (at least one unit), as
     /// providers enforce per-minute limits over short periods.
     pub const CAPACITY_WINDOW: Duration = Duration::from_millis(250);
+    /// A window found by a refusal that named nothing (`Aimd::window_allowance`): a second, and
+    /// a margin for the jitter of arrivals (a request that left it a moment early is refused).
+    pub const WINDOW: Duration = Duration::from_millis(1030);
     /// Slow start past this many units a minute finds no limit worth keeping: the probe ends.
     pub const UNLIMITED_PER_MINUTE: f64 = 1e8;
     /// Never probed below this (units a minute): one request every 10 s still finds out.
@@ -97,6 +100,10 @@ pub struct Aimd {
     steady: u32,
     /// When the probe reached just under the limit after its last cut (and began to hold).
     plateau_since: Option<Instant>,
+    /// Its last cut was to what the provider took in the second before a refusal that named
+    /// nothing: a window of a second, most likely, so no second takes more than its rate's
+    /// share of one (`window_allowance`), and its burst is a whole second's.
+    window: bool,
 }
 
 /// What a provider's refusal (a 429 or 529) tells a bucket's probe.
@@ -114,6 +121,10 @@ pub struct ProviderRefusal {
     /// lately: its limit at least (its burst was spent at both refusals), and at most a little
     /// above it (`aimd::SINCE_CUT_SLACK`), unless its burst refilled whole meanwhile.
     pub since_cut: Option<f64>,
+    /// Units per period the provider accepted in the second before the refused request, when
+    /// it says nothing of its limits and named no delay: most likely its allowance for a second
+    /// (a window's, or a bucket's rate and what was left of its burst), so at most that.
+    pub last_window: Option<f64>,
     /// Set while a fault sends requests this limiter did not see: until when.
     pub fault_until: Option<Instant>,
 }
@@ -144,6 +155,7 @@ impl Aimd {
             before_cut: f64::INFINITY,
             steady: 0,
             plateau_since: None,
+            window: false,
         }
     }
 
@@ -186,7 +198,22 @@ impl Aimd {
         } else {
             1.0
         };
+        if let Some(n) = self.window_allowance(period_ms) {
+            // The window limits, not the bucket: a whole window's allowance may go at once.
+            return n as f64;
+        }
         (self.rate / period_ms * aimd::CAPACITY_WINDOW.as_millis() as f64).max(floor)
+    }
+
+    /// Requests a window of a second takes at its rate, when its last cut found one: no
+    /// `aimd::WINDOW` may take more (the daemon's grants, less those refused, in
+    /// `RecentGrants`).
+    pub fn window_allowance(&self, period_ms: f64) -> Option<u64> {
+        self.window.then(|| {
+            (self.rate / period_ms * aimd::WINDOW.as_millis() as f64)
+                .floor()
+                .max(1.0) as u64
+        })
     }
 
     /// How many refusals in a row found the same limit (1 also for a limit measured from what
@@ -291,6 +318,29 @@ impl Aimd {
             ),
             _ => (rate, refused_rate),
         };
+        // At most what it took in the second before: for a window of a second, its allowance
+        // (spread evenly, a little slower than it: no second of it takes more, whatever the
+        // jitter of arrivals); for a bucket, its rate and what was left of its burst.
+        // Held as a window and refused with two or more fewer than its allowance in the second
+        // before: it was no window of a second (a bucket whose burst the window's spent), so
+        // it is paced from now on.
+        let window_failed = probe
+            .as_ref()
+            .and_then(|a| a.window_allowance(period_ms))
+            .zip(r.last_window)
+            .is_some_and(|(allowed, n)| n * 1000.0 / period_ms + 1.0 < allowed as f64);
+        let (rate, refused_rate, measured, window) = match r.last_window {
+            Some(n) if n < rate => {
+                let r = n.max(current * deepest);
+                (
+                    r,
+                    refused_rate.min(n),
+                    measured || r == n,
+                    r == n && !window_failed,
+                )
+            }
+            _ => (rate, refused_rate, measured, false),
+        };
         let floor = aimd::FLOOR_PER_MINUTE * period_ms / 60_000.0;
         let before_cut = probe.as_ref().map_or(f64::INFINITY, |a| a.rate);
         let a = probe.get_or_insert_with(|| Aimd::at(current, false, false, now));
@@ -317,6 +367,7 @@ impl Aimd {
             0
         };
         a.plateau_since = None;
+        a.window = window;
         a.fault_until = r.fault_until;
         a.last_refusal = Some(now);
         a.before_cut = before_cut;

@@ -2,6 +2,7 @@
 //! idleness, and learned limits across a restart.
 
 use super::calibrate_tests::*;
+use super::shapes_tests::refused_for_concurrency;
 use super::tests::*;
 use super::*;
 
@@ -625,5 +626,169 @@ fn a_cut_just_before_a_fault_became_known_is_the_faults() {
     assert_eq!(
         requests_limit(&mut fx, clean),
         (1200.0, LimitSource::Config)
+    );
+}
+
+/// A provider that admits at most `allowed` requests in any rolling `window_ms`, refused ones
+/// not counted, with no headers and no delay named.
+struct RollingProvider {
+    allowed: usize,
+    window_ms: u64,
+    admitted: std::collections::VecDeque<u64>,
+}
+
+impl RollingProvider {
+    fn admit(&mut self, ms: u64) -> bool {
+        while self
+            .admitted
+            .front()
+            .is_some_and(|&t| ms.saturating_sub(t) >= self.window_ms)
+        {
+            self.admitted.pop_front();
+        }
+        if self.admitted.len() >= self.allowed {
+            return false;
+        }
+        self.admitted.push_back(ms);
+        true
+    }
+}
+
+/// What a model provider answers a request sent at a ms with so many of its requests in flight
+/// (the one sent not counted).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Answer {
+    Ok,
+    /// A 429 that names no delay.
+    Refused,
+    /// A 429 for too many requests in flight.
+    TooMany,
+}
+
+/// `jobs` one-shot jobs at once on key `h` with no config, each refused job asking again at
+/// once (the daemon's advice is its wait), each answer back `latency(ms)` after it was sent.
+/// When the last job was answered, and when each refusal was sent.
+fn one_shot_jobs(
+    jobs: usize,
+    mut admit: impl FnMut(u64, usize) -> Answer,
+    mut latency: impl FnMut() -> u64,
+) -> (u64, Vec<u64>) {
+    let mut fx = Fx::new(vec![]);
+    let mut finished = vec![false; jobs];
+    let mut flights: Vec<(u64, usize, String, Answer)> = Vec::new();
+    let mut done = 0;
+    let mut refused = Vec::new();
+    for ms in 0..60_000u64 {
+        flights.sort_by_key(|f| f.0);
+        while flights.first().is_some_and(|f| f.0 <= ms) {
+            let (_, job, lease_id, answer) = flights.remove(0);
+            let o = match answer {
+                Answer::Ok => ok(200),
+                Answer::Refused => {
+                    let mut o = with_headers(429, &[], T0_UNIX + ms as i64);
+                    o.error_type = "rate_limit_exceeded".into();
+                    o
+                }
+                Answer::TooMany => refused_for_concurrency(),
+            };
+            fx.e.report(&lease_id, &o, fx.now(ms)).expect("report");
+            if answer == Answer::Ok {
+                finished[job] = true;
+                done += 1;
+                if done == jobs {
+                    return (ms, refused);
+                }
+            }
+        }
+        let idle: Vec<usize> = (0..jobs)
+            .filter(|&j| !finished[j] && !flights.iter().any(|f| f.1 == j))
+            .collect();
+        for job in idle {
+            let got = fx.e.acquire(
+                &AcquireRequest {
+                    key: "h".into(),
+                    ..Default::default()
+                },
+                fx.now(ms),
+            );
+            match got {
+                Ok(Acquired::Granted(g)) => {
+                    let serving = flights.iter().filter(|f| f.3 == Answer::Ok).count();
+                    let answer = admit(ms, serving);
+                    if answer != Answer::Ok {
+                        refused.push(ms);
+                    }
+                    let back = if answer == Answer::Ok { latency() } else { 1 };
+                    flights.push((ms + back, job, g.lease_id, answer));
+                }
+                Ok(Acquired::Queued(w)) => {
+                    fx.e.cancel(w, fx.now(ms));
+                    break;
+                }
+                _ => break,
+            }
+        }
+    }
+    panic!("the jobs did not finish in 60 s: {done} of {jobs} done, refused at {refused:?}");
+}
+
+#[test]
+fn a_cold_herd_on_a_rolling_window_ends_near_its_ideal() {
+    // 40 at once, 10 in any rolling second (no headers, no delay named), answers after 50 ms:
+    // the ideal is 10 at 0, 1, 2 and 3 s, the last answered at 3.05 s.
+    let mut window = RollingProvider {
+        allowed: 10,
+        window_ms: 1000,
+        admitted: Default::default(),
+    };
+    let (end, refused) = one_shot_jobs(
+        40,
+        |ms, _| {
+            if window.admit(ms) {
+                Answer::Ok
+            } else {
+                Answer::Refused
+            }
+        },
+        || 50,
+    );
+    eprintln!(
+        "herd: done at {end} ms, {} refused at {refused:?}",
+        refused.len()
+    );
+    assert!(
+        end <= 3_965,
+        "done at {end} ms (ideal 3050), refused at {refused:?}"
+    );
+    assert!(
+        refused.len() <= 5,
+        "{} refused at {refused:?}",
+        refused.len()
+    );
+}
+
+#[test]
+fn a_server_of_eight_in_flight_is_kept_full_from_a_cold_start() {
+    // 300 jobs at once on a server that takes 8 in flight (no headers), answers after 150 to
+    // 450 ms: the ideal is their time over 8 slots, 11.25 s.
+    let mut rng = fastrand::Rng::with_seed(7);
+    let (end, refused) = one_shot_jobs(
+        300,
+        |_, serving| {
+            if serving >= 8 {
+                Answer::TooMany
+            } else {
+                Answer::Ok
+            }
+        },
+        || 150 + rng.u64(0..300),
+    );
+    eprintln!(
+        "in flight: done at {end} ms, {} refused at {refused:?}",
+        refused.len()
+    );
+    assert!(
+        end * 9 <= 11_250 * 10,
+        "done at {end} ms (ideal 11250), refused at {refused:?}"
     );
 }

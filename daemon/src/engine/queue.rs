@@ -246,11 +246,23 @@ impl Engine {
                     let mut at: Option<Instant> = None;
                     for si in 0..self.keys[id].scope.len() {
                         let k = self.keys[id].scope[si];
-                        for b in &mut self.keys[k].buckets {
+                        let key = &mut self.keys[k];
+                        for b in &mut key.buckets {
                             let n = need.amount(b.dimension());
                             if n > 0.0 && b.is_limited() {
                                 b.refill(now.mono);
                                 let mut r = b.ready_at(b.required(n));
+                                // A window that allows no more frees a place as its oldest
+                                // grant leaves it.
+                                if let Some(frees) = b.window_allowance().and_then(|allowed| {
+                                    key.stats.recent_grants.frees_at(
+                                        now.mono,
+                                        super::probe::aimd::WINDOW,
+                                        allowed,
+                                    )
+                                }) {
+                                    r = r.max(frees);
+                                }
                                 // A probe that may rise sooner is looked at then.
                                 if let Some(step) = b.next_step() {
                                     r = r.min(step);

@@ -94,7 +94,7 @@ fn older_clients_that_send_no_flag_are_declared() {
     assert_eq!(reserved(&fx.acquire("k", 10, 4096, 0, 1)), 4106);
 }
 
-fn refused_for_concurrency() -> Outcome {
+pub(super) fn refused_for_concurrency() -> Outcome {
     Outcome {
         status: 429,
         attempt: 1,

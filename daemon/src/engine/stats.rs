@@ -43,6 +43,8 @@ pub(super) struct KeyStats {
     pub(super) first_success: Option<Instant>,
     /// What the provider accepted since the key's rate was last cut for a refusal.
     pub(super) since_cut: Option<SinceCut>,
+    /// When the requests of the last second were granted, those refused since left out.
+    pub(super) recent_grants: RecentGrants,
     /// Requests refused for want of capacity, once there was one.
     pub(super) unserved: Option<Box<Unserved>>,
     /// When the key was last asked for, and its clients' pauses.
@@ -61,6 +63,87 @@ pub(super) struct SinceCut {
     pub(super) tokens: u64,
     /// Refusals since the cut, the one being read included.
     pub(super) refusals: u64,
+}
+
+/// The grants of about the last `PROBED_WINDOW`, for a provider that says nothing: how many
+/// it took in the second before it refused. Bounded: at more grants a second than it keeps,
+/// it says nothing.
+#[derive(Clone, Debug, Default)]
+pub struct RecentGrants {
+    at: VecDeque<Instant>,
+    overflowed: bool,
+}
+
+impl RecentGrants {
+    /// The most grants it keeps.
+    pub const KEEP: usize = 4096;
+
+    /// A grant at `now`.
+    pub fn granted(&mut self, now: Instant) {
+        self.forget(now);
+        if self.at.len() >= Self::KEEP {
+            self.overflowed = true;
+            self.at.pop_front();
+        }
+        self.at.push_back(now);
+    }
+
+    /// The grant made at `at` was refused: the provider did not take it.
+    pub fn refused(&mut self, at: Instant) {
+        if let Some(i) = self.at.iter().rposition(|&t| t == at) {
+            self.at.remove(i);
+        }
+    }
+
+    /// Grants not refused in the `window` up to `at` (those made at `at` included), when it
+    /// kept them all.
+    pub fn within(&self, at: Instant, window: Duration) -> Option<u64> {
+        if self.overflowed {
+            return None;
+        }
+        let from = at.checked_sub(window);
+        Some(
+            self.at
+                .iter()
+                .filter(|&&t| t <= at && from.is_none_or(|f| t > f))
+                .count() as u64,
+        )
+    }
+
+    /// Whether one more grant now would put more than `allowed` in the `window` up to now.
+    pub fn full(&self, now: Instant, window: Duration, allowed: u64) -> bool {
+        self.within(now, window).is_some_and(|c| c >= allowed)
+    }
+
+    /// When the `window` up to then holds fewer than `allowed` grants again (now, if it does).
+    pub fn frees_at(&self, now: Instant, window: Duration, allowed: u64) -> Option<Instant> {
+        let count = self.within(now, window)? as usize;
+        if count < allowed as usize {
+            return Some(now);
+        }
+        let from = now.checked_sub(window);
+        let mut inside = self
+            .at
+            .iter()
+            .filter(|&&t| t <= now && from.is_none_or(|f| t > f));
+        inside.nth(count - allowed as usize).map(|&t| t + window)
+    }
+
+    fn forget(&mut self, now: Instant) {
+        while self
+            .at
+            .front()
+            .is_some_and(|&t| now.saturating_duration_since(t) > Self::KEPT_FOR)
+        {
+            self.at.pop_front();
+        }
+        if self.at.is_empty() {
+            self.overflowed = false;
+        }
+    }
+
+    /// Long enough for a refusal of a request granted a moment ago to look back a second.
+    const KEPT_FOR: Duration = Duration::from_secs(3);
 }
 
 /// Counts per whole second over the last 60 seconds, measured from `base`.
@@ -290,5 +373,45 @@ mod activity_tests {
         assert!(!a.stopped(20.0, last + ms(800)));
         assert!(a.stopped(20.0, last + ms(1_500)));
         assert!(Activity::default().stopped(0.0, t), "never asked");
+    }
+
+    #[test]
+    fn recent_grants_count_a_window_less_the_refused_and_say_when_it_frees() {
+        let t = Instant::now();
+        let ms = |n: u64| t + Duration::from_millis(n);
+        let mut g = RecentGrants::default();
+        for at in [0, 0, 200, 400, 600] {
+            g.granted(ms(at));
+        }
+        g.refused(ms(400));
+        let w = Duration::from_millis(1000);
+        assert_eq!(g.within(ms(600), w), Some(4));
+        // At 1100 the two of 0 have left the window.
+        assert_eq!(g.within(ms(1100), w), Some(2));
+        assert!(g.full(ms(700), w, 4));
+        assert!(!g.full(ms(700), w, 5));
+        // Four in the window, three allowed: free once the two of 0 have left it.
+        assert_eq!(g.frees_at(ms(700), w, 3), Some(ms(1000)));
+        // Two allowed: once the one of 200 has left it too; one, once that of 600 has.
+        assert_eq!(g.frees_at(ms(700), w, 2), Some(ms(1200)));
+        assert_eq!(g.frees_at(ms(700), w, 1), Some(ms(1600)));
+        assert_eq!(g.frees_at(ms(700), w, 9), Some(ms(700)));
+    }
+
+    #[test]
+    fn recent_grants_say_nothing_once_they_kept_too_many() {
+        let t = Instant::now();
+        let mut g = RecentGrants::default();
+        for _ in 0..=RecentGrants::KEEP {
+            g.granted(t);
+        }
+        assert_eq!(g.within(t, Duration::from_secs(1)), None);
+        assert_eq!(g.frees_at(t, Duration::from_secs(1), 3), None);
+        // Once they all left, it counts again.
+        g.granted(t + Duration::from_secs(10));
+        assert_eq!(
+            g.within(t + Duration::from_secs(10), Duration::from_secs(1)),
+            Some(1)
+        );
     }
 }

@@ -351,6 +351,17 @@ impl Bucket {
         self.aimd.is_some() && self.configured.is_none() && self.headers.is_none()
     }
 
+    /// Requests no `aimd::WINDOW` may take, when only probing finds the limit and its last cut
+    /// found a window of a second (not in a fleet's part: other hosts' grants are not here).
+    pub fn window_allowance(&self) -> Option<u64> {
+        if !self.is_probed_only() || self.share < 1.0 || self.dimension() != Dimension::Requests {
+            return None;
+        }
+        self.aimd
+            .as_ref()?
+            .window_allowance(self.rate.period.millis())
+    }
+
     /// The provider's fixed window, once its headers showed one.
     pub fn window(&self) -> Option<&window::FixedWindow> {
         self.window.as_ref()

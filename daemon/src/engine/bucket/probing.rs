@@ -66,7 +66,13 @@ impl Bucket {
             // what it refilled meanwhile would go out at once into a provider still paying
             // back what refused requests cost it. The probe goes when ours has refilled too.
             let cooling = r.cooling_until.saturating_duration_since(now).as_secs_f64() * 1000.0;
-            self.level = self.level.min(-self.rate.per_ms() * self.share * cooling);
+            if self.window_allowance().is_some() {
+                // Cut to a window of a second: the cooldown, then the window itself, hold the
+                // requests back (each goes as one the provider took leaves it), not the bucket.
+                self.level = self.rate.capacity * self.share;
+            } else {
+                self.level = self.level.min(-self.rate.per_ms() * self.share * cooling);
+            }
             self.updated = now;
         }
         cut.then_some(before)

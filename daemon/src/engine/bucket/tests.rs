@@ -59,6 +59,7 @@ fn aimd_cuts_then_approaches_then_creeps() {
         granted: 1200.0,
         accepted: Some(1200.0),
         since_cut: None,
+        last_window: None,
         fault_until: None,
     };
     assert_eq!(b.refused(refusal(t), t), Some(f64::INFINITY));
@@ -129,6 +130,7 @@ fn a_fault_cuts_once_and_what_it_left_is_refused_without_a_cut_until_a_clean_int
         granted: 1200.0,
         accepted: None,
         since_cut: None,
+        last_window: None,
         fault_until,
     };
     assert!(b.refused(refusal(ms(0), Some(ms(5000))), ms(0)).is_some());
@@ -167,6 +169,7 @@ fn a_refusal_soon_after_a_cut_finds_the_limit_from_what_was_accepted_between() {
         granted: 960.0,
         accepted: Some(accepted),
         since_cut,
+        last_window: None,
         fault_until: None,
     };
     assert!(b.refused(refusal(ms(0), 960.0, None), ms(0)).is_some());
