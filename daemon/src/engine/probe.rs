@@ -58,7 +58,7 @@ pub mod aimd {
     pub const CAPACITY_WINDOW: Duration = Duration::from_millis(250);
     /// A window found by a refusal that named nothing (`Aimd::window_allowance`): a second, and
     /// a margin for the jitter of arrivals (a request that left it a moment early is refused).
-    pub const WINDOW: Duration = Duration::from_millis(1030);
+    pub const WINDOW: Duration = Duration::from_millis(1100);
     /// Slow start past this many units a minute finds no limit worth keeping: the probe ends.
     pub const UNLIMITED_PER_MINUTE: f64 = 1e8;
     /// Never probed below this (units a minute): one request every 10 s still finds out.
@@ -210,9 +210,8 @@ impl Aimd {
     /// `RecentGrants`).
     pub fn window_allowance(&self, period_ms: f64) -> Option<u64> {
         self.window.then(|| {
-            (self.rate / period_ms * aimd::WINDOW.as_millis() as f64)
-                .floor()
-                .max(1.0) as u64
+            // A second's share of its rate: the margin of `aimd::WINDOW` is not allowance.
+            (self.rate / period_ms * 1000.0).floor().max(1.0) as u64
         })
     }
 
