@@ -917,41 +917,6 @@ async fn a_host_alone_now_that_saw_the_fleet_takes_a_redis_without_its_mark_as_o
     }
 }
 
-/// Keeps both cores busy until dropped (a loaded machine, as the full test run makes one).
-struct CpuLoad(
-    Arc<std::sync::atomic::AtomicBool>,
-    Vec<std::thread::JoinHandle<()>>,
-);
-
-impl CpuLoad {
-    fn start() -> CpuLoad {
-        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let threads = (0..2)
-            .map(|_| {
-                let stop = stop.clone();
-                std::thread::spawn(move || {
-                    let mut x = 0u64;
-                    while !stop.load(Ordering::Relaxed) {
-                        x = std::hint::black_box(
-                            x.wrapping_mul(6364136223846793005).wrapping_add(1),
-                        );
-                    }
-                })
-            })
-            .collect();
-        CpuLoad(stop, threads)
-    }
-}
-
-impl Drop for CpuLoad {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::Relaxed);
-        for t in self.1.drain(..) {
-            let _ = t.join();
-        }
-    }
-}
-
 /// Hosts started at once on a new Redis, claimed on as soon as each counts them all: the first
 /// claim is CLAIMED, and a job done on one host is DONE on another.
 async fn a_fresh_fleet_claims_without_a_loss(n: usize, prepare: impl Fn(&Daemon)) {
@@ -1018,7 +983,8 @@ async fn fleets_of_two_and_three_started_at_once_under_load_never_refuse_their_f
         .ok()
         .and_then(|r| r.parse().ok())
         .unwrap_or(8);
-    let _load = CpuLoad::start();
+    // Both cores busy meanwhile (a loaded machine, as the full test run makes one).
+    let _load = llmctl_sim::simulate::busy::Busy::start(Some(2));
     let t = std::time::Instant::now();
     for round in 0..rounds {
         a_fresh_fleet_claims_without_a_loss(if round % 2 == 0 { 2 } else { 3 }, |_| {}).await;
