@@ -328,6 +328,10 @@ impl Aimd {
             .and_then(|a| a.window_allowance(period_ms))
             .zip(r.last_window)
             .is_some_and(|(allowed, n)| n * 1000.0 / period_ms + 1.0 < allowed as f64);
+        // A window is taken for one at first contact (a herd's first refusal) or kept while it
+        // holds; a refusal of a probe that crept above a limit it held is a bucket's as often,
+        // and a window's margin would cost it a tenth of its rate.
+        let was_window = probe.as_ref().is_some_and(|a| a.window);
         let (rate, refused_rate, measured, window) = match r.last_window {
             Some(n) if n < rate => {
                 let r = n.max(current * deepest);
@@ -335,7 +339,7 @@ impl Aimd {
                     r,
                     refused_rate.min(n),
                     measured || r == n,
-                    r == n && !window_failed,
+                    r == n && !window_failed && (slow_start || was_window),
                 )
             }
             _ => (rate, refused_rate, measured, false),
