@@ -221,6 +221,47 @@ def test_plain_httpx_clients_work_too(setup: Any) -> None:
     assert daemon.key("openai/legacy").granted_total == 4
 
 
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_the_transport_that_sends_is_made_with_the_transport_not_by_the_first_request(
+    setup: Any, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Making one reads the CA bundle into a TLS context: that is set-up, not a request's time.
+    daemon, provider, client = setup
+    made: List[str] = []
+    name = "HTTPTransport" if kind == "sync" else "AsyncHTTPTransport"
+    for lib in (httpx, httpx2):
+        real = getattr(lib, name)
+
+        def counted(*args: Any, _real: Any = real, _lib: str = lib.__name__, **kwargs: Any) -> Any:
+            made.append(_lib)
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(lib, name, counted)
+    if kind == "sync":
+        transport: Any = LimitedTransport(key="openai/ahead", client=client)
+        assert sorted(made) == ["httpx", "httpx2"]
+        openai_sync(provider, transport).chat.completions.create(model="m", messages=MESSAGES, max_tokens=8)
+    else:
+
+        async def call() -> None:
+            async with llmctl.AsyncClient(daemon.socket) as aclient:
+                transport = AsyncLimitedTransport(key="openai/ahead", client=aclient)
+                assert sorted(made) == ["httpx", "httpx2"]
+                sdk = openai.AsyncOpenAI(
+                    base_url=provider.url + "/v1",
+                    api_key="test",
+                    http_client=httpx2.AsyncClient(transport=transport),
+                    max_retries=0,
+                )
+                await sdk.chat.completions.create(model="m", messages=MESSAGES, max_tokens=8)
+                await transport.aclose()
+
+        asyncio.run(call())
+    # The request went through the one made ahead: none was made for it.
+    assert sorted(made) == ["httpx", "httpx2"]
+    assert daemon.key("openai/ahead").granted_total == 1
+
+
 def test_the_default_client_uses_the_default_socket(setup: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     daemon, provider, _ = setup
     monkeypatch.setenv("LLMCTL_SOCKET", daemon.socket)

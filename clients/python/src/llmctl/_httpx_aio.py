@@ -92,7 +92,8 @@ class AsyncLimitedTransport(TransportBase):
     returns the request to send for the member granted (see `reroute`). ``client``: a
     `llmctl.AsyncClient` (default: one on ``socket``, else the default socket, fail open; its
     ``limited`` says whether the last call was limited). ``inner``: the transport that sends
-    (default: the request's library's ``AsyncHTTPTransport()``).
+    (default: the request's library's ``AsyncHTTPTransport()``, made with the transport for the
+    httpx libraries imported by then).
     ``max_wait``: how long an acquire may wait (default: up to an hour). ``profile``: the retry
     profile of the advice. ``on_advice(request, advice)`` is called after every report.
     """
@@ -135,6 +136,7 @@ class AsyncLimitedTransport(TransportBase):
         check_client(client, AsyncClient)
         self._client = client
         self._own_client = client is None
+        self._make_ahead(lambda lib: lib.AsyncHTTPTransport())
 
     @property
     def client(self) -> AsyncClient:
@@ -147,7 +149,7 @@ class AsyncLimitedTransport(TransportBase):
 
     async def handle_async_request(self, request: Any) -> Any:
         lib = library(request)
-        inner = self._inner_for(lib, lambda: lib.AsyncHTTPTransport())
+        inner = self._inner_for(lib)
         est = self._estimate(request)
         if est is None:
             return await inner.handle_async_request(request)

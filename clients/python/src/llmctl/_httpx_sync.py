@@ -90,7 +90,8 @@ class LimitedTransport(TransportBase):
     returns the request to send for the member granted (see `reroute`). ``client``: a
     `llmctl.Client` (default: one on ``socket``, else the default socket, fail open; its
     ``limited`` says whether the last call was limited). ``inner``: the transport that sends
-    (default: the request's library's ``HTTPTransport()``).
+    (default: the request's library's ``HTTPTransport()``, made with the transport for the
+    httpx libraries imported by then).
     ``max_wait``: how long an acquire may wait (default: up to an hour). ``profile``: the retry
     profile of the advice. ``on_advice(request, advice)`` is called after every report.
     """
@@ -133,6 +134,7 @@ class LimitedTransport(TransportBase):
         check_client(client, Client)
         self._client = client
         self._own_client = client is None
+        self._make_ahead(lambda lib: lib.HTTPTransport())
 
     @property
     def client(self) -> Client:
@@ -145,7 +147,7 @@ class LimitedTransport(TransportBase):
 
     def handle_request(self, request: Any) -> Any:
         lib = library(request)
-        inner = self._inner_for(lib, lambda: lib.HTTPTransport())
+        inner = self._inner_for(lib)
         est = self._estimate(request)
         if est is None:
             return inner.handle_request(request)

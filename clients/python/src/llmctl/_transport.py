@@ -29,6 +29,10 @@ AdviceHook = Callable[[Any, Advice], None]
 RouteHook = Callable[[Any, str], Any]
 
 
+# The libraries whose requests the transports take.
+HTTPX_LIBRARIES = ("httpx", "httpx2")
+
+
 def library(obj: Any) -> ModuleType:
     """The httpx flavour (``httpx`` or ``httpx2``) an object belongs to."""
     return importlib.import_module(type(obj).__module__.split(".")[0])
@@ -146,13 +150,26 @@ class TransportBase:
         self.default_output_tokens = default_output_tokens
         self.on_advice = on_advice
         self._inner = inner
-        # Without an inner transport given, one per library, made on first use.
+        # Without an inner transport given, one per library (see _make_ahead).
         self._made: Dict[str, Any] = {}
         self._lock = threading.Lock()
         self._async_checked = False
 
-    def _inner_for(self, lib: ModuleType, make: Callable[[], Any]) -> Any:
-        """The transport that sends: the one given, else ``make()``'s for the request's library."""
+    def _make_ahead(self, make: Callable[[ModuleType], Any]) -> None:
+        """Without an inner transport given, ``make(lib)`` makes the one of a library's requests;
+        it is called now for each httpx library already imported, as ``httpx.Client()`` makes
+        its own: its TLS context (the CA bundle read, some 40 ms) is then not the first request's.
+        A library imported later gets its own on first use."""
+        self._make = make
+        if self._inner is not None:
+            return
+        for name in HTTPX_LIBRARIES:
+            lib = sys.modules.get(name)
+            if lib is not None:
+                self._inner_for(lib)
+
+    def _inner_for(self, lib: ModuleType) -> Any:
+        """The transport that sends: the one given, else the one made for the request's library."""
         if self._inner is not None:
             return self._inner
         made = self._made.get(lib.__name__)
@@ -160,7 +177,7 @@ class TransportBase:
             with self._lock:
                 made = self._made.get(lib.__name__)
                 if made is None:
-                    made = make()
+                    made = self._make(lib)
                     self._made[lib.__name__] = made
         return made
 
