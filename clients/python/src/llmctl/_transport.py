@@ -156,17 +156,19 @@ class TransportBase:
         self._async_checked = False
 
     def _make_ahead(self, make: Callable[[ModuleType], Any]) -> None:
-        """Without an inner transport given, ``make(lib)`` makes the one of a library's requests;
-        it is called now for each httpx library already imported, as ``httpx.Client()`` makes
-        its own: its TLS context (the CA bundle read, some 40 ms) is then not the first request's.
-        A library imported later gets its own on first use."""
+        """Without an inner transport given, ``make(lib)`` makes the one of a library's requests.
+        It is called now, as ``httpx.Client()`` makes its own, for the library most likely used:
+        httpx2 when it is imported (only its users import it; the SDKs import httpx), else httpx.
+        Its TLS context (the CA bundle read, some 40 ms) is then not the first request's. The
+        other library's, if its requests come, is made by the first of them."""
         self._make = make
         if self._inner is not None:
             return
-        for name in HTTPX_LIBRARIES:
+        for name in reversed(HTTPX_LIBRARIES):
             lib = sys.modules.get(name)
             if lib is not None:
                 self._inner_for(lib)
+                return
 
     def _inner_for(self, lib: ModuleType) -> Any:
         """The transport that sends: the one given, else the one made for the request's library."""
