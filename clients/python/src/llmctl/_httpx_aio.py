@@ -92,8 +92,8 @@ class AsyncLimitedTransport(TransportBase):
     returns the request to send for the member granted (see `reroute`). ``client``: a
     `llmctl.AsyncClient` (default: one on ``socket``, else the default socket, fail open; its
     ``limited`` says whether the last call was limited). ``inner``: the transport that sends
-    (default: the request's library's ``AsyncHTTPTransport()``, made with the transport for the
-    httpx libraries imported by then).
+    (default: the request's library's ``AsyncHTTPTransport()``; httpx2's, when it is imported,
+    else httpx's, is made with this transport, the other's by its first request).
     ``max_wait``: how long an acquire may wait (default: up to an hour). ``profile``: the retry
     profile of the advice. ``on_advice(request, advice)`` is called after every report.
     """
