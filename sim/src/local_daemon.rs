@@ -2,6 +2,10 @@
 //! executable's `llmctl daemon`, stopped and its folder removed when dropped. The fault
 //! scenarios also kill it (as a crash would), start it again on the same socket and state, and
 //! freeze and thaw it.
+//!
+//! With `LLMCTL_SIM_DAEMON_LOGS=DIR` each daemon's log goes to `DIR/<its folder's name>.log`
+//! (appended to across restarts), at `RUST_LOG`'s filter if set, else `info`; without it a
+//! daemon logs only warnings, and nowhere.
 
 use rustix::process::{kill_process, Pid, Signal};
 use std::path::{Path, PathBuf};
@@ -13,11 +17,33 @@ pub struct LocalDaemon {
     exe: PathBuf,
     pub dir: PathBuf,
     pub socket: PathBuf,
+    /// Where its log goes, and at which filter (None: nowhere).
+    log: Option<(PathBuf, String)>,
+}
+
+/// The environment variable naming a folder for the daemons' logs.
+pub const LOGS_ENV: &str = "LLMCTL_SIM_DAEMON_LOGS";
+
+/// The folder for the daemons' logs and the filter they log at, from the environment.
+fn logs_from_env() -> Option<(PathBuf, String)> {
+    let dir = std::env::var_os(LOGS_ENV).filter(|d| !d.is_empty())?;
+    let filter = std::env::var("RUST_LOG").unwrap_or_else(|_| "info".into());
+    Some((PathBuf::from(dir), filter))
 }
 
 impl LocalDaemon {
     /// Writes `config` into a fresh `dir`, starts the daemon there and waits until it answers.
     pub async fn start(exe: &Path, dir: PathBuf, config: &str) -> Result<LocalDaemon, String> {
+        Self::start_logged(exe, dir, config, logs_from_env()).await
+    }
+
+    /// The same, its log in `log`'s folder at its filter (None: nowhere).
+    pub async fn start_logged(
+        exe: &Path,
+        dir: PathBuf,
+        config: &str,
+        log: Option<(PathBuf, String)>,
+    ) -> Result<LocalDaemon, String> {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
@@ -29,6 +55,7 @@ impl LocalDaemon {
             exe: exe.to_path_buf(),
             dir,
             socket,
+            log,
         };
         daemon.restart().await?;
         Ok(daemon)
@@ -36,6 +63,26 @@ impl LocalDaemon {
 
     /// Starts it (again) on its socket, state and config, and waits until it answers.
     pub async fn restart(&mut self) -> Result<(), String> {
+        let (filter, stderr) = match &self.log {
+            None => ("warn".to_string(), Stdio::null()),
+            Some((folder, filter)) => {
+                let path = self.log_path(folder);
+                let file = std::fs::create_dir_all(folder)
+                    .and_then(|()| {
+                        std::fs::OpenOptions::new()
+                            .create(true)
+                            .append(true)
+                            .open(&path)
+                    })
+                    .map_err(|e| {
+                        format!(
+                            "cannot open the daemon's log {} ({LOGS_ENV}): {e}",
+                            path.display()
+                        )
+                    })?;
+                (filter.clone(), Stdio::from(file))
+            }
+        };
         let child = tokio::process::Command::new(&self.exe)
             .arg("daemon")
             .arg("--socket")
@@ -44,9 +91,9 @@ impl LocalDaemon {
             .arg(self.dir.join("state"))
             .arg("--config")
             .arg(self.dir.join("config.toml"))
-            .env("RUST_LOG", "warn")
+            .env("RUST_LOG", filter)
             .stdin(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .kill_on_drop(true)
             .spawn()
             .map_err(|e| format!("cannot start a daemon: {e}"))?;
@@ -59,6 +106,15 @@ impl LocalDaemon {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         Ok(())
+    }
+
+    /// Its log in `folder`: named after its own folder, which names the run and the host.
+    fn log_path(&self, folder: &Path) -> PathBuf {
+        let name = self
+            .dir
+            .file_name()
+            .map_or_else(|| "daemon".into(), |n| n.to_string_lossy().into_owned());
+        folder.join(format!("{name}.log"))
     }
 
     pub fn pid(&self) -> Option<u32> {

@@ -1,14 +1,24 @@
 //! A short simulate run: through llmctl, no job fails and the provider sees almost no 429s.
 
 use crate::harness::*;
+use llmctl_sim::local_daemon::{LocalDaemon, LOGS_ENV};
+use std::ffi::OsStr;
+use std::path::Path;
 use std::process::Command;
+use std::time::Duration;
 
 /// Runs `llmctl simulate ARGS --json` and returns its runs.
 fn simulate(args: &[&str]) -> Vec<serde_json::Value> {
+    simulate_with(args, &[])
+}
+
+/// The same with `env` set for it.
+fn simulate_with(args: &[&str], env: &[(&str, &OsStr)]) -> Vec<serde_json::Value> {
     let o = Command::new(BIN)
         .arg("simulate")
         .args(args)
         .arg("--json")
+        .envs(env.iter().copied())
         .output()
         .expect("run simulate");
     assert!(o.status.success(), "{}", stderr(&o));
@@ -161,7 +171,8 @@ const FAULT_FREE_EFFICIENCY: f64 = 0.98;
 /// `llmctl simulate --scenario fleet-faults` with the six faults and the fault-free row
 /// (BENCHMARKS.md "The fleet under faults" has the fail-open row too): three daemons on a fresh
 /// Redis each time, the incident load, one fault 10 s in. Each fault's efficiency is held to
-/// its target as a ratio to the fault-free row of the same run (a slower machine slows both).
+/// its target, lowered in proportion when the fault-free row of the same run is under its
+/// figure here (a slower machine slows both).
 /// Runs alone (`.config/nextest.toml`).
 #[test]
 fn six_faults_in_a_fleet_cost_no_job_no_storm_no_over_admission_and_no_claim_done_twice() {
@@ -178,46 +189,141 @@ fn six_faults_in_a_fleet_cost_no_job_no_storm_no_over_admission_and_no_claim_don
     for f in faults {
         args.extend(["--row", f]);
     }
-    let runs = simulate(&args);
+    // Each daemon's fleet log is kept: a row that misses its target shows them.
+    let logs = tempfile::tempdir().expect("temp dir");
+    let runs = simulate_with(
+        &args,
+        &[
+            (LOGS_ENV, logs.path().as_os_str()),
+            (
+                "RUST_LOG",
+                OsStr::new("warn,llmctl_daemon::server::fleet=debug"),
+            ),
+        ],
+    );
     assert_eq!(runs.len(), faults.len());
     let fault_free = runs[0]["efficiency"].as_f64().expect("efficiency");
     assert_eq!(runs[0]["fault"], "none");
     for r in &runs {
         println!("{r}");
         let fault = r["fault"].as_str().expect("fault");
-        assert_eq!(r["failed"], 0, "{fault}: {r}");
-        assert_eq!(r["ok"], r["jobs"], "{fault}: {r}");
-        assert!(
-            r["provider_429s"].as_u64().expect("429s") <= 5,
-            "{fault}: more than 5 provider 429s: {r}"
-        );
-        let target = match fault {
-            "none" => 0.0,
-            "redis-killed" => 0.75,
-            "daemon-killed" => 0.9,
-            _ => 0.85,
-        };
-        let relative = r["efficiency"].as_f64().expect("efficiency") / fault_free;
-        assert!(
-            relative >= target / FAULT_FREE_EFFICIENCY,
-            "{fault}: efficiency under {target} (scaled by the fault-free row's {fault_free:.2} against {FAULT_FREE_EFFICIENCY}): {r}"
-        );
-        for w in ["1s", "10s"] {
-            let most = r[format!("admitted_most_{w}")].as_u64().expect("admitted");
-            let bound = r[format!("admitted_bound_{w}")].as_u64().expect("bound");
-            assert!(
-                most <= bound,
-                "{fault}: the hosts together admitted more than the limit and one burst in {w}: {r}"
-            );
+        if let Err(e) = std::panic::catch_unwind(|| fault_row_holds(r, fault, fault_free)) {
+            eprintln!("{}", fleet_logs(logs.path(), fault));
+            std::panic::resume_unwind(e);
         }
-        let claims = &r["claims"];
-        assert!(
-            claims["granted"].as_u64().expect("granted") > 0,
-            "{fault}: no claim granted: {r}"
-        );
-        assert_eq!(claims["duplicated"], 0, "{fault}: a job granted twice: {r}");
-        assert_eq!(claims["lost"], 0, "{fault}: a result lost or changed: {r}");
     }
+}
+
+/// Row `r` of the fleet-faults scenario (fault `fault`) keeps its targets.
+fn fault_row_holds(r: &serde_json::Value, fault: &str, fault_free: f64) {
+    assert_eq!(r["failed"], 0, "{fault}: {r}");
+    assert_eq!(r["ok"], r["jobs"], "{fault}: {r}");
+    assert!(
+        r["provider_429s"].as_u64().expect("429s") <= 5,
+        "{fault}: more than 5 provider 429s: {r}"
+    );
+    let target = match fault {
+        "none" => 0.0,
+        "redis-killed" => 0.75,
+        "daemon-killed" => 0.9,
+        _ => 0.85,
+    };
+    // A machine slower than the one the targets were set on lowers the bar with the
+    // fault-free row; a faster one keeps the target itself.
+    let bar = target * (fault_free / FAULT_FREE_EFFICIENCY).min(1.0);
+    assert!(
+        r["efficiency"].as_f64().expect("efficiency") >= bar,
+        "{fault}: efficiency under {bar:.3} (the target {target}, scaled by the fault-free row's {fault_free:.2} against {FAULT_FREE_EFFICIENCY} when under it): {r}"
+    );
+    for w in ["1s", "10s"] {
+        let most = r[format!("admitted_most_{w}")].as_u64().expect("admitted");
+        let bound = r[format!("admitted_bound_{w}")].as_u64().expect("bound");
+        assert!(
+            most <= bound,
+            "{fault}: the hosts together admitted more than the limit and one burst in {w}: {r}"
+        );
+    }
+    let claims = &r["claims"];
+    assert!(
+        claims["granted"].as_u64().expect("granted") > 0,
+        "{fault}: no claim granted: {r}"
+    );
+    assert_eq!(claims["duplicated"], 0, "{fault}: a job granted twice: {r}");
+    assert_eq!(claims["lost"], 0, "{fault}: a result lost or changed: {r}");
+}
+
+/// The last lines of the logs of row `fault`'s daemons in `folder`, each under its name.
+fn fleet_logs(folder: &Path, fault: &str) -> String {
+    let mut names: Vec<_> = std::fs::read_dir(folder)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    names.retain(|p| {
+        p.file_name().is_some_and(|n| {
+            n.to_string_lossy()
+                .contains(&format!("-fleet-faults-{fault}-"))
+        })
+    });
+    names.sort();
+    let mut out = String::new();
+    for p in names {
+        let text = std::fs::read_to_string(&p).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        let tail = &lines[lines.len().saturating_sub(200)..];
+        out += &format!(
+            "== {} (last {} lines)\n{}\n",
+            p.display(),
+            tail.len(),
+            tail.join("\n")
+        );
+    }
+    out
+}
+
+/// `LLMCTL_SIM_DAEMON_LOGS`: a simulated daemon's log is kept in the folder asked, appended to
+/// when it starts again; a folder it cannot use is named, with the variable.
+#[tokio::test]
+async fn a_simulated_daemons_log_is_kept_where_asked_and_a_folder_it_cannot_use_is_named() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let logs = tmp.path().join("logs");
+    let mut d = LocalDaemon::start_logged(
+        Path::new(BIN),
+        tmp.path().join("host-a"),
+        "",
+        Some((logs.clone(), "info".into())),
+    )
+    .await
+    .expect("a daemon");
+    // (It answers on its socket a moment before it logs that it serves.)
+    let starts = || {
+        std::fs::read_to_string(logs.join("host-a.log"))
+            .unwrap_or_default()
+            .matches("llmctl daemon serving on")
+            .count()
+    };
+    wait_until(Duration::from_secs(10), "the first start logged", || {
+        starts() == 1
+    });
+    d.kill().await;
+    d.restart().await.expect("started again");
+    wait_until(Duration::from_secs(10), "the second start logged", || {
+        starts() == 2
+    });
+    drop(d);
+    let not_a_folder = tmp.path().join("a-file");
+    std::fs::write(&not_a_folder, "").expect("a file");
+    let err = LocalDaemon::start_logged(
+        Path::new(BIN),
+        tmp.path().join("host-b"),
+        "",
+        Some((not_a_folder.clone(), "info".into())),
+    )
+    .await
+    .err()
+    .expect("refused");
+    assert!(
+        err.contains(&not_a_folder.display().to_string()) && err.contains(LOGS_ENV),
+        "{err}"
+    );
 }
 
 #[test]
