@@ -2,6 +2,7 @@
 
 use crate::harness::*;
 use llmctl_sim::local_daemon::{LocalDaemon, LOGS_ENV};
+use llmctl_sim::simulate::FleetFault;
 use std::ffi::OsStr;
 use std::path::Path;
 use std::process::Command;
@@ -222,12 +223,11 @@ fn fault_row_holds(r: &serde_json::Value, fault: &str, fault_free: f64) {
         r["provider_429s"].as_u64().expect("429s") <= 5,
         "{fault}: more than 5 provider 429s: {r}"
     );
-    let target = match fault {
-        "none" => 0.0,
-        "redis-killed" => 0.75,
-        "daemon-killed" => 0.9,
-        _ => 0.85,
-    };
+    let target = FleetFault::ALL
+        .iter()
+        .find(|f| f.name() == fault)
+        .map(|f| f.efficiency_target())
+        .unwrap_or_else(|| panic!("a fault the scenario does not have: {fault}"));
     // A machine slower than the one the targets were set on lowers the bar with the
     // fault-free row; a faster one keeps the target itself.
     let bar = target * (fault_free / FAULT_FREE_EFFICIENCY).min(1.0);
