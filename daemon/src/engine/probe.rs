@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 pub mod aimd {
     use std::time::Duration;
 
+    use super::Hold;
+
     /// How often the probe may rise: a few provider round trips, so the answer to the last
     /// rise (a 429 or not) is in before the next.
     pub const STEP: Duration = Duration::from_millis(200);
@@ -56,9 +58,14 @@ pub mod aimd {
     /// Capacity of a probed bucket: a quarter second of its rate (at least one unit), as
     /// providers enforce per-minute limits over short periods.
     pub const CAPACITY_WINDOW: Duration = Duration::from_millis(250);
-    /// A window found by a refusal that named nothing (`Aimd::window_allowance`): a second, and
-    /// a margin for the jitter of arrivals (a request that left it a moment early is refused).
-    pub const WINDOW: Duration = Duration::from_millis(1100);
+    /// A window found by a refusal that named nothing (`Aimd::window_allowance`): a grant holds
+    /// its place in it a second and a margin from the grant (a request that reached the
+    /// provider late is counted late), or, once answered, a second and a moment for the
+    /// provider's clock from its answer when that is sooner (it had been counted by then).
+    pub const WINDOW: Hold = Hold {
+        after_grant: Duration::from_millis(1100),
+        after_answer: Duration::from_millis(1010),
+    };
     /// Slow start past this many units a minute finds no limit worth keeping: the probe ends.
     pub const UNLIMITED_PER_MINUTE: f64 = 1e8;
     /// Never probed below this (units a minute): one request every 10 s still finds out.
@@ -71,6 +78,16 @@ pub mod aimd {
     pub const FAULT_CLEAN: Duration = Duration::from_secs(2);
     /// A cut this recent when a fault becomes known is taken as the fault's.
     pub const FAULT_LOOKBACK: Duration = Duration::from_secs(5);
+}
+
+/// How long a grant holds its place in a window the provider keeps: `after_grant` from the
+/// grant (a margin for a request that reached the provider late), or, once answered,
+/// `after_answer` from the answer when that is sooner: the provider had taken the request by
+/// then, however late it arrived.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hold {
+    pub after_grant: Duration,
+    pub after_answer: Duration,
 }
 
 /// The probe of a bucket whose limit is found by its 429s.

@@ -735,7 +735,9 @@ fn one_shot_jobs(
 #[test]
 fn a_cold_herd_on_a_rolling_window_ends_near_its_ideal() {
     // 40 at once, 10 in any rolling second (no headers, no delay named), answers after 50 ms:
-    // the ideal is 10 at 0, 1, 2 and 3 s, the last answered at 3.05 s.
+    // the ideal is 10 at 0, 1, 2 and 3 s, the last answered at 3.05 s. Each place in the window
+    // frees a second after its answer (not a second and a margin after its grant): 1.26x, the
+    // rest slow start's first 0.6 s.
     let mut window = RollingProvider {
         allowed: 10,
         window_ms: 1000,
@@ -757,7 +759,7 @@ fn a_cold_herd_on_a_rolling_window_ends_near_its_ideal() {
         refused.len()
     );
     assert!(
-        end <= 3_965,
+        end <= 3_860,
         "done at {end} ms (ideal 3050), refused at {refused:?}"
     );
     assert!(

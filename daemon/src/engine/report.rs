@@ -88,6 +88,14 @@ impl Engine {
         self.apply_headers(id, outcome, now);
         self.learn_plan(id, &outcome.signals.plan, now);
         let rate_limited = matches!(class, Class::RateLimited | Class::Overloaded);
+        if outcome.status != 0 && !rate_limited {
+            // Answered, so counted by the provider before now: a window it keeps frees its
+            // place a second from now at the latest.
+            self.keys[id]
+                .stats
+                .recent_grants
+                .answered(lease.granted_at, now.mono);
+        }
         let window = rate_limited
             .then(|| {
                 outcome.signals.plan.closed(

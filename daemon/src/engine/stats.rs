@@ -5,6 +5,8 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
+use super::probe::Hold;
+
 /// A key's counters and recent rates: what status, metrics, calibration and the fleet read of
 /// its traffic.
 #[derive(Debug, Default)]
@@ -66,12 +68,28 @@ pub(super) struct SinceCut {
 }
 
 /// The grants of about the last `PROBED_WINDOW`, for a provider that says nothing: how many
-/// it took in the second before it refused. Bounded: at more grants a second than it keeps,
-/// it says nothing.
+/// it took in the second before it refused, and when a window of its allowance frees a place.
+/// Bounded: at more grants a second than it keeps, it says nothing.
 #[derive(Clone, Debug, Default)]
 pub struct RecentGrants {
-    at: VecDeque<Instant>,
+    at: VecDeque<Grant>,
     overflowed: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Grant {
+    at: Instant,
+    /// When its answer came (the provider had taken it by then).
+    answered: Option<Instant>,
+}
+
+impl Grant {
+    /// When it leaves a window held as `hold`.
+    fn leaves(&self, hold: Hold) -> Instant {
+        let after_grant = self.at + hold.after_grant;
+        self.answered
+            .map_or(after_grant, |a| after_grant.min(a + hold.after_answer))
+    }
 }
 
 impl RecentGrants {
@@ -85,13 +103,33 @@ impl RecentGrants {
             self.overflowed = true;
             self.at.pop_front();
         }
-        self.at.push_back(now);
+        self.at.push_back(Grant {
+            at: now,
+            answered: None,
+        });
     }
 
-    /// The grant made at `at` was refused: the provider did not take it.
+    /// The grant made at `at` was refused: the provider did not take it (one not answered,
+    /// of those made at that moment).
     pub fn refused(&mut self, at: Instant) {
-        if let Some(i) = self.at.iter().rposition(|&t| t == at) {
+        let unanswered = self
+            .at
+            .iter()
+            .rposition(|g| g.at == at && g.answered.is_none());
+        if let Some(i) = unanswered.or_else(|| self.at.iter().rposition(|g| g.at == at)) {
             self.at.remove(i);
+        }
+    }
+
+    /// The grant made at `at` was answered at `now` (not refused): the provider took it by then.
+    pub fn answered(&mut self, at: Instant, now: Instant) {
+        if let Some(g) = self
+            .at
+            .iter_mut()
+            .rev()
+            .find(|g| g.at == at && g.answered.is_none())
+        {
+            g.answered = Some(now);
         }
     }
 
@@ -105,35 +143,52 @@ impl RecentGrants {
         Some(
             self.at
                 .iter()
-                .filter(|&&t| t <= at && from.is_none_or(|f| t > f))
+                .filter(|g| g.at <= at && from.is_none_or(|f| g.at > f))
                 .count() as u64,
         )
     }
 
-    /// Whether one more grant now would put more than `allowed` in the `window` up to now.
-    pub fn full(&self, now: Instant, window: Duration, allowed: u64) -> bool {
-        self.within(now, window).is_some_and(|c| c >= allowed)
+    /// When the grants holding a place in a window held as `hold` at `now` leave it, when it
+    /// kept them all.
+    fn holding(&self, now: Instant, hold: Hold) -> Option<Vec<Instant>> {
+        if self.overflowed {
+            return None;
+        }
+        Some(
+            self.at
+                .iter()
+                .filter(|g| g.at <= now)
+                .map(|g| g.leaves(hold))
+                .filter(|&leaves| leaves > now)
+                .collect(),
+        )
     }
 
-    /// When the `window` up to then holds fewer than `allowed` grants again (now, if it does).
-    pub fn frees_at(&self, now: Instant, window: Duration, allowed: u64) -> Option<Instant> {
-        let count = self.within(now, window)? as usize;
-        if count < allowed as usize {
+    /// Whether one more grant now would put more than `allowed` in a window held as `hold`.
+    pub fn full(&self, now: Instant, hold: Hold, allowed: u64) -> bool {
+        self.holding(now, hold)
+            .is_some_and(|h| h.len() as u64 >= allowed)
+    }
+
+    /// When a window held as `hold` holds fewer than `allowed` grants again (now, if it does).
+    pub fn frees_at(&self, now: Instant, hold: Hold, allowed: u64) -> Option<Instant> {
+        let mut leaves = self.holding(now, hold)?;
+        if allowed == 0 {
+            return None;
+        }
+        if leaves.len() < allowed as usize {
             return Some(now);
         }
-        let from = now.checked_sub(window);
-        let mut inside = self
-            .at
-            .iter()
-            .filter(|&&t| t <= now && from.is_none_or(|f| t > f));
-        inside.nth(count - allowed as usize).map(|&t| t + window)
+        let nth = leaves.len() - allowed as usize;
+        let (_, &mut at, _) = leaves.select_nth_unstable(nth);
+        Some(at)
     }
 
     fn forget(&mut self, now: Instant) {
         while self
             .at
             .front()
-            .is_some_and(|&t| now.saturating_duration_since(t) > Self::KEPT_FOR)
+            .is_some_and(|g| now.saturating_duration_since(g.at) > Self::KEPT_FOR)
         {
             self.at.pop_front();
         }
@@ -375,6 +430,14 @@ mod activity_tests {
         assert!(Activity::default().stopped(0.0, t), "never asked");
     }
 
+    /// A window held a second from the grant, answers not counted.
+    fn from_grant(ms: u64) -> Hold {
+        Hold {
+            after_grant: Duration::from_millis(ms),
+            after_answer: Duration::MAX / 4,
+        }
+    }
+
     #[test]
     fn recent_grants_count_a_window_less_the_refused_and_say_when_it_frees() {
         let t = Instant::now();
@@ -388,6 +451,7 @@ mod activity_tests {
         assert_eq!(g.within(ms(600), w), Some(4));
         // At 1100 the two of 0 have left the window.
         assert_eq!(g.within(ms(1100), w), Some(2));
+        let w = from_grant(1000);
         assert!(g.full(ms(700), w, 4));
         assert!(!g.full(ms(700), w, 5));
         // Four in the window, three allowed: free once the two of 0 have left it.
@@ -399,6 +463,47 @@ mod activity_tests {
     }
 
     #[test]
+    fn an_answered_grant_leaves_the_window_a_second_after_its_answer_when_that_is_sooner() {
+        let t = Instant::now();
+        let ms = |n: u64| t + Duration::from_millis(n);
+        let hold = Hold {
+            after_grant: Duration::from_millis(1100),
+            after_answer: Duration::from_millis(1010),
+        };
+        let mut g = RecentGrants::default();
+        for _ in 0..3 {
+            g.granted(ms(0));
+        }
+        // One answered after 50 ms (counted by then), one after 300 ms, one not yet.
+        g.answered(ms(0), ms(50));
+        g.answered(ms(0), ms(300));
+        assert!(g.full(ms(1059), hold, 3));
+        assert!(
+            !g.full(ms(1060), hold, 3),
+            "the quick answer's place is free"
+        );
+        assert_eq!(g.frees_at(ms(100), hold, 3), Some(ms(1060)));
+        // The slow answer and the unanswered grant keep theirs a margin past a second from
+        // the grant (the slow one's answer is later still).
+        assert_eq!(g.frees_at(ms(100), hold, 2), Some(ms(1100)));
+        assert!(g.full(ms(1099), hold, 2));
+        assert!(!g.full(ms(1100), hold, 1));
+        // An answer is one grant's: the third answered late keeps its place as long, and a
+        // fourth answer of the same moment changes nothing.
+        g.answered(ms(0), ms(250));
+        g.answered(ms(0), ms(60));
+        assert_eq!(g.frees_at(ms(100), hold, 2), Some(ms(1100)));
+        // A refusal takes the place of a grant not answered and leaves the others as they
+        // were.
+        g.granted(ms(0));
+        g.granted(ms(0));
+        g.answered(ms(0), ms(50));
+        g.refused(ms(0));
+        assert_eq!(g.frees_at(ms(100), hold, 5), Some(ms(100)));
+        assert_eq!(g.frees_at(ms(100), hold, 3), Some(ms(1060)));
+    }
+
+    #[test]
     fn recent_grants_say_nothing_once_they_kept_too_many() {
         let t = Instant::now();
         let mut g = RecentGrants::default();
@@ -406,7 +511,7 @@ mod activity_tests {
             g.granted(t);
         }
         assert_eq!(g.within(t, Duration::from_secs(1)), None);
-        assert_eq!(g.frees_at(t, Duration::from_secs(1), 3), None);
+        assert_eq!(g.frees_at(t, from_grant(1000), 3), None);
         // Once they all left, it counts again.
         g.granted(t + Duration::from_secs(10));
         assert_eq!(

@@ -27,7 +27,7 @@ pub use share::BurstMove;
 use super::limits::{Dimension, LimitSource, Period, Rate};
 use std::time::{Duration, Instant};
 
-pub use super::probe::{aimd, Aimd, Moved, ProviderRefusal};
+pub use super::probe::{aimd, Aimd, Hold, Moved, ProviderRefusal};
 
 /// The most debt a bucket carries, in bucket capacities.
 pub const MAX_DEBT_BUCKETS: f64 = 1.0;
