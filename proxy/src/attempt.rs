@@ -530,12 +530,14 @@ impl Attempt {
         let lease = guard.map(LeaseGuard::disarm);
         let estimate = self.estimate();
         let proxy = self.proxy.clone();
+        // The upstream had taken the request by the time its headers came.
+        let answered_ms = now_unix_ms();
         let on_end = Box::new(move |seen: Seen| {
             drop(tracked);
             let Some((lease, client)) = lease else {
                 return;
             };
-            let req = report_request(
+            let mut req = report_request(
                 &lease,
                 status,
                 headers,
@@ -546,6 +548,7 @@ impl Attempt {
                 attempt,
                 first_attempt_ms,
             );
+            req.answered_unix_ms = answered_ms;
             if let Ok(rt) = tokio::runtime::Handle::try_current() {
                 rt.spawn(async move {
                     proxy.limiter.report(&client, req).await;

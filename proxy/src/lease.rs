@@ -91,6 +91,7 @@ pub(crate) fn report_request(
         attempt: attempt as i32,
         usage_known: usage.is_some(),
         first_attempt_unix_ms,
+        answered_unix_ms: 0,
     }
 }
 

@@ -110,6 +110,9 @@ pub struct ReportArgs {
     /// When attempt 1 started, in Unix ms (for the profile's deadline) [default: when the lease was granted]
     #[arg(long, value_name = "UNIX_MS", default_value_t = 0)]
     first_attempt_unix_ms: i64,
+    /// When the provider's answer came, in Unix ms (a window it keeps frees the request's place a second later) [default: when the report is sent]
+    #[arg(long, value_name = "UNIX_MS", default_value_t = 0)]
+    answered_unix_ms: i64,
     /// Print the advice as JSON
     #[arg(long)]
     json: bool,
@@ -254,6 +257,7 @@ pub async fn report(args: ReportArgs, socket: PathBuf) -> ExitCode {
         attempt: args.attempt,
         usage_known,
         first_attempt_unix_ms: args.first_attempt_unix_ms,
+        answered_unix_ms: args.answered_unix_ms,
     };
     let mut client = match connect(&socket).await {
         Ok(c) => c,

@@ -65,6 +65,10 @@ export interface ReportOptions {
     usageKnown?: boolean;
     /** Default: the lease's attempt. */
     attempt?: number;
+    /** When the answer (its status and headers) reached the caller, Unix ms (`Date.now()`);
+     * default: when the report is sent. A window the provider keeps frees the request's place a
+     * second after it. */
+    answeredUnixMs?: number;
 }
 /** What the daemon advises after a report. `retryAfterMs` is how long to wait before a retry;
  * `fallbackKey` the key to try instead. */

@@ -112,6 +112,7 @@ function reportingStream(
   body: ReadableStream<Uint8Array>,
   signal: AbortSignal | null,
   unasked: Unasked | null,
+  answeredUnixMs: number,
 ): ReadableStream<Uint8Array> {
   const reader = body.getReader();
   const w = new EventWatcher(res.headers.get("content-type") ?? "");
@@ -136,6 +137,7 @@ function reportingStream(
       errorType,
       errorMessage: errorMessage.slice(0, MAX_ERROR_MESSAGE),
       streamStarted: o.output,
+      answeredUnixMs,
     });
   };
   return new ReadableStream<Uint8Array>(
@@ -243,15 +245,17 @@ export function limitedFetch(options: LimitedFetchOptions): typeof fetch {
         await sleep(advice.retryAfterMs, signal);
         continue;
       }
+      // The provider had taken the request by the time its status and headers came.
+      const answeredUnixMs = Date.now();
       if (res.ok) {
         if (isEventStream(res) && res.body) {
-          const body = reportingStream(lease, res, res.body, signal, asked ? new Unasked() : null);
+          const body = reportingStream(lease, res, res.body, signal, asked ? new Unasked() : null, answeredUnixMs);
           return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
         }
         const data: unknown = isJson(res) ? await res.clone().json().catch(() => null) : null;
         const holder = data && typeof data === "object" ? (data as Record<string, unknown>) : {};
         const usage = parseUsage(holder.usage ?? holder.usageMetadata);
-        await reportSafely(lease, answered(res, usage));
+        await reportSafely(lease, { ...answered(res, usage), answeredUnixMs });
         return res;
       }
       const text = await res.clone().text().catch(() => "");

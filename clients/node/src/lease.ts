@@ -54,6 +54,7 @@ export class Lease {
       attempt,
       usageKnown: o.usageKnown ?? given,
       firstAttemptUnixMs: BigInt(this.firstAttemptMs),
+      answeredUnixMs: count("answeredUnixMs", o.answeredUnixMs, 0),
     };
     this.done = true;
     const onDone = this.onDone;

@@ -4,7 +4,7 @@
 import { after, before, test } from "node:test";
 import * as assert from "node:assert/strict";
 import * as http from "node:http";
-import { Client, InvalidArgument, limitedFetch } from "../dist/index.js";
+import { Client, InvalidArgument, Lease, limitedFetch } from "../dist/index.js";
 import { startDaemon, waitUntil } from "./harness.mjs";
 
 let daemon;
@@ -59,6 +59,43 @@ test("a stream the caller cancels is cancelled at the provider and reported once
   }, 5_000, "the lease to be reported");
   await new Promise((r) => setTimeout(r, 300));
   assert.ok(sent - before <= 2, `the provider went on streaming: ${sent - before} more events`);
+});
+
+test("a report says when its answer came, not when its body was read", async () => {
+  // A window the provider keeps frees a request's place a second after its answer: a body
+  // that takes long to come (or a busy caller) must not make that later.
+  const stamps = [];
+  const report = Lease.prototype.report;
+  Lease.prototype.report = function (o) {
+    stamps.push(o?.answeredUnixMs);
+    return report.call(this, o);
+  };
+  // Headers at once, the JSON body 300 ms later.
+  const slow = http.createServer((req, res) => {
+    res.writeHead(200, { "content-type": "application/json" });
+    res.flushHeaders();
+    setTimeout(() => res.end(JSON.stringify({ usage: { prompt_tokens: 3, completion_tokens: 2 } })), 300);
+  });
+  await new Promise((r) => slow.listen(0, "127.0.0.1", r));
+  try {
+    const start = Date.now();
+    const streamed = await limitedFetch({ client, key: "node/answered" })(url, { method: "POST", body });
+    const returned = Date.now();
+    await streamed.text();
+    assert.equal(stamps.length, 1);
+    assert.ok(start <= stamps[0] && stamps[0] <= returned, `${stamps} not in ${start}..${returned}`);
+    const slowUrl = `http://127.0.0.1:${slow.address().port}/v1/chat/completions`;
+    const plainStart = Date.now();
+    await limitedFetch({ client, key: "node/answered" })(slowUrl, { method: "POST", body: "{}" });
+    assert.equal(stamps.length, 2);
+    assert.ok(
+      plainStart <= stamps[1] && stamps[1] <= plainStart + 250,
+      `${stamps[1]}: stamped when the body was read, not when the answer came (${plainStart})`,
+    );
+  } finally {
+    Lease.prototype.report = report;
+    slow.close();
+  }
 });
 
 test("an abort while waiting in the daemon rejects at once and leaves the queue", async () => {

@@ -102,6 +102,67 @@ def test_an_abandoned_stream_is_reported_when_closed(setup: Any) -> None:
     assert daemon.key("openai/x").in_flight == 0
 
 
+class Answered:
+    """Records when each report says its answer came (`Outcome.answered_unix_ms`)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.stamps: List[int] = []
+        for cls in (llmctl.Lease, llmctl.AsyncLease):
+            original = cls.report_outcome
+
+            def wrapped(lease: Any, outcome: Any, _original: Any = original) -> Any:
+                self.stamps.append(outcome.answered_unix_ms)
+                return _original(lease, outcome)
+
+            monkeypatch.setattr(cls, "report_outcome", wrapped)
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def test_a_report_says_when_its_answer_came_not_when_it_was_read(
+    setup: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A window the provider keeps frees a request's place a second after its answer: a caller
+    # that reads its stream slowly (or a busy machine) must not make that later.
+    daemon, provider, client = setup
+    answered = Answered(monkeypatch)
+    oa = openai_sync(provider, LimitedTransport(key="openai/answered", client=client))
+    start = now_ms()
+    oa.chat.completions.create(model="m", messages=MESSAGES, max_tokens=16)
+    assert len(answered.stamps) == 1 and start <= answered.stamps[0] <= now_ms(), answered.stamps
+    stream = oa.chat.completions.create(model="m", messages=MESSAGES, max_tokens=16, stream=True)
+    returned = now_ms()
+    time.sleep(0.3)
+    for _ in stream:
+        pass
+    assert len(answered.stamps) == 2
+    assert start <= answered.stamps[1] <= returned, (answered.stamps, returned)
+
+    async def streamed() -> int:
+        async with llmctl.AsyncClient(daemon.socket, fail_mode="closed") as c:
+            transport = AsyncLimitedTransport(key="openai/answered", client=c)
+            aoa = openai.AsyncOpenAI(
+                base_url=provider.url + "/v1",
+                api_key="test",
+                http_client=httpx2.AsyncClient(transport=transport),
+                max_retries=0,
+            )
+            s = await aoa.chat.completions.create(model="m", messages=MESSAGES, max_tokens=16, stream=True)
+            at = now_ms()
+            await asyncio.sleep(0.3)
+            async for _ in s:
+                pass
+            await aoa.chat.completions.create(model="m", messages=MESSAGES, max_tokens=16)
+            return at
+
+    returned = asyncio.run(streamed())
+    assert len(answered.stamps) == 4
+    assert start <= answered.stamps[2] <= returned, (answered.stamps, returned)
+    assert returned <= answered.stamps[3] <= now_ms(), (answered.stamps, returned)
+
+
 def test_anthropic_plain_call_reports_all_input_cached_included(setup: Any) -> None:
     daemon, provider, client = setup
     advices = Advices()

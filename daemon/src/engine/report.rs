@@ -8,6 +8,19 @@ pub const PROBED_BACKOFF_MIN: Duration = Duration::from_millis(200);
 /// The window a provider that says nothing is taken to count over.
 pub const PROBED_WINDOW: Duration = Duration::from_secs(1);
 
+/// When a report says its answer reached the caller (`answered_unix_ms`, the caller's clock;
+/// 0: now), as an instant no earlier than the grant and no later than now.
+pub(super) fn answered_at(answered_unix_ms: i64, granted_at: Instant, now: Now) -> Instant {
+    if answered_unix_ms <= 0 {
+        return now.mono;
+    }
+    let ago = Duration::from_millis(now.unix_ms.saturating_sub(answered_unix_ms).max(0) as u64);
+    now.mono
+        .checked_sub(ago)
+        .map_or(granted_at, |at| at.max(granted_at))
+        .min(now.mono)
+}
+
 impl Engine {
     /// A lease's id: its number, then a tag only the daemon can compute, so no client can
     /// guess another's lease.
@@ -89,12 +102,13 @@ impl Engine {
         self.learn_plan(id, &outcome.signals.plan, now);
         let rate_limited = matches!(class, Class::RateLimited | Class::Overloaded);
         if outcome.status != 0 && !rate_limited {
-            // Answered, so counted by the provider before now: a window it keeps frees its
-            // place a second from now at the latest.
+            // Answered, so counted by the provider before the answer reached the caller: a
+            // window it keeps frees its place a second after that at the latest.
+            let answered = answered_at(outcome.answered_unix_ms, lease.granted_at, now);
             self.keys[id]
                 .stats
                 .recent_grants
-                .answered(lease.granted_at, now.mono);
+                .answered(lease.granted_at, answered);
         }
         let window = rate_limited
             .then(|| {

@@ -183,6 +183,8 @@ pub struct Outcome {
     pub attempt: u32,
     /// When attempt 1 started; 0: when this lease was granted.
     pub first_attempt_unix_ms: i64,
+    /// When the provider's answer reached the caller (Unix ms); 0: when the report came.
+    pub answered_unix_ms: i64,
     pub signals: ProviderSignals,
     /// The rate-limit headers to keep as the key's last seen.
     pub headers: Vec<(String, String)>,

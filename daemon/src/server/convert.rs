@@ -206,6 +206,7 @@ pub(super) fn outcome_of(
         stream_started: r.stream_started,
         attempt: r.attempt as u32,
         first_attempt_unix_ms: r.first_attempt_unix_ms,
+        answered_unix_ms: r.answered_unix_ms,
     };
     if outcome.cached_input_tokens > outcome.input_tokens {
         return Err(Status::invalid_argument(format!(

@@ -388,6 +388,14 @@ class Outcome:
     error_message: str = ""
     stream_started: bool = False
     usage_known: Optional[bool] = None
+    # When the answer (its status and headers) reached the caller, Unix ms; 0: when the report
+    # is sent. A window the provider keeps frees the request's place a second after it.
+    answered_unix_ms: int = 0
+
+
+def unix_ms() -> int:
+    """Now, in Unix milliseconds."""
+    return time.time_ns() // 1_000_000
 
 
 def report_request(
@@ -409,6 +417,12 @@ def report_request(
     known_in = check_units("input_tokens", outcome.input_tokens, allow_none=True)
     known_out = check_units("output_tokens", outcome.output_tokens, allow_none=True)
     cached = check_units("cached_input_tokens", outcome.cached_input_tokens, allow_none=True) or 0
+    answered = outcome.answered_unix_ms
+    if isinstance(answered, bool) or not isinstance(answered, int) or answered < 0:
+        raise errors.InvalidArgument(
+            f"answered_unix_ms = {answered!r}; give when the answer came in Unix milliseconds, "
+            "or 0 for when the report is sent"
+        )
     usage_known = outcome.usage_known
     if usage_known is None:
         usage_known = known_in is not None or known_out is not None
@@ -432,6 +446,7 @@ def report_request(
         attempt=attempt,
         usage_known=bool(usage_known),
         first_attempt_unix_ms=first_attempt_unix_ms,
+        answered_unix_ms=answered,
     )
 
 

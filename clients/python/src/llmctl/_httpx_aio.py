@@ -13,7 +13,7 @@ from types import ModuleType
 from typing import Any, AsyncIterator, Callable, Dict, List, Optional, Union
 
 from ._aio import AsyncClient, AsyncLease
-from ._common import Advice, Outcome, Seconds, logger
+from ._common import Advice, Outcome, Seconds, logger, unix_ms
 from ._errors import LlmctlError
 from ._estimate import DEFAULT_OUTPUT_TOKENS, IMAGE_TOKENS
 from ._outcome import from_exception, from_http
@@ -168,6 +168,8 @@ class AsyncLimitedTransport(TransportBase):
                 raise
             try:
                 response = await inner.handle_async_request(to_send)
+                # The provider had taken the request by the time its status and headers came.
+                answered = unix_ms()
             except Exception as exc:
                 advice = await self._report(request, lease, from_exception(exc))
                 delay = self._again(plan, advice)
@@ -180,7 +182,7 @@ class AsyncLimitedTransport(TransportBase):
                 raise
             response.extensions["llmctl_key"] = lease.key
             if is_event_stream(response) and 200 <= response.status_code < 300:
-                self._watch(lib, request, lease, response, Unasked() if plan.usage_asked else None)
+                self._watch(lib, request, lease, response, answered, Unasked() if plan.usage_asked else None)
                 return response
             try:
                 await response.aread()
@@ -188,6 +190,7 @@ class AsyncLimitedTransport(TransportBase):
                 await self._report(request, lease, from_exception(exc))
                 raise
             outcome = from_http(response.status_code, response.headers, response.content)
+            outcome.answered_unix_ms = answered
             advice = await self._report(request, lease, outcome, response)
             if self._usage_refused(plan, to_send, response):
                 # The upstream refuses to be asked for the stream's usage: the caller's own
@@ -202,7 +205,13 @@ class AsyncLimitedTransport(TransportBase):
             return response
 
     def _watch(
-        self, lib: ModuleType, request: Any, lease: AsyncLease, response: Any, unasked: Optional[Unasked]
+        self,
+        lib: ModuleType,
+        request: Any,
+        lease: AsyncLease,
+        response: Any,
+        answered: int,
+        unasked: Optional[Unasked],
     ) -> None:
         """Reports the lease of a streamed answer once the caller has read it, or closed it."""
         watcher = StreamWatcher(response.status_code, response.headers)
@@ -214,7 +223,9 @@ class AsyncLimitedTransport(TransportBase):
                 if finished:
                     return
                 finished.append(True)
-            await self._report(request, lease, watcher.outcome(exc), response)
+            outcome = watcher.outcome(exc)
+            outcome.answered_unix_ms = answered
+            await self._report(request, lease, outcome, response)
 
         response.stream = _reporting_stream(lib)(response.stream, watcher, done, unasked)
 

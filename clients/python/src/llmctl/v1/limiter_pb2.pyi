@@ -218,7 +218,7 @@ class AcquireResponse(_message.Message):
     def __init__(self, granted: bool = ..., lease_id: _Optional[str] = ..., key: _Optional[str] = ..., waited_ms: _Optional[int] = ..., not_before_unix_ms: _Optional[int] = ..., reason: _Optional[str] = ..., expires_unix_ms: _Optional[int] = ..., reason_code: _Optional[_Union[RefusalReason, str]] = ...) -> None: ...
 
 class ReportRequest(_message.Message):
-    __slots__ = ("lease_id", "status_code", "headers", "input_tokens", "cached_input_tokens", "output_tokens", "error_type", "error_message", "stream_started", "attempt", "usage_known", "first_attempt_unix_ms")
+    __slots__ = ("lease_id", "status_code", "headers", "input_tokens", "cached_input_tokens", "output_tokens", "error_type", "error_message", "stream_started", "attempt", "usage_known", "first_attempt_unix_ms", "answered_unix_ms")
     class HeadersEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -238,6 +238,7 @@ class ReportRequest(_message.Message):
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     USAGE_KNOWN_FIELD_NUMBER: _ClassVar[int]
     FIRST_ATTEMPT_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
+    ANSWERED_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
     lease_id: str
     status_code: int
     headers: _containers.ScalarMap[str, str]
@@ -250,7 +251,8 @@ class ReportRequest(_message.Message):
     attempt: int
     usage_known: bool
     first_attempt_unix_ms: int
-    def __init__(self, lease_id: _Optional[str] = ..., status_code: _Optional[int] = ..., headers: _Optional[_Mapping[str, str]] = ..., input_tokens: _Optional[int] = ..., cached_input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., error_type: _Optional[str] = ..., error_message: _Optional[str] = ..., stream_started: bool = ..., attempt: _Optional[int] = ..., usage_known: bool = ..., first_attempt_unix_ms: _Optional[int] = ...) -> None: ...
+    answered_unix_ms: int
+    def __init__(self, lease_id: _Optional[str] = ..., status_code: _Optional[int] = ..., headers: _Optional[_Mapping[str, str]] = ..., input_tokens: _Optional[int] = ..., cached_input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., error_type: _Optional[str] = ..., error_message: _Optional[str] = ..., stream_started: bool = ..., attempt: _Optional[int] = ..., usage_known: bool = ..., first_attempt_unix_ms: _Optional[int] = ..., answered_unix_ms: _Optional[int] = ...) -> None: ...
 
 class ReportResponse(_message.Message):
     __slots__ = ("advice", "retry_after_ms", "fallback_key", "reason")

@@ -302,6 +302,14 @@ export type ReportRequest = Message<"llmctl.v1.ReportRequest"> & {
      * @generated from field: int64 first_attempt_unix_ms = 12;
      */
     firstAttemptUnixMs: bigint;
+    /**
+     * When the provider's answer (its status and headers) reached the caller, Unix ms; 0: when
+     * this report came. Read as no earlier than the grant and no later than the report's
+     * arrival. A window the provider keeps frees the request's place a second after it.
+     *
+     * @generated from field: int64 answered_unix_ms = 13;
+     */
+    answeredUnixMs: bigint;
 };
 /**
  * Describes the message llmctl.v1.ReportRequest.
