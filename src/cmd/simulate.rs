@@ -40,6 +40,15 @@ pub struct SimulateArgs {
     /// the -python rows are)
     #[arg(long)]
     python_workers: bool,
+    /// Virtual hosts in the fleet-scale scenario
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    hosts: usize,
+    /// Keys the fleet-scale scenario's hosts share, each its own quota
+    #[arg(long, value_name = "K", default_value_t = 1)]
+    keys: usize,
+    /// How long the fleet-scale scenario runs
+    #[arg(long, default_value = "20s", value_parser = super::duration, value_name = "DUR")]
+    duration: Duration,
 }
 
 pub async fn run(args: SimulateArgs) -> ExitCode {
@@ -50,7 +59,7 @@ pub async fn run(args: SimulateArgs) -> ExitCode {
     let scenarios = if args.scenarios.is_empty() {
         ScenarioName::ALL.to_vec()
     } else {
-        args.scenarios
+        args.scenarios.clone()
     };
     if args.jobs == Some(0) {
         return exit::fail(
@@ -60,7 +69,14 @@ pub async fn run(args: SimulateArgs) -> ExitCode {
     }
     let mut rows: Vec<RunResult> = Vec::new();
     let mut agent_rows: Vec<simulate::agents::AgentsResult> = Vec::new();
+    let mut scale_rows: Vec<simulate::fleet_scale::FleetScaleResult> = Vec::new();
     for name in scenarios {
+        if name == ScenarioName::FleetScale {
+            match fleet_scale(&args, &mut scale_rows).await {
+                Ok(()) => continue,
+                Err(code) => return code,
+            }
+        }
         if name == ScenarioName::Agents {
             let mut matrix = simulate::agents::AgentsRow::all();
             if !args.rows.is_empty() {
@@ -174,8 +190,18 @@ pub async fn run(args: SimulateArgs) -> ExitCode {
             }
         }
     }
+    if args.json && rows.is_empty() && agent_rows.is_empty() && !scale_rows.is_empty() {
+        // The fleet-scale scenario alone: one JSON object a run, a line each.
+        for r in &scale_rows {
+            println!("{}", json!(r));
+        }
+        return ExitCode::SUCCESS;
+    }
     if args.json {
         let mut out = json!({ "runs": rows.iter().map(RunResult::to_json).collect::<Vec<_>>() });
+        if !scale_rows.is_empty() {
+            out["fleet_scale"] = json!(scale_rows);
+        }
         if !agent_rows.is_empty() {
             out["agents"] = agent_rows
                 .iter()
@@ -190,8 +216,66 @@ pub async fn run(args: SimulateArgs) -> ExitCode {
         if !agent_rows.is_empty() {
             print!("{}", simulate::agents::table(&agent_rows));
         }
+        if !scale_rows.is_empty() {
+            print!("{}", simulate::fleet_scale::table(&scale_rows));
+        }
     }
     ExitCode::SUCCESS
+}
+
+/// The fleet-scale scenario, a run for each demand shape asked (`--row`; all-busy when none).
+async fn fleet_scale(
+    args: &SimulateArgs,
+    out: &mut Vec<simulate::fleet_scale::FleetScaleResult>,
+) -> Result<(), ExitCode> {
+    use simulate::fleet_scale::{Demand, FleetScaleSpec};
+    if args.hosts == 0 || args.keys == 0 {
+        return Err(exit::fail(
+            exit::USAGE,
+            format!(
+                "--hosts {} --keys {} leaves nothing to run; give at least 1 of each",
+                args.hosts, args.keys
+            ),
+        ));
+    }
+    let demands: Vec<Demand> = if args.rows.is_empty() {
+        vec![Demand::AllBusy]
+    } else {
+        let picked: Vec<Demand> = Demand::ALL
+            .into_iter()
+            .filter(|d| args.rows.iter().any(|r| r == d.name()))
+            .collect();
+        if picked.len() != args.rows.len() {
+            return Err(no_such_row(
+                "fleet-scale",
+                &args.rows,
+                Demand::ALL.iter().map(|d| d.name().to_string()),
+            ));
+        }
+        picked
+    };
+    for demand in demands {
+        if !args.json {
+            eprintln!(
+                "running fleet-scale {} ({} hosts, {} key(s), {:?})...",
+                demand.name(),
+                args.hosts,
+                args.keys,
+                args.duration
+            );
+        }
+        let spec = FleetScaleSpec::new(args.hosts, args.keys, demand, args.duration);
+        match simulate::fleet_scale::run(&spec).await {
+            Ok(r) => out.push(r),
+            Err(e) => {
+                return Err(exit::fail(
+                    exit::SOFTWARE,
+                    format!("fleet-scale {}: {e}", demand.name()),
+                ))
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `--row` names no row of `scenario`: which there are.

@@ -165,6 +165,66 @@ fn three_hosts_sharing_one_key_through_redis_fail_no_job_and_see_no_429_storm() 
     }
 }
 
+#[test]
+fn fleet_scale_drives_the_fleets_scripts_for_virtual_hosts_and_says_what_redis_did() {
+    // Three virtual hosts on one key, all busy, 6 s: one JSON object, every field the scenario
+    // names, and what three real daemons do (BENCHMARKS.md "The fleet at scale").
+    let o = Command::new(BIN)
+        .args(["simulate", "--scenario", "fleet-scale", "--hosts", "3"])
+        .args(["--duration", "6s", "--json"])
+        .output()
+        .expect("run simulate");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_str(stdout(&o).trim()).expect("one JSON object");
+    println!("{r}");
+    assert_eq!(
+        (r["hosts"].as_u64(), r["keys"].as_u64()),
+        (Some(3), Some(1))
+    );
+    assert_eq!(r["demand"], "all-busy");
+    let grants = r["grants"].as_u64().expect("grants");
+    let commands = r["redis_commands"].as_u64().expect("commands");
+    assert!(grants > 50 && commands > 0, "{r}");
+    let per_grant = r["redis_commands_per_grant"].as_f64().expect("per grant");
+    assert!(
+        (per_grant - commands as f64 / grants as f64).abs() < 1e-9,
+        "{r}"
+    );
+    // Three hosts each renew about once every three slices: far less than a command a grant.
+    assert!(per_grant < 0.5, "{r}");
+    assert!(
+        r["admitted_max_1s"].as_u64() <= r["limit_plus_burst"].as_u64(),
+        "the hosts together sent more than the limit and a burst in a second: {r}"
+    );
+    assert!(
+        r["efficiency"]
+            .as_f64()
+            .is_some_and(|e| e > 0.6 && e <= 1.0),
+        "{r}"
+    );
+    let cpu = r["redis_cpu_share"].as_f64().expect("cpu");
+    assert!(cpu > 0.0 && cpu < 1.0, "{r}");
+    assert!(r["p99_grant_wait_ms"].as_u64().is_some(), "{r}");
+
+    // A shape it does not have is named with those it has; no hosts is refused.
+    let o = Command::new(BIN)
+        .args(["simulate", "--scenario", "fleet-scale", "--row", "weekly"])
+        .output()
+        .expect("run simulate");
+    assert_eq!(o.status.code(), Some(64), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("weekly") && stderr(&o).contains("join-leave"),
+        "{}",
+        stderr(&o)
+    );
+    let o = Command::new(BIN)
+        .args(["simulate", "--scenario", "fleet-scale", "--hosts", "0"])
+        .output()
+        .expect("run simulate");
+    assert_eq!(o.status.code(), Some(64), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--hosts 0"), "{}", stderr(&o));
+}
+
 /// The efficiency of the fault-free row on the machine the targets were set on
 /// (BENCHMARKS.md "The fleet under faults").
 const FAULT_FREE_EFFICIENCY: f64 = 0.98;

@@ -7,6 +7,7 @@ pub mod busy;
 mod calibrate;
 mod faults;
 mod fleet;
+pub mod fleet_scale;
 mod report;
 mod run;
 mod scenario;
@@ -153,6 +154,11 @@ pub enum ScenarioName {
     /// its cloud does, 8 processes x 6 workers: Bedrock's Converse and Vertex AI's Gemini (no
     /// limit headers), an Azure OpenAI deployment (one-second windows).
     Clouds,
+    /// N virtual hosts (`--hosts`) sharing K keys (`--keys`) through one Redis, each a real
+    /// engine renewing its parts with the daemons' own script and schedule, under a demand
+    /// shape (`--row`: all-busy, one-hot, diurnal, join-leave): Redis commands and CPU per
+    /// granted request, and the most the provider received in a second.
+    FleetScale,
 }
 
 impl ScenarioName {
@@ -177,6 +183,7 @@ impl ScenarioName {
             ScenarioName::FleetFaults => "fleet-faults",
             ScenarioName::Agents => "agents",
             ScenarioName::Clouds => "clouds",
+            ScenarioName::FleetScale => "fleet-scale",
         }
     }
 }

@@ -182,6 +182,9 @@ impl Scenario {
             // Agents are run by `agents.rs` in this process, not by worker processes: the
             // herd stands in for anyone who builds it all the same.
             ScenarioName::Agents => Self::build(ScenarioName::Herd, jobs),
+            // Fleet-scale drives virtual hosts in this process (`fleet_scale.rs`): the
+            // fleet stands in for anyone who builds it all the same.
+            ScenarioName::FleetScale => Self::fleet(FleetLoad::Even, jobs),
             ScenarioName::Calibrate => Self::calibrate(
                 Calibration {
                     style: ProviderStyle::Openai,

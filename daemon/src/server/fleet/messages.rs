@@ -8,7 +8,7 @@ use tokio::sync::{mpsc, watch};
 
 /// A message from another host.
 #[derive(Debug, PartialEq)]
-pub(super) enum Message {
+pub enum Message {
     Cooldown {
         key: String,
         left: Duration,
@@ -19,7 +19,7 @@ pub(super) enum Message {
     },
 }
 
-pub(super) fn parse_message(text: &str, me: &str) -> Option<Message> {
+pub fn parse_message(text: &str, me: &str) -> Option<Message> {
     let mut f = text.splitn(5, '\t');
     let kind = f.next()?;
     let key = f.next()?.to_string();
@@ -40,12 +40,12 @@ pub(super) fn parse_message(text: &str, me: &str) -> Option<Message> {
 }
 
 /// A cooldown set on this host, for the others: `left_ms` from now.
-pub(super) fn cooldown_text(key: &str, left_ms: i64, host: &str, reason: &str) -> String {
+pub fn cooldown_text(key: &str, left_ms: i64, host: &str, reason: &str) -> String {
     format!("c\t{key}\t{left_ms}\t{host}\t{reason}")
 }
 
 /// Asks the other hosts to renew their part of `key`.
-pub(super) fn renew_text(key: &str, host: &str) -> String {
+pub fn renew_text(key: &str, host: &str) -> String {
     format!("r\t{key}\t{host}")
 }
 

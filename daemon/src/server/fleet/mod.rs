@@ -23,7 +23,8 @@ mod parts;
 pub(crate) mod redis;
 
 use self::messages::listen;
-use self::parts::Held;
+pub use self::messages::{cooldown_text, parse_message, renew_text, Message};
+pub use self::parts::{answered_part, due, is_idle, Held};
 use self::redis::{describe, FleetRedis};
 use super::{now, Shared};
 use crate::config::fleet::FleetSettings;
@@ -36,19 +37,19 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch};
 
 /// How often demand is looked at.
-const TICK: Duration = Duration::from_millis(50);
+pub const TICK: Duration = Duration::from_millis(50);
 /// A renewal for a jump in demand, or one another host asked for, waits at least this long
 /// after the last.
-const MIN_RENEWAL_GAP: Duration = Duration::from_millis(20);
+pub const MIN_RENEWAL_GAP: Duration = Duration::from_millis(20);
 /// How often a host says it is alive; it counts as gone after three missed.
 const HEARTBEAT: Duration = Duration::from_secs(10);
 /// A part is leased for this many slices, and renewed every `RENEW_SLICES` while demand
 /// holds; after one when demand fell well under the part (the rest goes back), at once when
 /// it jumped, when it stopped, or when another host asked.
-const LEASE_SLICES: u32 = 5;
-const RENEW_SLICES: u32 = 3;
+pub const LEASE_SLICES: u32 = 5;
+pub const RENEW_SLICES: u32 = 3;
 /// A key wanted by nothing for this many slices is given back.
-const IDLE_SLICES: u32 = 10;
+pub const IDLE_SLICES: u32 = 10;
 /// Backoff between tries while Redis does not answer.
 const BACKOFF_MIN: Duration = Duration::from_millis(250);
 const BACKOFF_MAX: Duration = Duration::from_secs(5);

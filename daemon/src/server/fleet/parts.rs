@@ -5,29 +5,82 @@
 use super::messages::renew_text;
 use super::redis::{PartAnswer, PartExtras, SILENT_HOST_GRACE};
 use super::{now, Fleet, Shared, IDLE_SLICES, LEASE_SLICES, MIN_RENEWAL_GAP, RENEW_SLICES};
-use crate::engine::{FleetPart, FleetWant};
+use crate::engine::{BurstExchange, FleetPart, FleetWant};
 use std::time::{Duration, Instant};
 
 /// What this host holds of one key.
 #[derive(Clone, Debug)]
-pub(super) struct Held {
-    renewed: Instant,
+pub struct Held {
+    pub renewed: Instant,
     /// When the lease lapses in Redis (less a margin): the part is kept until then.
-    until: Instant,
-    sent_want: f64,
-    sent_slots: u64,
-    target: f64,
-    idle_since: Option<Instant>,
+    pub until: Instant,
+    pub sent_want: f64,
+    pub sent_slots: u64,
+    pub target: f64,
+    pub idle_since: Option<Instant>,
     /// Short of its part: renew when another host's lease lapses.
-    renew_at: Option<Instant>,
+    pub renew_at: Option<Instant>,
     /// Given back after a while unused: nothing is held.
-    given_back: bool,
+    pub given_back: bool,
     /// The change of the key's last headers sent to (or taken from) the fleet.
-    sent_headers_seq: u64,
+    pub sent_headers_seq: u64,
     /// The Redis time of the last headers taken from the fleet.
-    seen_headers_ms: i64,
+    pub seen_headers_ms: i64,
     /// The live hosts the last renewal counted.
-    hosts: u64,
+    pub hosts: u64,
+}
+
+impl Held {
+    /// What is held of `w`'s key after a renewal sent at `t` was answered `a` (its headers'
+    /// marks left at none).
+    pub fn renewed(
+        t: Instant,
+        slice: Duration,
+        w: &FleetWant,
+        a: &PartAnswer,
+        idle_since: Option<Instant>,
+        give_back: bool,
+    ) -> Held {
+        Held {
+            renewed: t,
+            until: t + slice * LEASE_SLICES - slice / 2,
+            sent_want: w.share,
+            sent_slots: w.slots,
+            target: a.target,
+            idle_since,
+            renew_at: a.next_lapse.map(|d| t + d + Duration::from_millis(5)),
+            given_back: give_back || nothing_to_keep(w, a),
+            sent_headers_seq: 0,
+            seen_headers_ms: 0,
+            hosts: a.hosts,
+        }
+    }
+}
+
+/// The part a renewal's answer `a` gives the engine for `w`'s key, and the burst that moves
+/// with it (`fill`: how full its burst was said to be).
+pub fn answered_part(
+    w: &FleetWant,
+    fill: [f64; 4],
+    a: &PartAnswer,
+    given_back: bool,
+) -> (FleetPart, BurstExchange) {
+    let part = FleetPart {
+        share: if given_back { 0.0 } else { a.share },
+        floor: 1.0 / a.hosts.max(1) as f64,
+        // Given back: no slot either (None would be the key's whole maximum).
+        slots: if given_back {
+            w.max_slots.map(|_| 0)
+        } else {
+            a.slots
+        },
+    };
+    let exchange = BurstExchange {
+        before: a.before,
+        fill,
+        taken: a.taken,
+    };
+    (part, exchange)
 }
 
 // While Redis does not answer, a host whose clients want more than the even split may take
@@ -157,22 +210,12 @@ impl Fleet {
                     Some(seq) => (seq, answer.headers.as_ref().map_or(seen_ms, |h| h.0)),
                     None => (w.headers_seq, seen_ms),
                 };
-            self.held.insert(
-                w.key.clone(),
-                Held {
-                    renewed: t,
-                    until: t + ttl - self.slice / 2,
-                    sent_want: w.share,
-                    sent_slots: w.slots,
-                    target: answer.target,
-                    idle_since,
-                    renew_at: answer.next_lapse.map(|d| t + d + Duration::from_millis(5)),
-                    given_back: give_back || nothing_to_keep(w, &answer),
-                    sent_headers_seq,
-                    seen_headers_ms,
-                    hosts: answer.hosts,
-                },
-            );
+            let held = Held {
+                sent_headers_seq,
+                seen_headers_ms,
+                ..Held::renewed(t, self.slice, w, &answer, idle_since, give_back)
+            };
+            self.held.insert(w.key.clone(), held);
         }
         for key in ask_others {
             if let Err(e) = r.publish(&renew_text(&key, &self.view.host)).await {
@@ -196,23 +239,9 @@ impl Fleet {
         if a.hosts > self.view.hosts() {
             self.set_hosts(a.hosts);
         }
-        let part = FleetPart {
-            share: if given_back { 0.0 } else { a.share },
-            floor: 1.0 / a.hosts.max(1) as f64,
-            // Given back: no slot either (None would be the key's whole maximum).
-            slots: if given_back {
-                w.max_slots.map(|_| 0)
-            } else {
-                a.slots
-            },
-        };
+        let (part, exchange) = answered_part(w, fill, a, given_back);
         let t = now();
         let mut core = shared.core();
-        let exchange = crate::engine::BurstExchange {
-            before: a.before,
-            fill,
-            taken: a.taken,
-        };
         core.engine
             .exchange_fleet_part(&w.key, part, Some(exchange), t);
         if a.fault {
@@ -338,7 +367,7 @@ impl Fleet {
 }
 
 /// Whether the part of `w`'s key, held as `held` (None: never renewed), is renewed at `t`.
-fn due(held: Option<&Held>, w: &FleetWant, asked: bool, t: Instant, slice: Duration) -> bool {
+pub fn due(held: Option<&Held>, w: &FleetWant, asked: bool, t: Instant, slice: Duration) -> bool {
     let Some(h) = held else {
         // Every key once, at first sight: an idle host may hold a part of what nobody wants.
         return true;
@@ -378,7 +407,7 @@ fn due(held: Option<&Held>, w: &FleetWant, asked: bool, t: Instant, slice: Durat
 }
 
 /// Nothing waits, nothing is in flight and nothing was asked for lately.
-fn is_idle(w: &FleetWant) -> bool {
+pub fn is_idle(w: &FleetWant) -> bool {
     w.share <= 0.0 && w.slots == 0
 }
 

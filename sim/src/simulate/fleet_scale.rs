@@ -1,0 +1,851 @@
+//! The fleet-scale scenario: N virtual hosts sharing K keys through one Redis, from one
+//! process. Each host is a real limiter engine, and each renews its parts with the daemon's own
+//! Redis script, schedule (`due`) and answer handling, and listens on its own subscription, so
+//! Redis sees what a fleet of N daemons would make it do. What it measures is the cost of
+//! that at scale: Redis commands and Redis CPU per granted request, and whether the hosts
+//! together stay within the provider's limit plus one burst in every second.
+//!
+//! Each key is a provider quota of `limit` requests a second with a burst of `burst` (requests
+//! only). A granted request reaches the provider at once and is answered `latency` later. The
+//! demand shapes keep the whole fleet's demand above the limit all along, so what the provider
+//! allowed over the run is one burst plus the limit for the run's length, per key.
+
+use llmctl_daemon::engine::{
+    AcquireRequest, Acquired, Engine, EngineConfig, FleetPart, FleetWant, KeyLimits, Now, Outcome,
+    Period, Rate, WaiterAnswer, WaiterId,
+};
+use llmctl_daemon::server::fleet_scripts::{
+    answered_part, cooldown_text, due, is_idle, parse_message, renew_text, FleetRedis, Held,
+    Message, PartAnswer, PartExtras, CHANNEL, IDLE_SLICES, LEASE_SLICES, TICK,
+};
+use serde::Serialize;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use tokio::task::JoinSet;
+
+use crate::redis_server::RedisServer;
+
+/// How the fleet's demand moves over the run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Demand {
+    /// Every host has requests waiting on every key, all along.
+    AllBusy,
+    /// One host has many waiting; the others together ask a quarter of the limit, at random.
+    OneHot,
+    /// The share of busy hosts goes from a tenth to all and back over the run (a day's shape).
+    Diurnal,
+    /// Every second a twentieth of the hosts leave (giving their parts back, as a daemon that
+    /// stops does) and as many new ones join.
+    JoinLeave,
+}
+
+impl Demand {
+    pub const ALL: [Demand; 4] = [
+        Demand::AllBusy,
+        Demand::OneHot,
+        Demand::Diurnal,
+        Demand::JoinLeave,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Demand::AllBusy => "all-busy",
+            Demand::OneHot => "one-hot",
+            Demand::Diurnal => "diurnal",
+            Demand::JoinLeave => "join-leave",
+        }
+    }
+}
+
+/// One run of the fleet-scale scenario.
+#[derive(Clone, Debug)]
+pub struct FleetScaleSpec {
+    pub hosts: usize,
+    pub keys: usize,
+    pub demand: Demand,
+    pub duration: Duration,
+    /// Each key's limit, requests a second, and its burst.
+    pub limit_per_s: f64,
+    pub burst: f64,
+    pub slice: Duration,
+    pub latency: Duration,
+}
+
+impl FleetScaleSpec {
+    /// The issue's provider: 20 requests a second with a burst of 5; 1 s slices; answers in
+    /// 100 ms.
+    pub fn new(hosts: usize, keys: usize, demand: Demand, duration: Duration) -> FleetScaleSpec {
+        FleetScaleSpec {
+            hosts,
+            keys,
+            demand,
+            duration,
+            limit_per_s: 20.0,
+            burst: 5.0,
+            slice: Duration::from_secs(1),
+            latency: Duration::from_millis(100),
+        }
+    }
+}
+
+/// What one run measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct FleetScaleResult {
+    pub demand: Demand,
+    pub hosts: usize,
+    pub keys: usize,
+    pub duration_s: f64,
+    /// Requests the hosts granted (sent to the provider), all keys.
+    pub grants: u64,
+    /// Of those, refused by the provider (its bucket was empty).
+    pub provider_429s: u64,
+    /// The most any key's provider received in one second (sliding), against its limit plus
+    /// one burst.
+    pub admitted_max_1s: u64,
+    pub limit_plus_burst: u64,
+    /// Requests the provider accepted over what it allowed (one burst and the limit for the
+    /// run's length, per key; demand exceeds it all along).
+    pub efficiency: f64,
+    pub redis_commands: u64,
+    pub redis_commands_per_grant: f64,
+    /// Redis's own CPU time (user and system, from `INFO cpu`) over the run's wall time.
+    pub redis_cpu_share: f64,
+    /// From a request's arrival at its host to its grant, of the requests granted.
+    pub p99_grant_wait_ms: u64,
+    /// Renewals sent, and asks published.
+    pub renewals: u64,
+    pub asks: u64,
+    /// Ticks the run's own loop fell behind by more than one tick (the simulator's machine was
+    /// the bottleneck, not Redis), and the longest such lag.
+    pub late_ticks: u64,
+    pub max_lag_ms: u64,
+}
+
+/// The provider's side of one key: a bucket of `burst` refilled at `limit` a second, and when
+/// each request came.
+struct ProviderKey {
+    level: f64,
+    updated: Instant,
+    sent: VecDeque<Instant>,
+    most_1s: u64,
+    accepted: u64,
+    refused: u64,
+}
+
+impl ProviderKey {
+    fn new(burst: f64, t: Instant) -> ProviderKey {
+        ProviderKey {
+            level: burst,
+            updated: t,
+            sent: VecDeque::new(),
+            most_1s: 0,
+            accepted: 0,
+            refused: 0,
+        }
+    }
+
+    /// Whether it took the request (a refused one does not count against it).
+    fn receive(&mut self, t: Instant, limit: f64, burst: f64) -> bool {
+        let dt = t.saturating_duration_since(self.updated).as_secs_f64();
+        self.level = (self.level + dt * limit).min(burst);
+        self.updated = self.updated.max(t);
+        let took = self.level >= 1.0;
+        if took {
+            self.level -= 1.0;
+            self.accepted += 1;
+        } else {
+            self.refused += 1;
+        }
+        self.sent.push_back(t);
+        while self
+            .sent
+            .front()
+            .is_some_and(|&s| t.saturating_duration_since(s) >= Duration::from_secs(1))
+        {
+            self.sent.pop_front();
+        }
+        self.most_1s = self.most_1s.max(self.sent.len() as u64);
+        took
+    }
+}
+
+/// One host's side of one key.
+#[derive(Default)]
+struct Part {
+    held: Option<Held>,
+    /// Waiting in the engine: since when.
+    waiting: HashMap<WaiterId, Instant>,
+    /// Granted and not yet answered: the lease, when its answer comes, and whether the
+    /// provider took it.
+    in_flight: VecDeque<(String, Instant, bool)>,
+    /// Requests the provider refused, to be asked for again.
+    retries: usize,
+    /// A renewal on its way.
+    renewing: bool,
+}
+
+/// A virtual host: its engine and its parts.
+struct Host {
+    name: String,
+    engine: Engine,
+    parts: Vec<Part>,
+    /// Its demand is on (off: it left, or is idle for now).
+    busy: bool,
+    /// It left the fleet: its parts went back and it does nothing more.
+    gone: bool,
+    /// Poisson arrivals a second per key (one-hot's light hosts); 0: a backlog instead.
+    arrivals_per_s: f64,
+    backlog: usize,
+    next_arrival: Instant,
+}
+
+fn key_name(k: usize) -> String {
+    format!("k{k}")
+}
+
+fn key_index(key: &str) -> Option<usize> {
+    key.strip_prefix('k').and_then(|k| k.parse().ok())
+}
+
+fn now_of(t: Instant, base: Instant, base_unix: i64) -> Now {
+    Now {
+        mono: t,
+        unix_ms: base_unix + t.saturating_duration_since(base).as_millis() as i64,
+    }
+}
+
+fn unix_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// The redis-server's CPU seconds so far (user and system, from `INFO cpu`), on a connection
+/// of its own that waits as long as Redis takes (a busy Redis is what is measured).
+async fn redis_cpu(client: &redis::Client) -> Result<f64, String> {
+    let client = client.clone();
+    let info = tokio::task::spawn_blocking(move || {
+        let mut conn = client.get_connection()?;
+        redis::cmd("INFO").arg("cpu").query::<String>(&mut conn)
+    })
+    .await
+    .map_err(|e| format!("INFO cpu: {e}"))?
+    .map_err(|e| format!("INFO cpu: {e}"))?;
+    let cpu: Vec<f64> = info
+        .lines()
+        .filter_map(|l| l.trim().split_once(':'))
+        .filter(|(k, _)| *k == "used_cpu_sys" || *k == "used_cpu_user")
+        .filter_map(|(_, v)| v.parse::<f64>().ok())
+        .collect();
+    if cpu.len() != 2 {
+        return Err(format!(
+            "INFO cpu did not say used_cpu_sys and used_cpu_user: {info:?}"
+        ));
+    }
+    Ok(cpu.iter().sum())
+}
+
+impl Host {
+    fn new(name: String, spec: &FleetScaleSpec, t: Now) -> Result<Host, String> {
+        let keys = (0..spec.keys)
+            .map(|k| {
+                (
+                    key_name(k),
+                    KeyLimits {
+                        rates: vec![Rate {
+                            dimension: llmctl_daemon::engine::Dimension::Requests,
+                            period: Period::Minute,
+                            limit: spec.limit_per_s * 60.0,
+                            capacity: spec.burst,
+                        }],
+                        ..KeyLimits::default()
+                    },
+                )
+            })
+            .collect();
+        let mut engine = Engine::new(EngineConfig::default(), keys, t, fastrand::u64(..))
+            .map_err(|e| format!("cannot make a host's engine: {e}"))?;
+        // As a daemon connected to Redis starts: no part until its first renewal.
+        engine.set_fleet_default(
+            Some(FleetPart {
+                share: 0.0,
+                floor: 0.5,
+                slots: Some(0),
+            }),
+            t,
+        );
+        Ok(Host {
+            name,
+            engine,
+            parts: (0..spec.keys).map(|_| Part::default()).collect(),
+            busy: true,
+            gone: false,
+            arrivals_per_s: 0.0,
+            backlog: 32,
+            next_arrival: t.mono,
+        })
+    }
+}
+
+/// What the hosts' subscriptions heard: keys each was asked to renew, and cooldowns.
+#[derive(Default)]
+struct Inbox {
+    asked: HashSet<(usize, usize)>,
+    cooldowns: Vec<(usize, String, Duration, String)>,
+}
+
+/// What the run counts as it goes.
+#[derive(Default)]
+struct Counts {
+    grants: u64,
+    waits: Vec<u64>,
+    renewals: u64,
+    asks: u64,
+    late_ticks: u64,
+    max_lag_ms: u64,
+}
+
+/// Runs the scenario against a redis-server of its own.
+pub async fn run(spec: &FleetScaleSpec) -> Result<FleetScaleResult, String> {
+    if spec.hosts == 0 || spec.keys == 0 {
+        return Err("--hosts and --keys must be at least 1".into());
+    }
+    let server = RedisServer::start()?;
+    let client = redis::Client::open(server.url())
+        .map_err(|e| format!("cannot open Redis at {}: {e}", server.url()))?;
+    let commands = Arc::new(AtomicU64::new(0));
+    let fleet = FleetRedis::connect(&client, commands.clone())
+        .await
+        .map_err(|e| format!("cannot connect to Redis at {}: {e}", server.url()))?;
+    let base = Instant::now();
+    let base_unix = unix_ms();
+    let mut hosts = Vec::with_capacity(spec.hosts);
+    for i in 0..spec.hosts {
+        hosts.push(Host::new(
+            format!("h{i}"),
+            spec,
+            now_of(base, base, base_unix),
+        )?);
+    }
+    shape_start(spec, &mut hosts, base);
+    // Every host listens on its own subscription, as daemons do: an ask costs Redis one
+    // delivery per host.
+    let inbox: Arc<Mutex<Inbox>> = Arc::default();
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let mut listeners = JoinSet::new();
+    for i in 0..spec.hosts {
+        let pubsub = subscribe(&client, i).await?;
+        listeners.spawn(listen(pubsub, i, inbox.clone(), stop_rx.clone()));
+    }
+    let mut providers: Vec<ProviderKey> = (0..spec.keys)
+        .map(|_| ProviderKey::new(spec.burst, base))
+        .collect();
+    let cpu_before = redis_cpu(&client).await?;
+    let commands_before = commands.load(std::sync::atomic::Ordering::Relaxed);
+    let started = Instant::now();
+    let end = started + spec.duration;
+    let mut counts = Counts::default();
+    let mut renewals: JoinSet<Renewal> = JoinSet::new();
+    let mut next_fleet_step = started;
+    let mut next_shape_step = started + Duration::from_secs(1);
+    let step = Duration::from_millis(10);
+    let mut next_tick = started;
+    let mut rng = fastrand::Rng::with_seed(0x5ca1e);
+    let mut joined = spec.hosts;
+    while Instant::now() < end {
+        let t = Instant::now();
+        let lag = t.saturating_duration_since(next_tick);
+        if lag > step {
+            counts.late_ticks += 1;
+            counts.max_lag_ms = counts.max_lag_ms.max(lag.as_millis() as u64);
+        }
+        let n = now_of(t, base, base_unix);
+        // Answers of renewals that came back.
+        while let Some(done) = renewals.try_join_next() {
+            let Ok(r) = done else {
+                continue;
+            };
+            apply(&mut hosts[r.host], &r, spec.slice, n);
+            if r.answer.ask_others {
+                counts.asks += 1;
+                let f = fleet.clone();
+                let text = renew_text(&r.want.key, &hosts[r.host].name);
+                tokio::spawn(async move {
+                    let _ = f.publish(&text).await;
+                });
+            }
+        }
+        if t >= next_shape_step {
+            next_shape_step += Duration::from_secs(1);
+            let before = hosts.len();
+            shape_step(
+                spec,
+                &mut hosts,
+                &mut joined,
+                t,
+                started,
+                base,
+                base_unix,
+                &fleet,
+            )?;
+            for i in before..hosts.len() {
+                let pubsub = subscribe(&client, i).await?;
+                listeners.spawn(listen(pubsub, i, inbox.clone(), stop_rx.clone()));
+            }
+        }
+        let heard = inbox
+            .lock()
+            .map(|mut i| std::mem::take(&mut i.cooldowns))
+            .unwrap_or_default();
+        for (h, key, left, reason) in heard {
+            let until = n.unix_ms.saturating_add(left.as_millis() as i64);
+            let _ = hosts[h]
+                .engine
+                .apply_shared_cooldown(&key, until, &reason, n);
+        }
+        for host in hosts.iter_mut().filter(|h| !h.gone) {
+            serve(host, spec, t, n, &mut rng, &mut providers, &mut counts);
+            // Cooldowns installed here go to the others, as a daemon publishes them.
+            for c in host.engine.take_shared_cooldowns() {
+                let left = c.until_unix_ms.saturating_sub(n.unix_ms);
+                if left <= 0 {
+                    continue;
+                }
+                let message = cooldown_text(&c.key, left, &host.name, &c.reason);
+                let f = fleet.clone();
+                tokio::spawn(async move {
+                    let left = Duration::from_millis(left as u64);
+                    let _ = f.cooldown(&c.key, left, &c.reason, &message).await;
+                });
+            }
+        }
+        if t >= next_fleet_step {
+            next_fleet_step += TICK;
+            let mut asked_now = inbox
+                .lock()
+                .map(|mut i| std::mem::take(&mut i.asked))
+                .unwrap_or_default();
+            for (h, host) in hosts.iter_mut().enumerate().filter(|(_, h)| !h.gone) {
+                let wants = host.engine.fleet_wants(spec.slice, n);
+                for w in wants {
+                    let Some(k) = key_index(&w.key) else {
+                        continue;
+                    };
+                    let part = &mut host.parts[k];
+                    let was_asked = asked_now.remove(&(h, k));
+                    if part.renewing || !due(part.held.as_ref(), &w, was_asked, t, spec.slice) {
+                        if was_asked {
+                            asked_now.insert((h, k));
+                        }
+                        continue;
+                    }
+                    let idle = is_idle(&w);
+                    let idle_since = match part.held.as_ref().and_then(|p| p.idle_since) {
+                        Some(i) if idle => Some(i),
+                        _ if idle => Some(t),
+                        _ => None,
+                    };
+                    let give_back = idle_since.is_some_and(|i| t >= i + spec.slice * IDLE_SLICES);
+                    let fill = host
+                        .engine
+                        .fleet_offer(&w.key, w.share, n)
+                        .unwrap_or(w.fill);
+                    let extras = PartExtras {
+                        fill,
+                        headers: None,
+                        seen_headers_ms: 0,
+                        held: w.held.map_or(0.0, |p| p.share),
+                        hosts_seen: part.held.as_ref().map_or(0, |p| p.hosts),
+                    };
+                    part.renewing = true;
+                    if let Some(held) = part.held.as_mut() {
+                        held.idle_since = idle_since;
+                    }
+                    counts.renewals += 1;
+                    let f = fleet.clone();
+                    let name = host.name.clone();
+                    let ttl = if give_back {
+                        Duration::ZERO
+                    } else {
+                        spec.slice * LEASE_SLICES
+                    };
+                    renewals.spawn(async move {
+                        let a = f
+                            .part(
+                                &name,
+                                &w.key,
+                                w.share,
+                                w.slots,
+                                w.in_flight,
+                                w.max_slots,
+                                ttl,
+                                &extras,
+                            )
+                            .await;
+                        let a = a.unwrap_or_else(|_| PartAnswer {
+                            share: 0.0,
+                            slots: None,
+                            hosts: 0,
+                            target: 0.0,
+                            cooldown: Duration::ZERO,
+                            cooldown_reason: String::new(),
+                            ask_others: false,
+                            next_lapse: None,
+                            before: 0.0,
+                            taken: [0.0; 4],
+                            headers: None,
+                            fault: false,
+                        });
+                        Renewal {
+                            host: h,
+                            key: k,
+                            want: w,
+                            fill,
+                            give_back,
+                            sent: t,
+                            answer: a,
+                        }
+                    });
+                }
+            }
+            if let Ok(mut i) = inbox.lock() {
+                i.asked.extend(asked_now);
+            }
+        }
+        next_tick += step;
+        let now = Instant::now();
+        if next_tick > now {
+            tokio::time::sleep(next_tick - now).await;
+        } else {
+            next_tick = now;
+            tokio::task::yield_now().await;
+        }
+    }
+    let wall = started.elapsed();
+    let cpu_after = redis_cpu(&client).await?;
+    let commands_used = commands.load(std::sync::atomic::Ordering::Relaxed) - commands_before;
+    let _ = stop_tx.send(true);
+    renewals.shutdown().await;
+    listeners.shutdown().await;
+    drop(server);
+    let accepted: u64 = providers.iter().map(|p| p.accepted).sum();
+    let refused: u64 = providers.iter().map(|p| p.refused).sum();
+    let allowed = spec.keys as f64 * (spec.burst + spec.limit_per_s * wall.as_secs_f64());
+    counts.waits.sort_unstable();
+    let p99 = counts
+        .waits
+        .get(
+            ((counts.waits.len() as f64 * 0.99) as usize).min(counts.waits.len().saturating_sub(1)),
+        )
+        .copied()
+        .unwrap_or(0);
+    Ok(FleetScaleResult {
+        demand: spec.demand,
+        hosts: spec.hosts,
+        keys: spec.keys,
+        duration_s: wall.as_secs_f64(),
+        grants: counts.grants,
+        provider_429s: refused,
+        admitted_max_1s: providers.iter().map(|p| p.most_1s).max().unwrap_or(0),
+        limit_plus_burst: (spec.limit_per_s + spec.burst).round() as u64,
+        efficiency: accepted as f64 / allowed,
+        redis_commands: commands_used,
+        redis_commands_per_grant: commands_used as f64 / counts.grants.max(1) as f64,
+        redis_cpu_share: (cpu_after - cpu_before).max(0.0) / wall.as_secs_f64(),
+        p99_grant_wait_ms: p99,
+        renewals: counts.renewals,
+        asks: counts.asks,
+        late_ticks: counts.late_ticks,
+        max_lag_ms: counts.max_lag_ms,
+    })
+}
+
+/// Host `i`'s subscription to the fleet's channel.
+async fn subscribe(client: &redis::Client, i: usize) -> Result<redis::aio::PubSub, String> {
+    let mut pubsub = client
+        .get_async_pubsub()
+        .await
+        .map_err(|e| format!("host {i} cannot subscribe: {e}"))?;
+    pubsub
+        .subscribe(CHANNEL)
+        .await
+        .map_err(|e| format!("host {i} cannot subscribe: {e}"))?;
+    Ok(pubsub)
+}
+
+/// A host's subscription: asks to renew a key, from another host.
+async fn listen(
+    mut pubsub: redis::aio::PubSub,
+    host: usize,
+    inbox: Arc<Mutex<Inbox>>,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) {
+    use tokio_stream::StreamExt;
+    let me = format!("h{host}");
+    let mut messages = pubsub.on_message();
+    loop {
+        tokio::select! {
+            m = messages.next() => {
+                let Some(m) = m else { return };
+                let Ok(text) = m.get_payload::<String>() else { continue };
+                let Ok(mut inbox) = inbox.lock() else { return };
+                match parse_message(&text, &me) {
+                    Some(Message::Renew { key }) => {
+                        if let Some(k) = key_index(&key) {
+                            inbox.asked.insert((host, k));
+                        }
+                    }
+                    Some(Message::Cooldown { key, left, reason }) => {
+                        inbox.cooldowns.push((host, key, left, reason));
+                    }
+                    None => {}
+                }
+            }
+            _ = stop.changed() => return,
+        }
+    }
+}
+
+/// A renewal, answered: what it sent, when, and the answer.
+struct Renewal {
+    host: usize,
+    key: usize,
+    want: FleetWant,
+    fill: [f64; 4],
+    give_back: bool,
+    sent: Instant,
+    answer: PartAnswer,
+}
+
+/// A renewal's answer, applied as the daemon applies it.
+fn apply(host: &mut Host, r: &Renewal, slice: Duration, n: Now) {
+    let (w, a, give_back) = (&r.want, &r.answer, r.give_back);
+    let part = &mut host.parts[r.key];
+    part.renewing = false;
+    if host.gone || a.hosts == 0 {
+        // Left meanwhile, or Redis did not answer: tried again at the next step.
+        return;
+    }
+    let idle_since = part.held.as_ref().and_then(|p| p.idle_since);
+    part.held = Some(Held::renewed(r.sent, slice, w, a, idle_since, give_back));
+    let (fleet_part, exchange) = answered_part(w, r.fill, a, give_back);
+    host.engine
+        .exchange_fleet_part(&w.key, fleet_part, Some(exchange), n);
+    if a.fault {
+        host.engine
+            .note_fault(Some(&w.key), n.mono + slice * LEASE_SLICES, n);
+    }
+    if !a.cooldown.is_zero() {
+        let until = n.unix_ms.saturating_add(a.cooldown.as_millis() as i64);
+        let _ = host
+            .engine
+            .apply_shared_cooldown(&w.key, until, &a.cooldown_reason, n);
+    }
+}
+
+/// One host's requests at `t`: answers that came report, new demand asks, and what its engine
+/// grants goes to the provider.
+fn serve(
+    host: &mut Host,
+    spec: &FleetScaleSpec,
+    t: Instant,
+    n: Now,
+    rng: &mut fastrand::Rng,
+    providers: &mut [ProviderKey],
+    counts: &mut Counts,
+) {
+    let ok = Outcome {
+        status: 200,
+        attempt: 1,
+        usage_known: true,
+        ..Outcome::default()
+    };
+    // A refusal as the provider's: no headers, no delay named.
+    let refused = Outcome {
+        status: 429,
+        error_type: "rate_limit_exceeded".into(),
+        ..ok.clone()
+    };
+    for part in host.parts.iter_mut() {
+        while part.in_flight.front().is_some_and(|f| f.1 <= t) {
+            if let Some((lease, _, took)) = part.in_flight.pop_front() {
+                let _ = host
+                    .engine
+                    .report(&lease, if took { &ok } else { &refused }, n);
+                if !took {
+                    part.retries += 1;
+                }
+            }
+        }
+    }
+    let mut granted: Vec<(usize, String, Instant)> = Vec::new();
+    if host.busy {
+        for k in 0..spec.keys {
+            let mut arrivals = 0;
+            if host.arrivals_per_s > 0.0 {
+                while host.next_arrival <= t {
+                    arrivals += 1;
+                    let gap = -(1.0 - rng.f64()).ln() / host.arrivals_per_s;
+                    host.next_arrival += Duration::from_secs_f64(gap);
+                }
+            } else {
+                arrivals = host.backlog.saturating_sub(host.parts[k].waiting.len());
+            }
+            arrivals += std::mem::take(&mut host.parts[k].retries);
+            for _ in 0..arrivals {
+                let req = AcquireRequest {
+                    key: key_name(k),
+                    requests: 1,
+                    max_wait: Duration::from_secs(3600),
+                    ..AcquireRequest::default()
+                };
+                match host.engine.acquire(&req, n) {
+                    Ok(Acquired::Granted(g)) => granted.push((k, g.lease_id, t)),
+                    Ok(Acquired::Queued(id)) => {
+                        host.parts[k].waiting.insert(id, t);
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    host.engine.pump(n);
+    for (id, answer) in host.engine.drain_answers() {
+        if let WaiterAnswer::Granted(g) = answer {
+            if let Some(k) = key_index(&g.key) {
+                let since = host.parts[k].waiting.remove(&id).unwrap_or(t);
+                granted.push((k, g.lease_id, since));
+            }
+        } else {
+            for p in host.parts.iter_mut() {
+                p.waiting.remove(&id);
+            }
+        }
+    }
+    for (k, lease, since) in granted {
+        counts.grants += 1;
+        counts
+            .waits
+            .push(t.saturating_duration_since(since).as_millis() as u64);
+        let took = providers[k].receive(t, spec.limit_per_s, spec.burst);
+        host.parts[k]
+            .in_flight
+            .push_back((lease, t + spec.latency, took));
+    }
+}
+
+/// Sets who is busy at the start.
+fn shape_start(spec: &FleetScaleSpec, hosts: &mut [Host], t: Instant) {
+    match spec.demand {
+        Demand::AllBusy | Demand::JoinLeave => {}
+        Demand::OneHot => {
+            let light = if hosts.len() > 1 {
+                0.25 * spec.limit_per_s / (hosts.len() - 1) as f64
+            } else {
+                0.0
+            };
+            for (i, h) in hosts.iter_mut().enumerate() {
+                if i == 0 {
+                    h.backlog = 64;
+                } else {
+                    h.arrivals_per_s = light;
+                    h.next_arrival = t + Duration::from_secs_f64(fastrand::f64() / light.max(1e-9));
+                }
+            }
+        }
+        Demand::Diurnal => set_diurnal(hosts, 0.0),
+    }
+}
+
+/// The share of busy hosts `phase` (0 to 1) through a day: a tenth at night, all at noon.
+fn set_diurnal(hosts: &mut [Host], phase: f64) {
+    let busy = 0.1 + 0.9 * (1.0 - (phase * std::f64::consts::TAU).cos()) / 2.0;
+    let n = ((hosts.len() as f64 * busy).ceil() as usize).max(1);
+    for (i, h) in hosts.iter_mut().enumerate() {
+        h.busy = i < n;
+    }
+}
+
+/// Once a second: the diurnal share moves; hosts leave and join.
+#[allow(clippy::too_many_arguments)]
+fn shape_step(
+    spec: &FleetScaleSpec,
+    hosts: &mut Vec<Host>,
+    joined: &mut usize,
+    t: Instant,
+    started: Instant,
+    base: Instant,
+    base_unix: i64,
+    fleet: &FleetRedis,
+) -> Result<(), String> {
+    match spec.demand {
+        Demand::Diurnal => {
+            let phase =
+                t.saturating_duration_since(started).as_secs_f64() / spec.duration.as_secs_f64();
+            set_diurnal(hosts, phase);
+        }
+        Demand::JoinLeave => {
+            let leaving = (hosts.len() / 20).max(1);
+            let live: Vec<usize> = (0..hosts.len()).filter(|&i| !hosts[i].gone).collect();
+            for &i in live.iter().take(leaving) {
+                let h = &mut hosts[i];
+                h.gone = true;
+                h.busy = false;
+                // Gives every part back, as a daemon that stops does.
+                for k in 0..spec.keys {
+                    let f = fleet.clone();
+                    let name = h.name.clone();
+                    tokio::spawn(async move {
+                        let _ = f
+                            .part(
+                                &name,
+                                &key_name(k),
+                                0.0,
+                                0,
+                                0,
+                                None,
+                                Duration::ZERO,
+                                &PartExtras::default(),
+                            )
+                            .await;
+                    });
+                }
+            }
+            for _ in 0..leaving {
+                let name = format!("h{joined}");
+                *joined += 1;
+                hosts.push(Host::new(name, spec, now_of(t, base, base_unix))?);
+            }
+        }
+        Demand::AllBusy | Demand::OneHot => {}
+    }
+    Ok(())
+}
+
+/// The runs as a table.
+pub fn table(rows: &[FleetScaleResult]) -> String {
+    let mut out = String::from(
+        "| demand | hosts | keys | grants | 429s | most in 1 s / limit+burst | efficiency | Redis commands per grant | Redis CPU share | p99 grant wait |\n\
+         |---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for r in rows {
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} / {} | {:.3} | {:.2} | {:.3} | {} ms |\n",
+            r.demand.name(),
+            r.hosts,
+            r.keys,
+            r.grants,
+            r.provider_429s,
+            r.admitted_max_1s,
+            r.limit_plus_burst,
+            r.efficiency,
+            r.redis_commands_per_grant,
+            r.redis_cpu_share,
+            r.p99_grant_wait_ms
+        ));
+    }
+    out
+}
