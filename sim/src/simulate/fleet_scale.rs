@@ -369,7 +369,7 @@ pub async fn run(spec: &FleetScaleSpec) -> Result<FleetScaleResult, String> {
                 continue;
             };
             apply(&mut hosts[r.host], &r, spec.slice, n);
-            if r.answer.ask_others {
+            if r.answer.as_ref().is_some_and(|a| a.ask_others) {
                 counts.asks += 1;
                 let f = fleet.clone();
                 let text = renew_text(&r.want.key, &hosts[r.host].name);
@@ -485,20 +485,6 @@ pub async fn run(spec: &FleetScaleSpec) -> Result<FleetScaleResult, String> {
                                 &extras,
                             )
                             .await;
-                        let a = a.unwrap_or_else(|_| PartAnswer {
-                            share: 0.0,
-                            slots: None,
-                            hosts: 0,
-                            target: 0.0,
-                            cooldown: Duration::ZERO,
-                            cooldown_reason: String::new(),
-                            ask_others: false,
-                            next_lapse: None,
-                            before: 0.0,
-                            taken: [0.0; 4],
-                            headers: None,
-                            fault: false,
-                        });
                         Renewal {
                             host: h,
                             key: k,
@@ -506,7 +492,7 @@ pub async fn run(spec: &FleetScaleSpec) -> Result<FleetScaleResult, String> {
                             fill,
                             give_back,
                             sent: t,
-                            answer: a,
+                            answer: a.ok(),
                         }
                     });
                 }
@@ -617,18 +603,19 @@ struct Renewal {
     fill: [f64; 4],
     give_back: bool,
     sent: Instant,
-    answer: PartAnswer,
+    /// None: Redis did not answer (tried again at the next step).
+    answer: Option<PartAnswer>,
 }
 
 /// A renewal's answer, applied as the daemon applies it.
 fn apply(host: &mut Host, r: &Renewal, slice: Duration, n: Now) {
-    let (w, a, give_back) = (&r.want, &r.answer, r.give_back);
     let part = &mut host.parts[r.key];
     part.renewing = false;
-    if host.gone || a.hosts == 0 {
+    let (w, give_back) = (&r.want, r.give_back);
+    let Some(a) = r.answer.as_ref().filter(|_| !host.gone) else {
         // Left meanwhile, or Redis did not answer: tried again at the next step.
         return;
-    }
+    };
     let idle_since = part.held.as_ref().and_then(|p| p.idle_since);
     part.held = Some(Held::renewed(r.sent, slice, w, a, idle_since, give_back));
     let (fleet_part, exchange) = answered_part(w, r.fill, a, give_back);
