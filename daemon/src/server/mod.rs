@@ -6,6 +6,7 @@ mod claims;
 mod conn;
 mod convert;
 pub(crate) mod fleet;
+pub mod fleet_scripts;
 mod peer;
 mod reload;
 mod service;
@@ -29,16 +30,6 @@ use thiserror::Error;
 use tokio::sync::{oneshot, watch, Notify};
 
 pub use service::LimiterService;
-
-/// The fleet's Redis scripts, messages and renewal schedule, as the daemons run them: for
-/// `llmctl simulate --scenario fleet-scale`, which drives them for many virtual hosts.
-pub mod fleet_scripts {
-    pub use super::fleet::redis::{FleetRedis, PartAnswer, PartExtras, CHANNEL};
-    pub use super::fleet::{
-        answered_part, cooldown_text, due, is_idle, parse_message, renew_text, Held, Message,
-        IDLE_SLICES, LEASE_SLICES, MIN_RENEWAL_GAP, RENEW_SLICES, TICK,
-    };
-}
 
 #[derive(Debug, Error)]
 pub enum DaemonError {

@@ -10,6 +10,16 @@
 //! demand shapes keep the whole fleet's demand above the limit all along, so what the provider
 //! allowed over the run is one burst plus the limit for the run's length, per key.
 
+mod host;
+mod inbox;
+mod provider;
+mod shapes;
+
+use host::{apply, serve, Host, Renewal};
+use inbox::{listen, subscribe, Inbox};
+use provider::ProviderKey;
+use shapes::{shape_start, shape_step};
+
 use llmctl_daemon::engine::{
     AcquireRequest, Acquired, Engine, EngineConfig, FleetPart, FleetWant, KeyLimits, Now, Outcome,
     Period, Rate, WaiterAnswer, WaiterId,
@@ -124,84 +134,6 @@ pub struct FleetScaleResult {
     pub max_lag_ms: u64,
 }
 
-/// The provider's side of one key: a bucket of `burst` refilled at `limit` a second, and when
-/// each request came.
-struct ProviderKey {
-    level: f64,
-    updated: Instant,
-    sent: VecDeque<Instant>,
-    most_1s: u64,
-    accepted: u64,
-    refused: u64,
-}
-
-impl ProviderKey {
-    fn new(burst: f64, t: Instant) -> ProviderKey {
-        ProviderKey {
-            level: burst,
-            updated: t,
-            sent: VecDeque::new(),
-            most_1s: 0,
-            accepted: 0,
-            refused: 0,
-        }
-    }
-
-    /// Whether it took the request (a refused one does not count against it).
-    fn receive(&mut self, t: Instant, limit: f64, burst: f64) -> bool {
-        let dt = t.saturating_duration_since(self.updated).as_secs_f64();
-        self.level = (self.level + dt * limit).min(burst);
-        self.updated = self.updated.max(t);
-        let took = self.level >= 1.0;
-        if took {
-            self.level -= 1.0;
-            self.accepted += 1;
-        } else {
-            self.refused += 1;
-        }
-        self.sent.push_back(t);
-        while self
-            .sent
-            .front()
-            .is_some_and(|&s| t.saturating_duration_since(s) >= Duration::from_secs(1))
-        {
-            self.sent.pop_front();
-        }
-        self.most_1s = self.most_1s.max(self.sent.len() as u64);
-        took
-    }
-}
-
-/// One host's side of one key.
-#[derive(Default)]
-struct Part {
-    held: Option<Held>,
-    /// Waiting in the engine: since when.
-    waiting: HashMap<WaiterId, Instant>,
-    /// Granted and not yet answered: the lease, when its answer comes, and whether the
-    /// provider took it.
-    in_flight: VecDeque<(String, Instant, bool)>,
-    /// Requests the provider refused, to be asked for again.
-    retries: usize,
-    /// A renewal on its way.
-    renewing: bool,
-}
-
-/// A virtual host: its engine and its parts.
-struct Host {
-    name: String,
-    engine: Engine,
-    parts: Vec<Part>,
-    /// Its demand is on (off: it left, or is idle for now).
-    busy: bool,
-    /// It left the fleet: its parts went back and it does nothing more.
-    gone: bool,
-    /// Poisson arrivals a second per key (one-hot's light hosts); 0: a backlog instead.
-    arrivals_per_s: f64,
-    backlog: usize,
-    next_arrival: Instant,
-}
-
 fn key_name(k: usize) -> String {
     format!("k{k}")
 }
@@ -248,64 +180,15 @@ async fn redis_cpu(client: &redis::Client) -> Result<f64, String> {
     Ok(cpu.iter().sum())
 }
 
-impl Host {
-    fn new(name: String, spec: &FleetScaleSpec, t: Now) -> Result<Host, String> {
-        let keys = (0..spec.keys)
-            .map(|k| {
-                (
-                    key_name(k),
-                    KeyLimits {
-                        rates: vec![Rate {
-                            dimension: llmctl_daemon::engine::Dimension::Requests,
-                            period: Period::Minute,
-                            limit: spec.limit_per_s * 60.0,
-                            capacity: spec.burst,
-                        }],
-                        ..KeyLimits::default()
-                    },
-                )
-            })
-            .collect();
-        let mut engine = Engine::new(EngineConfig::default(), keys, t, fastrand::u64(..))
-            .map_err(|e| format!("cannot make a host's engine: {e}"))?;
-        // As a daemon connected to Redis starts: no part until its first renewal.
-        engine.set_fleet_default(
-            Some(FleetPart {
-                share: 0.0,
-                floor: 0.5,
-                slots: Some(0),
-            }),
-            t,
-        );
-        Ok(Host {
-            name,
-            engine,
-            parts: (0..spec.keys).map(|_| Part::default()).collect(),
-            busy: true,
-            gone: false,
-            arrivals_per_s: 0.0,
-            backlog: 32,
-            next_arrival: t.mono,
-        })
-    }
-}
-
-/// What the hosts' subscriptions heard: keys each was asked to renew, and cooldowns.
-#[derive(Default)]
-struct Inbox {
-    asked: HashSet<(usize, usize)>,
-    cooldowns: Vec<(usize, String, Duration, String)>,
-}
-
 /// What the run counts as it goes.
 #[derive(Default)]
-struct Counts {
-    grants: u64,
-    waits: Vec<u64>,
-    renewals: u64,
-    asks: u64,
-    late_ticks: u64,
-    max_lag_ms: u64,
+pub(super) struct Counts {
+    pub(super) grants: u64,
+    pub(super) waits: Vec<u64>,
+    pub(super) renewals: u64,
+    pub(super) asks: u64,
+    pub(super) late_ticks: u64,
+    pub(super) max_lag_ms: u64,
 }
 
 /// Runs the scenario against a redis-server of its own.
@@ -547,269 +430,6 @@ pub async fn run(spec: &FleetScaleSpec) -> Result<FleetScaleResult, String> {
         late_ticks: counts.late_ticks,
         max_lag_ms: counts.max_lag_ms,
     })
-}
-
-/// Host `i`'s subscription to the fleet's channel.
-async fn subscribe(client: &redis::Client, i: usize) -> Result<redis::aio::PubSub, String> {
-    let mut pubsub = client
-        .get_async_pubsub()
-        .await
-        .map_err(|e| format!("host {i} cannot subscribe: {e}"))?;
-    pubsub
-        .subscribe(CHANNEL)
-        .await
-        .map_err(|e| format!("host {i} cannot subscribe: {e}"))?;
-    Ok(pubsub)
-}
-
-/// A host's subscription: asks to renew a key, from another host.
-async fn listen(
-    mut pubsub: redis::aio::PubSub,
-    host: usize,
-    inbox: Arc<Mutex<Inbox>>,
-    mut stop: tokio::sync::watch::Receiver<bool>,
-) {
-    use tokio_stream::StreamExt;
-    let me = format!("h{host}");
-    let mut messages = pubsub.on_message();
-    loop {
-        tokio::select! {
-            m = messages.next() => {
-                let Some(m) = m else { return };
-                let Ok(text) = m.get_payload::<String>() else { continue };
-                let Ok(mut inbox) = inbox.lock() else { return };
-                match parse_message(&text, &me) {
-                    Some(Message::Renew { key }) => {
-                        if let Some(k) = key_index(&key) {
-                            inbox.asked.insert((host, k));
-                        }
-                    }
-                    Some(Message::Cooldown { key, left, reason }) => {
-                        inbox.cooldowns.push((host, key, left, reason));
-                    }
-                    None => {}
-                }
-            }
-            _ = stop.changed() => return,
-        }
-    }
-}
-
-/// A renewal, answered: what it sent, when, and the answer.
-struct Renewal {
-    host: usize,
-    key: usize,
-    want: FleetWant,
-    fill: [f64; 4],
-    give_back: bool,
-    sent: Instant,
-    /// None: Redis did not answer (tried again at the next step).
-    answer: Option<PartAnswer>,
-}
-
-/// A renewal's answer, applied as the daemon applies it.
-fn apply(host: &mut Host, r: &Renewal, slice: Duration, n: Now) {
-    let part = &mut host.parts[r.key];
-    part.renewing = false;
-    let (w, give_back) = (&r.want, r.give_back);
-    let Some(a) = r.answer.as_ref().filter(|_| !host.gone) else {
-        // Left meanwhile, or Redis did not answer: tried again at the next step.
-        return;
-    };
-    let idle_since = part.held.as_ref().and_then(|p| p.idle_since);
-    part.held = Some(Held::renewed(r.sent, slice, w, a, idle_since, give_back));
-    let (fleet_part, exchange) = answered_part(w, r.fill, a, give_back);
-    host.engine
-        .exchange_fleet_part(&w.key, fleet_part, Some(exchange), n);
-    if a.fault {
-        host.engine
-            .note_fault(Some(&w.key), n.mono + slice * LEASE_SLICES, n);
-    }
-    if !a.cooldown.is_zero() {
-        let until = n.unix_ms.saturating_add(a.cooldown.as_millis() as i64);
-        let _ = host
-            .engine
-            .apply_shared_cooldown(&w.key, until, &a.cooldown_reason, n);
-    }
-}
-
-/// One host's requests at `t`: answers that came report, new demand asks, and what its engine
-/// grants goes to the provider.
-fn serve(
-    host: &mut Host,
-    spec: &FleetScaleSpec,
-    t: Instant,
-    n: Now,
-    rng: &mut fastrand::Rng,
-    providers: &mut [ProviderKey],
-    counts: &mut Counts,
-) {
-    let ok = Outcome {
-        status: 200,
-        attempt: 1,
-        usage_known: true,
-        ..Outcome::default()
-    };
-    // A refusal as the provider's: no headers, no delay named.
-    let refused = Outcome {
-        status: 429,
-        error_type: "rate_limit_exceeded".into(),
-        ..ok.clone()
-    };
-    for part in host.parts.iter_mut() {
-        while part.in_flight.front().is_some_and(|f| f.1 <= t) {
-            if let Some((lease, _, took)) = part.in_flight.pop_front() {
-                let _ = host
-                    .engine
-                    .report(&lease, if took { &ok } else { &refused }, n);
-                if !took {
-                    part.retries += 1;
-                }
-            }
-        }
-    }
-    let mut granted: Vec<(usize, String, Instant)> = Vec::new();
-    if host.busy {
-        for k in 0..spec.keys {
-            let mut arrivals = 0;
-            if host.arrivals_per_s > 0.0 {
-                while host.next_arrival <= t {
-                    arrivals += 1;
-                    let gap = -(1.0 - rng.f64()).ln() / host.arrivals_per_s;
-                    host.next_arrival += Duration::from_secs_f64(gap);
-                }
-            } else {
-                arrivals = host.backlog.saturating_sub(host.parts[k].waiting.len());
-            }
-            arrivals += std::mem::take(&mut host.parts[k].retries);
-            for _ in 0..arrivals {
-                let req = AcquireRequest {
-                    key: key_name(k),
-                    requests: 1,
-                    max_wait: Duration::from_secs(3600),
-                    ..AcquireRequest::default()
-                };
-                match host.engine.acquire(&req, n) {
-                    Ok(Acquired::Granted(g)) => granted.push((k, g.lease_id, t)),
-                    Ok(Acquired::Queued(id)) => {
-                        host.parts[k].waiting.insert(id, t);
-                    }
-                    _ => {}
-                }
-            }
-        }
-    }
-    host.engine.pump(n);
-    for (id, answer) in host.engine.drain_answers() {
-        if let WaiterAnswer::Granted(g) = answer {
-            if let Some(k) = key_index(&g.key) {
-                let since = host.parts[k].waiting.remove(&id).unwrap_or(t);
-                granted.push((k, g.lease_id, since));
-            }
-        } else {
-            for p in host.parts.iter_mut() {
-                p.waiting.remove(&id);
-            }
-        }
-    }
-    for (k, lease, since) in granted {
-        counts.grants += 1;
-        counts
-            .waits
-            .push(t.saturating_duration_since(since).as_millis() as u64);
-        let took = providers[k].receive(t, spec.limit_per_s, spec.burst);
-        host.parts[k]
-            .in_flight
-            .push_back((lease, t + spec.latency, took));
-    }
-}
-
-/// Sets who is busy at the start.
-fn shape_start(spec: &FleetScaleSpec, hosts: &mut [Host], t: Instant) {
-    match spec.demand {
-        Demand::AllBusy | Demand::JoinLeave => {}
-        Demand::OneHot => {
-            let light = if hosts.len() > 1 {
-                0.25 * spec.limit_per_s / (hosts.len() - 1) as f64
-            } else {
-                0.0
-            };
-            for (i, h) in hosts.iter_mut().enumerate() {
-                if i == 0 {
-                    h.backlog = 64;
-                } else {
-                    h.arrivals_per_s = light;
-                    h.next_arrival = t + Duration::from_secs_f64(fastrand::f64() / light.max(1e-9));
-                }
-            }
-        }
-        Demand::Diurnal => set_diurnal(hosts, 0.0),
-    }
-}
-
-/// The share of busy hosts `phase` (0 to 1) through a day: a tenth at night, all at noon.
-fn set_diurnal(hosts: &mut [Host], phase: f64) {
-    let busy = 0.1 + 0.9 * (1.0 - (phase * std::f64::consts::TAU).cos()) / 2.0;
-    let n = ((hosts.len() as f64 * busy).ceil() as usize).max(1);
-    for (i, h) in hosts.iter_mut().enumerate() {
-        h.busy = i < n;
-    }
-}
-
-/// Once a second: the diurnal share moves; hosts leave and join.
-#[allow(clippy::too_many_arguments)]
-fn shape_step(
-    spec: &FleetScaleSpec,
-    hosts: &mut Vec<Host>,
-    joined: &mut usize,
-    t: Instant,
-    started: Instant,
-    base: Instant,
-    base_unix: i64,
-    fleet: &FleetRedis,
-) -> Result<(), String> {
-    match spec.demand {
-        Demand::Diurnal => {
-            let phase =
-                t.saturating_duration_since(started).as_secs_f64() / spec.duration.as_secs_f64();
-            set_diurnal(hosts, phase);
-        }
-        Demand::JoinLeave => {
-            let leaving = (hosts.len() / 20).max(1);
-            let live: Vec<usize> = (0..hosts.len()).filter(|&i| !hosts[i].gone).collect();
-            for &i in live.iter().take(leaving) {
-                let h = &mut hosts[i];
-                h.gone = true;
-                h.busy = false;
-                // Gives every part back, as a daemon that stops does.
-                for k in 0..spec.keys {
-                    let f = fleet.clone();
-                    let name = h.name.clone();
-                    tokio::spawn(async move {
-                        let _ = f
-                            .part(
-                                &name,
-                                &key_name(k),
-                                0.0,
-                                0,
-                                0,
-                                None,
-                                Duration::ZERO,
-                                &PartExtras::default(),
-                            )
-                            .await;
-                    });
-                }
-            }
-            for _ in 0..leaving {
-                let name = format!("h{joined}");
-                *joined += 1;
-                hosts.push(Host::new(name, spec, now_of(t, base, base_unix))?);
-            }
-        }
-        Demand::AllBusy | Demand::OneHot => {}
-    }
-    Ok(())
 }
 
 /// The runs as a table.
