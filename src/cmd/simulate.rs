@@ -49,6 +49,10 @@ pub struct SimulateArgs {
     /// How long the fleet-scale scenario runs
     #[arg(long, default_value = "20s", value_parser = super::duration, value_name = "DUR")]
     duration: Duration,
+    /// How long the fleet-scale scenario's hosts run before it measures (their joining is
+    /// then not counted: the steady state is)
+    #[arg(long, default_value = "0s", value_parser = super::duration, value_name = "DUR")]
+    warmup: Duration,
 }
 
 pub async fn run(args: SimulateArgs) -> ExitCode {
@@ -264,7 +268,10 @@ async fn fleet_scale(
                 args.duration
             );
         }
-        let spec = FleetScaleSpec::new(args.hosts, args.keys, demand, args.duration);
+        let spec = FleetScaleSpec {
+            warmup: args.warmup,
+            ..FleetScaleSpec::new(args.hosts, args.keys, demand, args.duration)
+        };
         match simulate::fleet_scale::run(&spec).await {
             Ok(r) => out.push(r),
             Err(e) => {

@@ -107,6 +107,7 @@ impl Engine {
         let (until, strikes) = (entry.until, entry.strikes);
         self.cooldowns_dirty = true;
         if extended {
+            self.cool_lines(name, until, now);
             if origin == Origin::Here {
                 self.share_cooldown(name, at.unix_of(until), &reason);
             }

@@ -14,6 +14,9 @@ pub struct FleetPart {
     pub floor: f64,
     /// Concurrency slots it may hold; None: the key's own maximum.
     pub slots: Option<u64>,
+    /// The fleet is crowded on this key: its buckets hold only the units the fleet's line
+    /// gives them (`add_fleet_units`), with `share` zero.
+    pub line: bool,
 }
 
 impl FleetPart {
@@ -24,6 +27,7 @@ impl FleetPart {
             share: 1.0 / n as f64,
             floor: 1.0 / n as f64,
             slots: max_slots.map(|m| m / n),
+            line: false,
         }
     }
 }
@@ -51,6 +55,12 @@ pub struct FleetWant {
     /// The provider's last rate-limit headers on it, and which change of them they are.
     pub headers: Arc<BTreeMap<String, String>>,
     pub headers_seq: u64,
+    /// Units waited for, by `Dimension::index`, counted on the key and its ancestors.
+    pub queued: [f64; 4],
+    /// On the fleet's line: the units held and given but not valid yet, by `Dimension::index`
+    /// (None: not on a line), and when the last given is valid (None: none waited for).
+    pub line_units: Option<[f64; 4]>,
+    pub line_ends: Option<Instant>,
 }
 
 /// The burst that moves with a change of part: what this limiter said it held, and what it
@@ -135,6 +145,16 @@ impl Engine {
     }
 }
 
+/// The share of `b` a part gives: on a line a day's quota, which no line gives out, is split
+/// evenly (its `floor`); every other bucket takes `share`.
+fn line_share(share: f64, floor: f64, line: bool, b: &Bucket) -> f64 {
+    if line && b.rate().period == Period::Day {
+        floor
+    } else {
+        share
+    }
+}
+
 /// Cooldowns kept for the fleet, at most this many between two takes (the oldest go).
 const SHARED_COOLDOWNS_KEPT: usize = 1024;
 
@@ -168,9 +188,11 @@ impl KeyState {
     /// Takes `part` (None: the whole) for every bucket.
     pub(super) fn take_part(&mut self, part: Option<FleetPart>, now: Instant) {
         self.fleet = part;
-        let (share, floor) = part.map_or((1.0, 1.0), |p| (p.share, p.floor));
+        let (share, floor, line) = part.map_or((1.0, 1.0, false), |p| (p.share, p.floor, p.line));
         for b in &mut self.buckets {
-            b.set_share(share, floor, now);
+            let on_line = line && b.is_limited() && b.rate().period == Period::Minute;
+            b.set_share(line_share(share, floor, line, b), floor, now);
+            b.set_line(on_line, now);
         }
     }
 }
@@ -322,6 +344,14 @@ impl Engine {
                 }
             }
             let fill = k.burst_fill(now.mono);
+            let mut line_units: Option<[f64; 4]> = None;
+            let mut line_ends: Option<Instant> = None;
+            for b in k.buckets.iter().filter(|b| b.on_line()) {
+                let units = line_units.get_or_insert([0.0; 4]);
+                units[b.dimension().index()] = b.line_units().unwrap_or(0.0);
+                line_ends = line_ends.max(b.line_ends());
+            }
+            let at = id.at();
             wants.push(FleetWant {
                 key: k.name.clone(),
                 share,
@@ -338,6 +368,9 @@ impl Engine {
                 fill,
                 headers: k.last_headers.clone(),
                 headers_seq: k.headers_seq,
+                queued: queued[at],
+                line_units,
+                line_ends,
             });
         }
         wants
@@ -370,6 +403,83 @@ impl Engine {
     /// here or keeps its limits to itself.
     pub fn set_fleet_part(&mut self, key: &str, part: FleetPart, now: Now) -> bool {
         self.exchange_fleet_part(key, part, None, now)
+    }
+
+    /// Units the fleet's line gave `key` (and the keys that mirror its quota), each valid from
+    /// its moment, with its amount by `Dimension::index`. False when the key is not known
+    /// here or is not on a line.
+    pub fn add_fleet_units(&mut self, key: &str, units: &[(Instant, [f64; 4])], now: Now) -> bool {
+        let Some(&id) = self.index.get(key) else {
+            return false;
+        };
+        if !self.keys[id].fleet.is_some_and(|p| p.line) {
+            return false;
+        }
+        let mirrors: Vec<KeyId> = self
+            .key_ids()
+            .filter(|&m| m != id && self.mirror_of(m) == Some(id))
+            .collect();
+        for k in std::iter::once(id).chain(mirrors) {
+            for b in self.keys[k].buckets.iter_mut().filter(|b| b.on_line()) {
+                let d = b.dimension().index();
+                let given: Vec<(Instant, f64)> = units.iter().map(|(t, a)| (*t, a[d])).collect();
+                b.add_units(&given, now.mono);
+            }
+        }
+        self.pump(now);
+        true
+    }
+
+    /// A cooldown on `name` until `until`: on the keys it holds back that are on a line, the
+    /// units valid before it ends are not the provider's to take any more (it refills its
+    /// own bucket meanwhile); kept, they would all go at once as it ends, from every host.
+    pub(super) fn cool_lines(&mut self, name: &str, until: Instant, now: Instant) {
+        for k in self.keys.iter_mut().filter(|k| {
+            k.fleet.is_some_and(|p| p.line)
+                && (k.name == name
+                    || k.name
+                        .strip_prefix(name)
+                        .is_some_and(|r| r.starts_with('/')))
+        }) {
+            for b in k.buckets.iter_mut().filter(|b| b.on_line()) {
+                b.cool_line(until, now);
+            }
+        }
+    }
+
+    /// Takes back, from every key on a line, the units given and not valid yet (the limiter
+    /// stops): per key on a line, when each unit would have been valid (maybe none) and the
+    /// amount of one unit by `Dimension::index` (its requests bucket's units, or its first
+    /// bucket's on the line).
+    pub fn take_back_fleet_units(&mut self, now: Now) -> Vec<(String, Vec<Instant>, [f64; 4])> {
+        let mut back = Vec::new();
+        for k in self
+            .keys
+            .iter_mut()
+            .filter(|k| k.fleet.is_some_and(|p| p.line))
+        {
+            let mut pending: Vec<(usize, Vec<(Instant, f64)>)> = k
+                .buckets
+                .iter_mut()
+                .filter(|b| b.on_line())
+                .map(|b| {
+                    b.refill(now.mono);
+                    (b.dimension().index(), b.take_back_units())
+                })
+                .collect();
+            pending.sort_by_key(|(d, _)| *d);
+            let times: Vec<Instant> = pending
+                .first()
+                .map(|(_, first)| first.iter().map(|p| p.0).collect())
+                .unwrap_or_default();
+            let mut amounts = [0.0; 4];
+            for (d, units) in pending.iter().filter(|_| !times.is_empty()) {
+                amounts[*d] = units.iter().map(|u| u.1).sum::<f64>() / times.len() as f64;
+            }
+            back.push((k.name.clone(), times, amounts));
+        }
+        self.pump(now);
+        back
     }
 
     /// `set_fleet_part`, moving burst with the fleet: a smaller part gives up what it held
@@ -425,7 +535,10 @@ impl Engine {
                 before: x.before,
                 taken: x.taken[d],
             });
-            b.take_part(part.share, part.floor, burst, now);
+            let on_line = part.line && b.is_limited() && b.rate().period == Period::Minute;
+            let share = line_share(part.share, part.floor, part.line, b);
+            b.take_part(share, part.floor, burst.filter(|_| !on_line), now);
+            b.set_line(on_line, now);
         }
         for i in 0..self.keys[id].buckets.len() {
             self.mirror_ancestor(id, i, now);

@@ -10,6 +10,7 @@ fn part(share: f64, floor: f64, slots: Option<u64>) -> FleetPart {
         share,
         floor,
         slots,
+        line: false,
     }
 }
 
@@ -591,4 +592,72 @@ fn the_providers_room_is_what_its_last_remaining_left_of_the_whole_burst() {
     let l = lease(&fx.acquire("k/model", 0, 0, 0, 300));
     fx.e.report(&l, &o, fx.now(300)).expect("report");
     assert_eq!(room_of(&fx, fx.now(250).mono), Some(0.0));
+}
+
+fn on_line(floor: f64) -> FleetPart {
+    FleetPart {
+        line: true,
+        ..part(0.0, floor, None)
+    }
+}
+
+#[test]
+fn on_a_line_only_the_units_given_go_each_from_its_moment() {
+    // 600 a minute (10/s), burst 10, full: on a line, what it held is the fleet's again.
+    let mut fx = rpm600_burst10().filled();
+    assert!(fx.e.set_fleet_part("k", on_line(0.01), fx.now(0)));
+    assert_eq!(grants_now(&mut fx, "k", 0), 0, "nothing held on a line");
+    assert_eq!(grants_now(&mut fx, "k", 5_000), 0, "and nothing refills it");
+    // Two units, valid at 5.1 s and 5.3 s: a waiter goes at each, not before.
+    let a = waiter(&fx.acquire("k", 0, 0, 60_000, 5_000));
+    let b = waiter(&fx.acquire("k", 0, 0, 60_000, 5_000));
+    let units = [
+        (fx.now(5_100).mono, [1.0, 0.0, 0.0, 0.0]),
+        (fx.now(5_300).mono, [1.0, 0.0, 0.0, 0.0]),
+    ];
+    assert!(fx.e.add_fleet_units("k", &units, fx.now(5_000)));
+    fx.e.pump(fx.now(5_099));
+    assert!(
+        fx.e.drain_answers().is_empty(),
+        "not before its unit is valid"
+    );
+    fx.e.pump(fx.now(5_100));
+    assert_eq!(granted_ids(&fx.e.drain_answers()), vec![a]);
+    fx.e.pump(fx.now(5_299));
+    assert!(fx.e.drain_answers().is_empty());
+    fx.e.pump(fx.now(5_300));
+    assert_eq!(granted_ids(&fx.e.drain_answers()), vec![b]);
+    // What the fleet wants says what it holds and waits for.
+    let _ = fx.acquire("k", 0, 0, 60_000, 5_300);
+    let wants = fx.e.fleet_wants(Duration::from_secs(1), fx.now(5_300));
+    let w = wants.iter().find(|w| w.key == "k").expect("wanted");
+    assert_eq!(w.line_units, Some([0.0; 4]));
+    assert_eq!(w.queued[0], 1.0);
+    // A part again (Redis lost the line): off the line, refilled by its share.
+    assert!(fx
+        .e
+        .set_fleet_part("k", part(1.0, 1.0, None), fx.now(5_300)));
+    fx.e.pump(fx.now(5_400));
+    assert_eq!(fx.e.drain_answers().len(), 1);
+}
+
+#[test]
+fn units_given_and_not_valid_yet_are_taken_back_when_the_limiter_stops() {
+    let mut fx = rpm600_burst10().filled();
+    assert!(fx.e.set_fleet_part("k", on_line(0.01), fx.now(0)));
+    let units = [
+        (fx.now(100).mono, [1.0, 0.0, 0.0, 0.0]),
+        (fx.now(900).mono, [1.0, 0.0, 0.0, 0.0]),
+    ];
+    assert!(fx.e.add_fleet_units("k", &units, fx.now(0)));
+    let back = fx.e.take_back_fleet_units(fx.now(200));
+    assert_eq!(back.len(), 1);
+    assert_eq!(back[0].0, "k");
+    assert_eq!(
+        back[0].1,
+        vec![fx.now(900).mono],
+        "the one already valid is kept"
+    );
+    assert_eq!(back[0].2[0], 1.0);
+    assert_eq!(grants_now(&mut fx, "k", 1_000), 1);
 }

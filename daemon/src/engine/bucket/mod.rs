@@ -15,12 +15,14 @@
 //! `probing.rs` (its AIMD probe), `share.rs` (a fleet's part), `window.rs` (fixed windows).
 
 mod headers;
+mod line;
 mod probing;
 mod ramp;
 mod share;
 pub mod window;
 
 pub use headers::HeaderView;
+pub use line::Line;
 pub use ramp::{Ramp, RAMP_FROM};
 pub use share::BurstMove;
 
@@ -75,6 +77,8 @@ pub struct Bucket {
     /// In a fleet, burst set aside while a renewal that may bank it is on its way
     /// (`share.rs`): not granted from, and not refilled, until the answer comes.
     set_aside: f64,
+    /// In a crowded fleet, the units its line gave it (`line.rs`): then nothing refills it.
+    line: Option<Line>,
 }
 
 impl Bucket {
@@ -113,6 +117,7 @@ impl Bucket {
             readings: None,
             room: None,
             set_aside: 0.0,
+            line: None,
         }
     }
 
@@ -132,7 +137,10 @@ impl Bucket {
     /// holds part of the burst: a request above it goes when that part is full (and leaves it
     /// in debt), or it could never go; with no share at all, nothing goes.
     pub fn required(&self, need: f64) -> f64 {
-        if self.share <= 0.0 {
+        if self.line.is_some() {
+            // On a fleet's line: whole units only.
+            need
+        } else if self.share <= 0.0 {
             let part = self.rate.capacity * self.share_floor;
             need.min(part).max(f64::MIN_POSITIVE)
         } else if self.capacity_is_configured() && self.share >= 1.0 {
@@ -165,6 +173,10 @@ impl Bucket {
     }
 
     pub fn refill(&mut self, now: Instant) {
+        if self.line.is_some() {
+            self.refill_line(now);
+            return;
+        }
         if self.window.is_some() {
             self.refill_window(now);
             return;
@@ -191,6 +203,9 @@ impl Bucket {
     /// When `units` will be there, counting only refill (pass what `required` asks).
     pub fn ready_at(&self, units: f64) -> Instant {
         let need = units;
+        if let Some(at) = self.line_ready_at(need) {
+            return at;
+        }
         if self.level >= need {
             return self.updated;
         }
@@ -416,9 +431,13 @@ impl Bucket {
     pub fn settle(&mut self, delta: f64, now: Instant) {
         self.refill(now);
         let floor = -MAX_DEBT_BUCKETS * self.rate.capacity;
-        self.level = (self.level + delta)
-            .min(self.capacity_now(now))
-            .max(floor.min(self.level));
+        // On a line what a request did not use stays, up to a burst.
+        let cap = if self.line.is_some() {
+            self.rate.capacity.max(1.0)
+        } else {
+            self.capacity_now(now)
+        };
+        self.level = (self.level + delta).min(cap).max(floor.min(self.level));
     }
 
     /// Brings back a level saved `elapsed_ms` ago, refilled at the whole rate since.

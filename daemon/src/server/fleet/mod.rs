@@ -18,10 +18,12 @@
 //! and, once back, renews every key at once.
 
 pub(crate) mod claims;
+mod line;
 mod messages;
 mod parts;
 pub(crate) mod redis;
 
+pub use self::line::{apply_line, burst_units, line_ask, may_be_on_line, LINE_AHEAD};
 use self::messages::listen;
 pub use self::messages::{cooldown_text, parse_message, renew_text, Message};
 pub use self::parts::{answered_part, due, is_idle, Held};
@@ -108,6 +110,8 @@ pub(crate) struct Fleet {
     held: HashMap<String, Held>,
     /// Keys another host asked to renew.
     asked: Vec<String>,
+    /// Keys whose line was tried at first sight.
+    line_tried: std::collections::HashSet<String>,
     outbox: Vec<SharedCooldown>,
     next_try: Instant,
     backoff: Duration,
@@ -169,6 +173,7 @@ impl Fleet {
             slice: settings.slice,
             held: HashMap::new(),
             asked: Vec::new(),
+            line_tried: Default::default(),
             outbox: Vec::new(),
             next_try: t,
             backoff: BACKOFF_MIN,
@@ -198,6 +203,7 @@ impl Fleet {
                 share: 0.0,
                 floor: 1.0 / self.fail_static_hosts() as f64,
                 slots: Some(0),
+                line: false,
             }
         } else {
             FleetPart::even(self.fail_static_hosts(), None)
@@ -366,6 +372,6 @@ pub(crate) async fn run(shared: Arc<Shared>, mut fleet: Fleet, mut stop: watch::
         }
     }
     drop(rx);
-    fleet.leave().await;
+    fleet.leave(&shared).await;
     let _ = listener.await;
 }

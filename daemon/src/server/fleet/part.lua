@@ -12,13 +12,21 @@
 --                               set when a host renews knowing no part while Redis still
 --                               counts one as its (it restarted: its clients may have called
 --                               unlimited meanwhile)
+-- KEYS[5]  llmctl:{K}:line      hash: the key's line (line.lua), "on" once the key is crowded
 -- ARGV     host, want (share of the limits wanted, may exceed 1), want_slots, in_use (slots
 --          in flight here), max_slots (-1: no concurrency limit), ttl_ms (0: give it all back),
 --          then how full this host's part of each burst is (0 to 1, four dimensions), the
 --          provider's last rate-limit headers seen here when they changed (JSON, or empty), the
 --          Redis time of the last headers this host took from the fleet (0: none), the share this
 --          host holds as it knows it (0: none), the live hosts it last counted (0: none), and
---          how long a host whose lease lapsed is still counted as holding its part (ms)
+--          how long a host whose lease lapsed is still counted as holding its part (ms), and
+--          the key's burst in requests (0: none known)
+--
+-- A crowded key is not split: once more hosts hold or want a part than its burst has requests
+-- (an even part of the burst would be less than one request, which every host could send at
+-- once), the key goes on its line (line.lua) for good while it is used, and a host that renews
+-- gives its part back and is told to take units from the line; the hosts holding parts are
+-- asked to renew at once, and come to the line too.
 --
 -- A host whose lease lapsed has gone silent: crashed, or cut off from Redis while it still
 -- serves (a host without Redis keeps its part until its lease lapses, then serves an even part
@@ -49,7 +57,8 @@
 --           the part its burst was banked from (string: the lesser of the part recorded and
 --           the part it holds here), burst taken from the bank (string, four dimensions,
 --           space separated), the Redis time of the fleet's last headers when another host
---           stored them after the time given (0: nothing new), those headers }
+--           stored them after the time given (0: nothing new), those headers, on the line
+--           (1: the key is crowded and no part is given: its units come from line.lua) }
 -- where "asks others to renew" also has 2 added when a fault may send requests nobody here
 -- sees (a host gone silent or restarted, the parts being rebuilt in a new epoch after Redis
 -- lost them).
@@ -74,6 +83,7 @@ local held_here = math.max(tonumber(ARGV[13]) or 0, 0)
 local held_given = ARGV[13] ~= nil and ARGV[13] ~= ''
 local hosts_seen = math.max(tonumber(ARGV[14]) or 0, 0)
 local grace = math.max(tonumber(ARGV[15]) or 0, 0)
+local burst_units = tonumber(ARGV[16]) or 0
 
 local keep_ms = math.max(ttl, 60000) * 4
 local settle_until = tonumber(redis.call('GET', KEYS[3]) or '')
@@ -148,6 +158,23 @@ for _, s in ipairs(silent) do
   silent_share = silent_share + math.max(s.share, 1.0 / (n + #silent))
 end
 silent_share = math.min(silent_share, 1.0)
+
+-- A crowded key: on the line, with no part (see above).
+-- (A caller that names no line key knows no lines.)
+local line_on = KEYS[5] ~= nil and redis.call('HGET', KEYS[5], 'on') == '1'
+if KEYS[5] ~= nil and (line_on
+    or (ttl > 0 and max_slots < 0 and burst_units > 0 and n + #silent > burst_units)) then
+  redis.call('HDEL', KEYS[1], host)
+  redis.call('HSET', KEYS[5], 'on', '1')
+  redis.call('PEXPIRE', KEYS[5], keep_ms)
+  redis.call('PEXPIRE', KEYS[1], keep_ms)
+  -- The hosts holding parts hear at once that the key is on its line.
+  local ask = 0
+  if not line_on and #others > 0 then ask = 1 end
+  if #silent > 0 or redis.call('PTTL', KEYS[4]) > 0 then ask = ask + 2 end
+  return { '0.000000', -1, n + #silent, '0.000000', cooldown_ms, cooldown_reason, ask, 0,
+    '0.000000', '0 0 0 0', 0, '', 1 }
+end
 
 -- Max-min fair split of `total` by `field`; `whole` rounds each part down to a whole number.
 local function split(total, field, whole)
@@ -264,7 +291,9 @@ end
 if #silent > 0 or (now < settle_until and held_here > 0) or redis.call('PTTL', KEYS[4]) > 0 then
   ask = ask + 2
 end
-return { string.format('%.6f', share), slots, n, string.format('%.6f', target),
+local answer = { string.format('%.6f', share), slots, n, string.format('%.6f', target),
   cooldown_ms, cooldown_reason, ask, lapse, string.format('%.6f', had),
   string.format('%.6f %.6f %.6f %.6f', taken[1], taken[2], taken[3], taken[4]),
   headers_ms, headers_out }
+if KEYS[5] ~= nil then answer[13] = 0 end
+return answer

@@ -2,6 +2,7 @@
 //! with the answer, what lapses, the even split while Redis does not answer, and giving every
 //! part back when the daemon stops.
 
+use super::line::{burst_units, line_ask, may_be_on_line};
 use super::messages::renew_text;
 use super::redis::{PartAnswer, PartExtras, SILENT_HOST_GRACE};
 use super::{now, Fleet, Shared, IDLE_SLICES, LEASE_SLICES, MIN_RENEWAL_GAP, RENEW_SLICES};
@@ -74,6 +75,7 @@ pub fn answered_part(
         } else {
             a.slots
         },
+        line: a.line,
     };
     let exchange = BurstExchange {
         before: a.before,
@@ -140,6 +142,24 @@ impl Fleet {
         let ttl = self.slice * LEASE_SLICES;
         let mut ask_others = Vec::new();
         for w in wants {
+            let on_line = w.held.is_some_and(|p| p.line);
+            // At first sight, a key that may be crowded tries its line (once).
+            let first = !on_line
+                && !self.held.contains_key(&w.key)
+                && may_be_on_line(w)
+                && self.line_tried.insert(w.key.clone());
+            if on_line || first {
+                // On its line: units when its demand needs them, no part to renew.
+                if let Some(ask) = line_ask(w, Instant::now()) {
+                    match self.take_units(shared, w, ask).await {
+                        None => return,
+                        Some(false) if first => {}
+                        Some(_) => continue,
+                    }
+                } else if on_line {
+                    continue;
+                }
+            }
             let t = Instant::now();
             let was_asked = asked.contains(&w.key);
             if !self.due(w, was_asked, t) {
@@ -181,6 +201,7 @@ impl Fleet {
                 seen_headers_ms: seen_ms,
                 held: w.held.map_or(0.0, |p| p.share),
                 hosts_seen,
+                burst_units: burst_units(w),
             };
             let answer = r
                 .part(
@@ -277,9 +298,12 @@ impl Fleet {
         let lapsed: Vec<&FleetWant> = wants
             .iter()
             .filter(|w| {
-                self.held
-                    .get(&w.key)
-                    .is_some_and(|h| !h.given_back && t >= h.until)
+                // (A key on its line holds units, not a lease.)
+                !w.held.is_some_and(|p| p.line)
+                    && self
+                        .held
+                        .get(&w.key)
+                        .is_some_and(|h| !h.given_back && t >= h.until)
             })
             .collect();
         if lapsed.is_empty() {
@@ -292,6 +316,7 @@ impl Fleet {
                 share: 0.0,
                 floor: w.held.map_or(0.5, |p| p.floor),
                 slots: w.max_slots.map(|_| 0),
+                line: false,
             };
             core.engine.set_fleet_part(&w.key, part, tn);
         }
@@ -340,12 +365,13 @@ impl Fleet {
     }
 
     /// Gives every part back and leaves the fleet (the daemon stops).
-    pub(super) async fn leave(&mut self) {
+    pub(super) async fn leave(&mut self, shared: &Shared) {
         let Some(r) = self.redis.clone() else { return };
         if !self.view.is_connected() {
             return;
         }
-        for key in self.held.keys() {
+        let on_line = self.give_back_units(shared).await;
+        for key in self.held.keys().filter(|k| !on_line.contains(k)) {
             if r.part(
                 &self.view.host,
                 key,
@@ -435,6 +461,9 @@ mod tests {
             fill: [0.0; 4],
             headers: Default::default(),
             headers_seq: 0,
+            queued: [0.0; 4],
+            line_units: None,
+            line_ends: None,
         }
     }
 
@@ -469,6 +498,7 @@ mod tests {
             taken: [0.0; 4],
             headers: None,
             fault: false,
+            line: false,
         }
     }
 

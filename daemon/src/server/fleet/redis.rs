@@ -53,6 +53,8 @@ pub struct PartAnswer {
     pub headers: Option<(i64, Vec<(String, String)>)>,
     /// A host went silent or the parts are being rebuilt: requests nobody here sees may come.
     pub fault: bool,
+    /// The key is crowded: no part is given, its units come from its line (`take`).
+    pub line: bool,
 }
 
 /// What a renewal sends besides the demand.
@@ -68,7 +70,56 @@ pub struct PartExtras {
     /// (0: none): what bounds it in a new epoch (a Redis that lost its state).
     pub held: f64,
     pub hosts_seen: u64,
+    /// The key's burst in requests (0: none known): more hosts than that put it on its line.
+    pub burst_units: f64,
 }
+
+/// One dimension of a key's line: its rate (units a ms; 0: not limited), its burst, and the
+/// amount of one unit a host asks for.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LineDimension {
+    pub per_ms: f64,
+    pub burst: f64,
+    pub amount: f64,
+}
+
+/// What a host asks of a key's line: `count` units (0: it gives back `give_back`, each valid
+/// that long from now), given within `ahead` (at least one), of these dimensions.
+#[derive(Clone, Debug, Default)]
+pub struct LineAsk {
+    pub count: u64,
+    pub ahead: Duration,
+    pub dimensions: [LineDimension; 4],
+    pub give_back: Vec<Duration>,
+    /// The provider's last headers seen here, when they changed since last sent, and the
+    /// Redis time of the last headers taken from the fleet.
+    pub headers: Option<String>,
+    pub seen_headers_ms: i64,
+}
+
+/// What the line script answered.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LineAnswer {
+    /// The key is on its line (false: it is not, or no more: renew its part).
+    pub on: bool,
+    /// The units given, each valid this long after the answer came.
+    pub units: Vec<Duration>,
+    pub cooldown: Duration,
+    pub cooldown_reason: String,
+    /// The provider's last headers another host saw, with their Redis time, when new.
+    pub headers: Option<(i64, Vec<(String, String)>)>,
+}
+
+/// The headers another host stored, from a script's answer (none when `ms` is 0).
+fn shared_headers(ms: i64, json: &str) -> Option<(i64, Vec<(String, String)>)> {
+    (ms > 0)
+        .then(|| serde_json::from_str::<BTreeMap<String, String>>(json).ok())
+        .flatten()
+        .map(|h| (ms, h.into_iter().collect()))
+}
+
+/// How long a key's line is kept unused.
+pub const LINE_KEPT: Duration = Duration::from_secs(240);
 
 /// A connection to the fleet's Redis and its scripts.
 #[derive(Clone)]
@@ -78,6 +129,7 @@ pub struct FleetRedis {
     cooldown: std::sync::Arc<redis::Script>,
     heartbeat: std::sync::Arc<redis::Script>,
     swap: std::sync::Arc<redis::Script>,
+    line: std::sync::Arc<redis::Script>,
     /// Commands sent, for `Redis commands per granted request`.
     pub commands: std::sync::Arc<AtomicU64>,
 }
@@ -123,6 +175,7 @@ impl FleetRedis {
             cooldown: std::sync::Arc::new(redis::Script::new(include_str!("cooldown.lua"))),
             heartbeat: std::sync::Arc::new(redis::Script::new(include_str!("heartbeat.lua"))),
             swap: std::sync::Arc::new(redis::Script::new(include_str!("swap.lua"))),
+            line: std::sync::Arc::new(redis::Script::new(include_str!("line.lua"))),
             commands,
         })
     }
@@ -147,6 +200,38 @@ impl FleetRedis {
         self.count();
         let mut conn = self.conn.clone();
         let max = max_slots.map_or(-1, |m| m as i64);
+        let mut answer: Vec<redis::Value> = self
+            .part
+            .key(tagged(key, "parts"))
+            .key(tagged(key, "cooldown"))
+            .key(tagged(key, "epoch"))
+            .key(tagged(key, "fault"))
+            .key(tagged(key, "line"))
+            .arg(host)
+            .arg(format!("{:.6}", want.clamp(0.0, 1e6)))
+            .arg(want_slots)
+            .arg(in_use)
+            .arg(max)
+            .arg(ttl.as_millis() as u64)
+            .arg(
+                extras
+                    .fill
+                    .map(|f| format!("{:.6}", f.clamp(0.0, 1.0)))
+                    .to_vec(),
+            )
+            .arg(extras.headers.as_deref().unwrap_or(""))
+            .arg(extras.seen_headers_ms)
+            .arg(format!("{:.6}", extras.held.clamp(0.0, 1.0)))
+            .arg(extras.hosts_seen)
+            .arg(SILENT_HOST_GRACE.as_millis() as u64)
+            .arg(format!("{:.6}", extras.burst_units.max(0.0)))
+            .invoke_async(&mut conn)
+            .await?;
+        // The twelfth on are read apart (tuples go to twelve).
+        let line: i64 = match answer.len() {
+            13 => redis::from_redis_value(answer.remove(12))?,
+            _ => 0,
+        };
         #[allow(clippy::type_complexity)]
         let (
             share,
@@ -174,31 +259,7 @@ impl FleetRedis {
             String,
             i64,
             String,
-        ) = self
-            .part
-            .key(tagged(key, "parts"))
-            .key(tagged(key, "cooldown"))
-            .key(tagged(key, "epoch"))
-            .key(tagged(key, "fault"))
-            .arg(host)
-            .arg(format!("{:.6}", want.clamp(0.0, 1e6)))
-            .arg(want_slots)
-            .arg(in_use)
-            .arg(max)
-            .arg(ttl.as_millis() as u64)
-            .arg(
-                extras
-                    .fill
-                    .map(|f| format!("{:.6}", f.clamp(0.0, 1.0)))
-                    .to_vec(),
-            )
-            .arg(extras.headers.as_deref().unwrap_or(""))
-            .arg(extras.seen_headers_ms)
-            .arg(format!("{:.6}", extras.held.clamp(0.0, 1.0)))
-            .arg(extras.hosts_seen)
-            .arg(SILENT_HOST_GRACE.as_millis() as u64)
-            .invoke_async(&mut conn)
-            .await?;
+        ) = redis::from_redis_value(redis::Value::Array(answer))?;
         let mut took = [0.0; 4];
         for (t, v) in took.iter_mut().zip(taken.split_whitespace()) {
             *t = v.parse().unwrap_or(0.0);
@@ -214,11 +275,57 @@ impl FleetRedis {
             next_lapse: (lapse > 0).then(|| Duration::from_millis(lapse as u64)),
             before: before.parse().unwrap_or(0.0),
             taken: took,
-            headers: (headers_ms > 0)
-                .then(|| serde_json::from_str::<BTreeMap<String, String>>(&headers).ok())
-                .flatten()
-                .map(|h| (headers_ms, h.into_iter().collect())),
+            headers: shared_headers(headers_ms, &headers),
             fault: ask & 2 != 0,
+            line: line == 1,
+        })
+    }
+
+    /// Takes units of `key` from its line, or gives units back (`LineAsk::count` 0).
+    pub async fn line(
+        &self,
+        host: &str,
+        key: &str,
+        ask: &LineAsk,
+    ) -> Result<LineAnswer, redis::RedisError> {
+        self.count();
+        let mut conn = self.conn.clone();
+        let mut call = self.line.key(tagged(key, "line"));
+        call.key(tagged(key, "given"))
+            .key(tagged(key, "cooldown"))
+            .arg(host)
+            .arg(ask.count)
+            .arg(ask.ahead.as_millis() as u64);
+        for d in &ask.dimensions {
+            call.arg(format!("{:.9}", d.per_ms.max(0.0)))
+                .arg(format!("{:.6}", d.burst.max(0.0)))
+                .arg(format!("{:.6}", d.amount.max(0.0)));
+        }
+        call.arg(ask.headers.as_deref().unwrap_or(""))
+            .arg(ask.seen_headers_ms)
+            .arg(LINE_KEPT.as_millis() as u64);
+        for g in &ask.give_back {
+            call.arg(g.as_millis().max(1) as u64);
+        }
+        let (on, _, offsets, cooldown_ms, reason, headers_ms, headers): (
+            i64,
+            i64,
+            String,
+            i64,
+            String,
+            i64,
+            String,
+        ) = call.invoke_async(&mut conn).await?;
+        Ok(LineAnswer {
+            on: on == 1,
+            units: offsets
+                .split_whitespace()
+                .filter_map(|o| o.parse::<f64>().ok())
+                .map(|ms| Duration::from_millis(ms.max(0.0) as u64))
+                .collect(),
+            cooldown: Duration::from_millis(cooldown_ms.max(0) as u64),
+            cooldown_reason: reason,
+            headers: shared_headers(headers_ms, &headers),
         })
     }
 

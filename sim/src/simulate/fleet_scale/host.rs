@@ -14,8 +14,10 @@ pub(super) struct Part {
     pub(super) in_flight: VecDeque<(String, Instant, bool)>,
     /// Requests the provider refused, to be asked for again.
     pub(super) retries: usize,
-    /// A renewal on its way.
+    /// A renewal (or a take from the line) on its way.
     pub(super) renewing: bool,
+    /// The key's line was tried at first sight.
+    pub(super) line_tried: bool,
 }
 
 /// A virtual host: its engine and its parts.
@@ -59,6 +61,7 @@ impl Host {
                 share: 0.0,
                 floor: 0.5,
                 slots: Some(0),
+                line: false,
             }),
             t,
         );
@@ -85,6 +88,30 @@ pub(super) struct Renewal {
     pub(super) sent: Instant,
     /// None: Redis did not answer (tried again at the next step).
     pub(super) answer: Option<PartAnswer>,
+}
+
+/// Units taken from a key's line, answered: what was asked, and the answer with when it came.
+pub(super) struct LineTake {
+    pub(super) host: usize,
+    pub(super) want: FleetWant,
+    pub(super) ask: LineAsk,
+    /// None: Redis did not answer (asked again at the next step).
+    pub(super) answer: Option<(LineAnswer, Instant)>,
+    pub(super) key: usize,
+}
+
+/// A line's answer, applied as the daemon applies it.
+pub(super) fn apply_units(host: &mut Host, r: &LineTake, n: Now) {
+    let part = &mut host.parts[r.key];
+    part.renewing = false;
+    let Some((a, received)) = r.answer.as_ref().filter(|_| !host.gone) else {
+        return;
+    };
+    apply_line(&mut host.engine, &r.want, &r.ask, a, *received, n);
+    if !a.on {
+        // Back to parts: renewed at the next step.
+        part.held = None;
+    }
 }
 
 /// A renewal's answer, applied as the daemon applies it.

@@ -15,7 +15,7 @@ mod inbox;
 mod provider;
 mod shapes;
 
-use host::{apply, serve, Host, Renewal};
+use host::{apply, apply_units, serve, Host, LineTake, Renewal};
 use inbox::{listen, subscribe, Inbox};
 use provider::ProviderKey;
 use shapes::{shape_start, shape_step};
@@ -25,8 +25,9 @@ use llmctl_daemon::engine::{
     Period, Rate, WaiterAnswer, WaiterId,
 };
 use llmctl_daemon::server::fleet_scripts::{
-    answered_part, cooldown_text, due, is_idle, parse_message, renew_text, FleetRedis, Held,
-    Message, PartAnswer, PartExtras, CHANNEL, IDLE_SLICES, LEASE_SLICES, TICK,
+    answered_part, apply_line, burst_units, cooldown_text, due, is_idle, line_ask, may_be_on_line,
+    parse_message, renew_text, FleetRedis, Held, LineAnswer, LineAsk, LineDimension, Message,
+    PartAnswer, PartExtras, CHANNEL, IDLE_SLICES, LEASE_SLICES, TICK,
 };
 use serde::Serialize;
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -76,7 +77,9 @@ pub struct FleetScaleSpec {
     pub hosts: usize,
     pub keys: usize,
     pub demand: Demand,
+    /// How long it measures, after `warmup` (the hosts run, nothing is counted).
     pub duration: Duration,
+    pub warmup: Duration,
     /// Each key's limit, requests a second, and its burst.
     pub limit_per_s: f64,
     pub burst: f64,
@@ -93,6 +96,7 @@ impl FleetScaleSpec {
             keys,
             demand,
             duration,
+            warmup: Duration::ZERO,
             limit_per_s: 20.0,
             burst: 5.0,
             slice: Duration::from_secs(1),
@@ -108,6 +112,8 @@ pub struct FleetScaleResult {
     pub hosts: usize,
     pub keys: usize,
     pub duration_s: f64,
+    /// How long the hosts ran before the run measured.
+    pub warmup_s: f64,
     /// Requests the hosts granted (sent to the provider), all keys.
     pub grants: u64,
     /// Of those, refused by the provider (its bucket was empty).
@@ -125,8 +131,9 @@ pub struct FleetScaleResult {
     pub redis_cpu_share: f64,
     /// From a request's arrival at its host to its grant, of the requests granted.
     pub p99_grant_wait_ms: u64,
-    /// Renewals sent, and asks published.
+    /// Renewals sent, takes from the keys' lines, and asks published.
     pub renewals: u64,
+    pub takes: u64,
     pub asks: u64,
     /// Ticks the run's own loop fell behind by more than one tick (the simulator's machine was
     /// the bottleneck, not Redis), and the longest such lag.
@@ -186,6 +193,7 @@ pub(super) struct Counts {
     pub(super) grants: u64,
     pub(super) waits: Vec<u64>,
     pub(super) renewals: u64,
+    pub(super) takes: u64,
     pub(super) asks: u64,
     pub(super) late_ticks: u64,
     pub(super) max_lag_ms: u64,
@@ -226,12 +234,15 @@ pub async fn run(spec: &FleetScaleSpec) -> Result<FleetScaleResult, String> {
     let mut providers: Vec<ProviderKey> = (0..spec.keys)
         .map(|_| ProviderKey::new(spec.burst, base))
         .collect();
-    let cpu_before = redis_cpu(&client).await?;
-    let commands_before = commands.load(std::sync::atomic::Ordering::Relaxed);
+    let mut cpu_before = redis_cpu(&client).await?;
+    let mut commands_before = commands.load(std::sync::atomic::Ordering::Relaxed);
     let started = Instant::now();
-    let end = started + spec.duration;
+    let mut measured_from = started;
+    let mut warming = !spec.warmup.is_zero();
+    let end = started + spec.warmup + spec.duration;
     let mut counts = Counts::default();
     let mut renewals: JoinSet<Renewal> = JoinSet::new();
+    let mut takes: JoinSet<LineTake> = JoinSet::new();
     let mut next_fleet_step = started;
     let mut next_shape_step = started + Duration::from_secs(1);
     let step = Duration::from_millis(10);
@@ -246,6 +257,17 @@ pub async fn run(spec: &FleetScaleSpec) -> Result<FleetScaleResult, String> {
             counts.max_lag_ms = counts.max_lag_ms.max(lag.as_millis() as u64);
         }
         let n = now_of(t, base, base_unix);
+        if warming && t >= started + spec.warmup {
+            // Warmed up: what the run measures starts now.
+            warming = false;
+            measured_from = t;
+            cpu_before = redis_cpu(&client).await?;
+            commands_before = commands.load(std::sync::atomic::Ordering::Relaxed);
+            counts = Counts::default();
+            for p in providers.iter_mut() {
+                p.start_counting();
+            }
+        }
         // Answers of renewals that came back.
         while let Some(done) = renewals.try_join_next() {
             let Ok(r) = done else {
@@ -259,6 +281,11 @@ pub async fn run(spec: &FleetScaleSpec) -> Result<FleetScaleResult, String> {
                 tokio::spawn(async move {
                     let _ = f.publish(&text).await;
                 });
+            }
+        }
+        while let Some(done) = takes.try_join_next() {
+            if let Ok(r) = done {
+                apply_units(&mut hosts[r.host], &r, n);
             }
         }
         if t >= next_shape_step {
@@ -318,6 +345,37 @@ pub async fn run(spec: &FleetScaleSpec) -> Result<FleetScaleResult, String> {
                         continue;
                     };
                     let part = &mut host.parts[k];
+                    let on_line = w.held.is_some_and(|p| p.line);
+                    // At first sight, a key that may be crowded tries its line (once).
+                    let first =
+                        !on_line && part.held.is_none() && !part.line_tried && may_be_on_line(&w);
+                    let ask = if on_line || first {
+                        line_ask(&w, t)
+                    } else {
+                        None
+                    };
+                    if on_line && (ask.is_none() || part.renewing) {
+                        continue;
+                    }
+                    if let Some(ask) = ask.filter(|_| !part.renewing) {
+                        part.line_tried = true;
+                        part.renewing = true;
+                        counts.takes += 1;
+                        let f = fleet.clone();
+                        let name = host.name.clone();
+                        takes.spawn(async move {
+                            let a = f.line(&name, &w.key, &ask).await;
+                            let answer = a.ok().map(|a| (a, Instant::now()));
+                            LineTake {
+                                host: h,
+                                key: k,
+                                want: w,
+                                ask,
+                                answer,
+                            }
+                        });
+                        continue;
+                    }
                     let was_asked = asked_now.remove(&(h, k));
                     if part.renewing || !due(part.held.as_ref(), &w, was_asked, t, spec.slice) {
                         if was_asked {
@@ -342,6 +400,7 @@ pub async fn run(spec: &FleetScaleSpec) -> Result<FleetScaleResult, String> {
                         seen_headers_ms: 0,
                         held: w.held.map_or(0.0, |p| p.share),
                         hosts_seen: part.held.as_ref().map_or(0, |p| p.hosts),
+                        burst_units: burst_units(&w),
                     };
                     part.renewing = true;
                     if let Some(held) = part.held.as_mut() {
@@ -393,11 +452,12 @@ pub async fn run(spec: &FleetScaleSpec) -> Result<FleetScaleResult, String> {
             tokio::task::yield_now().await;
         }
     }
-    let wall = started.elapsed();
+    let wall = measured_from.elapsed();
     let cpu_after = redis_cpu(&client).await?;
     let commands_used = commands.load(std::sync::atomic::Ordering::Relaxed) - commands_before;
     let _ = stop_tx.send(true);
     renewals.shutdown().await;
+    takes.shutdown().await;
     listeners.shutdown().await;
     drop(server);
     let accepted: u64 = providers.iter().map(|p| p.accepted).sum();
@@ -416,6 +476,7 @@ pub async fn run(spec: &FleetScaleSpec) -> Result<FleetScaleResult, String> {
         hosts: spec.hosts,
         keys: spec.keys,
         duration_s: wall.as_secs_f64(),
+        warmup_s: measured_from.duration_since(started).as_secs_f64(),
         grants: counts.grants,
         provider_429s: refused,
         admitted_max_1s: providers.iter().map(|p| p.most_1s).max().unwrap_or(0),
@@ -426,6 +487,7 @@ pub async fn run(spec: &FleetScaleSpec) -> Result<FleetScaleResult, String> {
         redis_cpu_share: (cpu_after - cpu_before).max(0.0) / wall.as_secs_f64(),
         p99_grant_wait_ms: p99,
         renewals: counts.renewals,
+        takes: counts.takes,
         asks: counts.asks,
         late_ticks: counts.late_ticks,
         max_lag_ms: counts.max_lag_ms,

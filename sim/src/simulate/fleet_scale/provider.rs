@@ -26,6 +26,15 @@ impl ProviderKey {
         }
     }
 
+    /// Counts from now on (what came before, while the hosts warmed up, is not counted; its
+    /// bucket stays as it is).
+    pub(super) fn start_counting(&mut self) {
+        self.sent.clear();
+        self.most_1s = 0;
+        self.accepted = 0;
+        self.refused = 0;
+    }
+
     /// Whether it took the request (a refused one does not count against it).
     pub(super) fn receive(&mut self, t: Instant, limit: f64, burst: f64) -> bool {
         let dt = t.saturating_duration_since(self.updated).as_secs_f64();

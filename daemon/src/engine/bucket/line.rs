@@ -1,0 +1,116 @@
+//! A fleet's line: in a crowded fleet a bucket holds no part of the rate, only the units the
+//! fleet's line in Redis gave it, each from the moment it is valid. Nothing refills it; a
+//! request needs its whole amount (no debt on a part of the burst, which N hosts would each
+//! take at once); what a request did not use stays, up to one burst.
+
+use super::Bucket;
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+/// Units given to a bucket that are not valid yet, by the moment they are.
+#[derive(Clone, Debug, Default)]
+pub struct Line {
+    pending: VecDeque<(Instant, f64)>,
+}
+
+impl Bucket {
+    /// Whether it holds only what the fleet's line gives it.
+    pub fn on_line(&self) -> bool {
+        self.line.is_some()
+    }
+
+    /// Joins the fleet's line (`on`) or leaves it. Joining keeps a debt and nothing else (the
+    /// part it held went back to the fleet); leaving drops the units not valid yet.
+    pub fn set_line(&mut self, on: bool, now: Instant) {
+        if on == self.line.is_some() {
+            return;
+        }
+        self.refill(now);
+        if on {
+            self.level = self.level.min(0.0);
+            self.line = Some(Line::default());
+        } else {
+            self.line = None;
+        }
+        self.updated = now;
+    }
+
+    /// Units the line gave, valid from their moments (in order or not).
+    pub fn add_units(&mut self, units: &[(Instant, f64)], now: Instant) {
+        let Some(line) = &mut self.line else {
+            return;
+        };
+        for &(at, n) in units.iter().filter(|u| u.1 > 0.0) {
+            let i = line.pending.partition_point(|p| p.0 <= at);
+            line.pending.insert(i, (at, n));
+        }
+        self.refill(now);
+    }
+
+    /// What it holds and will hold of what the line gave (None: not on a line).
+    pub fn line_units(&self) -> Option<f64> {
+        let line = self.line.as_ref()?;
+        Some(self.level + line.pending.iter().map(|p| p.1).sum::<f64>())
+    }
+
+    /// When the last unit it waits for is valid (None: not on a line, or none waited for).
+    pub fn line_ends(&self) -> Option<Instant> {
+        self.line.as_ref()?.pending.back().map(|p| p.0)
+    }
+
+    /// A cooldown until `until`: what it holds and the units valid before then go.
+    pub fn cool_line(&mut self, until: Instant, now: Instant) {
+        self.refill(now);
+        self.level = self.level.min(0.0);
+        if let Some(line) = &mut self.line {
+            line.pending.retain(|p| p.0 >= until);
+        }
+    }
+
+    /// Takes back the units given and not valid yet (the limiter stops using them).
+    pub fn take_back_units(&mut self) -> Vec<(Instant, f64)> {
+        self.line
+            .as_mut()
+            .map(|l| l.pending.drain(..).collect())
+            .unwrap_or_default()
+    }
+
+    /// The units valid by `now` come in; a level above one burst is cut to it.
+    pub(super) fn refill_line(&mut self, now: Instant) {
+        let cap = self.rate.capacity.max(1.0);
+        if let Some(line) = &mut self.line {
+            while line.pending.front().is_some_and(|p| p.0 <= now) {
+                if let Some((_, n)) = line.pending.pop_front() {
+                    self.level += n;
+                }
+            }
+        }
+        self.updated = self.updated.max(now);
+        self.level = self.level.min(cap);
+    }
+
+    /// When `units` will be there on a line: the moment a unit waited for makes them, or, past
+    /// those, as if refilled at the floor of the rate (the wait a caller is told).
+    pub(super) fn line_ready_at(&self, units: f64) -> Option<Instant> {
+        let line = self.line.as_ref()?;
+        let mut level = self.level;
+        if level >= units {
+            return Some(self.updated);
+        }
+        let mut at = self.updated;
+        for &(t, n) in &line.pending {
+            level += n;
+            at = t;
+            if level >= units {
+                return Some(at);
+            }
+        }
+        let per_ms = self.rate.per_ms() * self.share_floor;
+        let ms = if per_ms > 0.0 {
+            (units - level) / per_ms
+        } else {
+            1e9
+        };
+        Some(at + Duration::from_nanos((ms * 1e6).ceil().clamp(1.0, 1e18) as u64))
+    }
+}

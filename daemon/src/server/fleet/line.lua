@@ -1,0 +1,135 @@
+-- Gives a host units of one key from the key's line, or takes units back, atomically, on
+-- Redis' clock. O(1): nothing here reads what other hosts hold.
+--
+-- A crowded key (more hosts than its burst has requests) is not split into parts: its limits
+-- are one line (GCRA) per dimension, a theoretical arrival time that every unit given moves on
+-- by its amount over the rate, with the burst as the tolerance. A unit is valid at the moment
+-- its line allows it; units given out never add up to more than one burst plus the limit
+-- over the time they span, however many hosts ask, and a host that asks nothing holds
+-- nothing. (The line keeps one unit of the burst back, so a unit a little early is still
+-- taken.) A host asks for what its demand needs over a short look ahead (at least one unit),
+-- and is given every unit valid within that look ahead, or, when none is, its place in the
+-- line: the next unit and those within a window that shrinks as the line grows. A busy fleet
+-- queues in the order it asked, a few units each while few hosts wait, one when many do.
+--
+-- KEYS[1]  llmctl:{K}:line      hash: on ("1" once part.lua found the key crowded), t1..t4
+--                               (each dimension's theoretical arrival time, Redis ms),
+--                               given_seq, ~headers (the fleet's last headers)
+-- KEYS[2]  llmctl:{K}:given     sorted set: units given back, by the Redis time they are
+--                               valid at; member "id a1 a2 a3 a4" (their amounts)
+-- KEYS[3]  llmctl:{K}:cooldown  string: reason, expiring when the cooldown ends
+-- ARGV     host, count (units wanted; 0: give back), ahead_ms (the look ahead), then for each
+--          of the four dimensions (requests tokens input_tokens output_tokens) its rate (units
+--          per ms; 0: not limited), its burst and the amount of one unit, then the provider's
+--          last headers seen here when they changed (JSON, or empty), the Redis time of the
+--          last headers this host took from the fleet, how long the line is kept unused (ms),
+--          and, to give back, the ms from now at which each unit given back is valid
+--
+-- Returns { on the line (0: the key is not on one: renew its part), units given, their ms
+--           from now (space separated), cooldown ms left (0: none), cooldown reason, the
+--           Redis time of the fleet's last headers when another host stored them after the
+--           time given (0: nothing new), those headers }
+
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local host = ARGV[1]
+local count = math.max(math.floor(tonumber(ARGV[2]) or 0), 0)
+local ahead = math.max(tonumber(ARGV[3]) or 0, 0)
+local rate, burst, amount = {}, {}, {}
+for d = 1, 4 do
+  rate[d] = math.max(tonumber(ARGV[1 + 3 * d]) or 0, 0)
+  burst[d] = math.max(tonumber(ARGV[2 + 3 * d]) or 0, 0)
+  amount[d] = math.max(tonumber(ARGV[3 + 3 * d]) or 0, 0)
+end
+local headers = ARGV[16] or ''
+local seen_ms = tonumber(ARGV[17]) or 0
+local keep_ms = math.max(tonumber(ARGV[18]) or 0, 60000)
+
+local cooldown_ms = redis.call('PTTL', KEYS[3])
+local cooldown_reason = ''
+if cooldown_ms > 0 then
+  cooldown_reason = redis.call('GET', KEYS[3]) or ''
+else
+  cooldown_ms = 0
+end
+
+if redis.call('HGET', KEYS[1], 'on') ~= '1' then
+  return { 0, 0, '', cooldown_ms, cooldown_reason, 0, '' }
+end
+
+local offsets = {}
+if count == 0 then
+  -- Units given back: kept for the next host that asks, while they are still to come.
+  local seq = redis.call('HINCRBY', KEYS[1], 'given_seq', 1)
+  local member_amounts = string.format('%.6f %.6f %.6f %.6f', amount[1], amount[2], amount[3], amount[4])
+  for i = 19, #ARGV do
+    local off = tonumber(ARGV[i])
+    if off and off > 0 then
+      redis.call('ZADD', KEYS[2], now + off, seq .. ':' .. i .. ' ' .. member_amounts)
+    end
+  end
+  redis.call('PEXPIRE', KEYS[2], keep_ms)
+else
+  -- Units given back and still to come go first, if they are as large as this host's.
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+  local back = redis.call('ZRANGEBYSCORE', KEYS[2], now, now + ahead, 'WITHSCORES', 'LIMIT', 0, count)
+  for i = 1, #back, 2 do
+    local fits, d = true, 1
+    for x in string.gmatch(string.match(back[i], '^%S+ (.*)$') or '', '%S+') do
+      if d <= 4 and rate[d] > 0 and (tonumber(x) or 0) + 1e-9 < amount[d] then fits = false end
+      d = d + 1
+    end
+    if fits then
+      redis.call('ZREM', KEYS[2], back[i])
+      offsets[#offsets + 1] = math.max(tonumber(back[i + 1]) - now, 0)
+    end
+  end
+  -- Then the line: every unit valid within the look ahead, or one.
+  local tat, step, tau = {}, {}, {}
+  for d = 1, 4 do
+    if rate[d] > 0 and amount[d] > 0 then
+      local r = rate[d]
+      tat[d] = math.max(tonumber(redis.call('HGET', KEYS[1], 't' .. d) or '') or now, now)
+      step[d] = amount[d] / r
+      -- One unit of the burst (at most half) is never given: a unit that reaches the provider
+      -- a little early (clocks, transit) still finds its bucket with room.
+      tau[d] = math.max(burst[d] - math.min(amount[d], burst[d] / 2), 0) / r
+    end
+  end
+  -- Units valid within the look ahead; when the first is further off (the line is long), those
+  -- within a window that shrinks as the line grows (ahead² / its wait): a busy host takes
+  -- several at a time while few hosts queue, one at a time when many do.
+  local given, last = 0, now + ahead
+  while #offsets < count do
+    local valid = now
+    for d = 1, 4 do
+      if tat[d] then valid = math.max(valid, tat[d] + (given + 1) * step[d] - tau[d]) end
+    end
+    if given == 0 and valid > last then last = valid + ahead * ahead / (valid - now) end
+    if #offsets > 0 and valid > last then break end
+    given = given + 1
+    offsets[#offsets + 1] = math.ceil(valid - now)
+  end
+  for d = 1, 4 do
+    if tat[d] then
+      redis.call('HSET', KEYS[1], 't' .. d, string.format('%.3f', tat[d] + given * step[d]))
+    end
+  end
+end
+
+-- The fleet's last headers: what this host saw, or what another host saw since it last took.
+local headers_ms, headers_out = 0, ''
+if headers ~= '' then
+  redis.call('HSET', KEYS[1], '~headers', now .. ' ' .. host .. ' ' .. headers)
+else
+  local stored = redis.call('HGET', KEYS[1], '~headers')
+  if stored then
+    local at, from, json = string.match(stored, '^(%d+) (%S+) (.*)$')
+    at = tonumber(at)
+    if at and at > seen_ms and from ~= host then
+      headers_ms, headers_out = at, json
+    end
+  end
+end
+redis.call('PEXPIRE', KEYS[1], keep_ms)
+return { 1, #offsets, table.concat(offsets, ' '), cooldown_ms, cooldown_reason, headers_ms, headers_out }

@@ -1,0 +1,231 @@
+//! A crowded key's line: what a host asks of it and when, and what it does with the units it
+//! is given (`line.lua` gives them).
+//!
+//! A host on a key's line holds no part of its rate: its buckets hold the units the line gave,
+//! each from the moment it is valid. It asks when what it holds and will hold runs short of
+//! what waits, and only once the last unit it waits for is less than half of `LINE_AHEAD` away: so a host holds at most
+//! one unit far ahead (its place in the line) and a fleet of busy hosts costs Redis one call per
+//! unit at most, however many hosts there are, while a busy host alone asks for many at once.
+
+use super::redis::{LineAnswer, LineAsk, LineDimension};
+use super::{now, Fleet, Held, Shared};
+use crate::engine::{Dimension, Engine, FleetPart, FleetWant, Now, Period};
+use std::time::{Duration, Instant};
+
+/// How far ahead a host on a line asks for units.
+pub const LINE_AHEAD: Duration = Duration::from_millis(500);
+
+/// The most units one ask takes.
+const MOST_UNITS: f64 = 1000.0;
+
+/// The key's burst in requests (0: it has no requests bucket of its own per minute): more
+/// hosts than that put it on its line.
+pub fn burst_units(w: &FleetWant) -> f64 {
+    w.limits
+        .iter()
+        .find(|r| r.dimension == Dimension::Requests && r.period == Period::Minute)
+        .map_or(0.0, |r| {
+            if r.capacity.is_finite() {
+                r.capacity
+            } else {
+                0.0
+            }
+        })
+}
+
+/// Whether `w`'s key may be on a line: it has a burst of requests and no concurrency limit
+/// (slots are parts).
+pub fn may_be_on_line(w: &FleetWant) -> bool {
+    w.max_slots.is_none() && burst_units(w) > 0.0
+}
+
+/// What `w`'s key asks of its line at `t`, if anything (see the module's notes): on its line,
+/// or at first sight (a host that joins a crowded fleet takes its first units at once, with no
+/// part to renew). A unit is one request with the amounts of the others the key's demand has
+/// per request.
+pub fn line_ask(w: &FleetWant, t: Instant) -> Option<LineAsk> {
+    let held = w.line_units.unwrap_or([0.0; 4]);
+    if w.line_ends.is_some_and(|e| e > t + LINE_AHEAD / 2) {
+        return None;
+    }
+    // What waits, no more: what its clients asked lately says little of the next moment
+    // for a host that asks now and then (a rate read over the moment since its first grant
+    // is many times its own), and units it does not use are the fleet's loss.
+    let demand = |d: usize| w.queued[d];
+    let requests = demand(Dimension::Requests.index());
+    if requests <= 0.0 {
+        return None;
+    }
+    let requests = requests.max(1.0);
+    let mut dimensions = [LineDimension::default(); 4];
+    let mut count: f64 = 0.0;
+    for r in w
+        .limits
+        .iter()
+        .filter(|r| r.period == Period::Minute && r.limit.is_finite())
+    {
+        let d = r.dimension.index();
+        let amount = if r.dimension == Dimension::Requests {
+            1.0
+        } else {
+            demand(d) / requests
+        };
+        if amount <= 0.0 {
+            continue;
+        }
+        dimensions[d] = LineDimension {
+            per_ms: r.per_ms(),
+            burst: r.capacity,
+            amount,
+        };
+        count = count.max(((demand(d) - held[d]) / amount).ceil());
+    }
+    (count >= 1.0).then(|| LineAsk {
+        count: count.min(MOST_UNITS) as u64,
+        ahead: LINE_AHEAD,
+        dimensions,
+        ..LineAsk::default()
+    })
+}
+
+/// Applies what the line answered `ask` for `w`'s key, the answer having come at `received`:
+/// the key goes on its line (first sight), or back to parts (no longer on one: renewed at
+/// once); the units given, the fleet's cooldown and headers. Returns the key's change count of
+/// its headers when the answer brought another host's.
+pub fn apply_line(
+    engine: &mut Engine,
+    w: &FleetWant,
+    ask: &LineAsk,
+    a: &LineAnswer,
+    received: Instant,
+    n: Now,
+) -> Option<u64> {
+    let was_on = w.held.is_some_and(|p| p.line);
+    if a.on != was_on {
+        let part = FleetPart {
+            share: 0.0,
+            floor: w.held.map_or(0.5, |p| p.floor),
+            slots: w.max_slots.map(|_| 0),
+            line: a.on,
+        };
+        engine.set_fleet_part(&w.key, part, n);
+    }
+    if a.on && !a.units.is_empty() {
+        let amounts = ask.dimensions.map(|d| d.amount);
+        let units: Vec<(Instant, [f64; 4])> =
+            a.units.iter().map(|&d| (received + d, amounts)).collect();
+        engine.add_fleet_units(&w.key, &units, n);
+    }
+    if !a.cooldown.is_zero() {
+        let until = n.unix_ms.saturating_add(a.cooldown.as_millis() as i64);
+        if let Err(e) = engine.apply_shared_cooldown(&w.key, until, &a.cooldown_reason, n) {
+            tracing::debug!("fleet: cooldown on {:?} not applied: {e}", w.key);
+        }
+    }
+    a.headers
+        .as_ref()
+        .and_then(|(_, h)| engine.apply_shared_headers(&w.key, h, n))
+}
+
+impl Fleet {
+    /// Takes units of `w`'s key from its line when its demand needs them (`ask`, from
+    /// `line_ask`). Returns whether the key is on its line (None: Redis did not answer).
+    pub(super) async fn take_units(
+        &mut self,
+        shared: &Shared,
+        w: &FleetWant,
+        mut ask: LineAsk,
+    ) -> Option<bool> {
+        let r = self.redis.clone()?;
+        let (sent_seq, seen_ms) = self
+            .held
+            .get(&w.key)
+            .map_or((0, 0), |h| (h.sent_headers_seq, h.seen_headers_ms));
+        ask.headers = (w.headers_seq != sent_seq && !w.headers.is_empty())
+            .then(|| serde_json::to_string(&*w.headers).ok())
+            .flatten();
+        ask.seen_headers_ms = seen_ms;
+        let answer = match r.line(&self.view.host, &w.key, &ask).await {
+            Ok(a) => a,
+            Err(e) => {
+                self.failed(&e);
+                return None;
+            }
+        };
+        let received = Instant::now();
+        let tn = now();
+        let seq = {
+            let mut core = shared.core();
+            let seq = apply_line(&mut core.engine, w, &ask, &answer, received, tn);
+            core.deliver(tn);
+            seq
+        };
+        let hosts = self.view.hosts();
+        let h = self.held.entry(w.key.clone()).or_insert_with(|| Held {
+            renewed: received,
+            until: received,
+            sent_want: 0.0,
+            sent_slots: 0,
+            target: 0.0,
+            idle_since: None,
+            renew_at: None,
+            given_back: false,
+            sent_headers_seq: 0,
+            seen_headers_ms: 0,
+            hosts,
+        });
+        {
+            h.until = received + self.slice * super::LEASE_SLICES;
+            match seq {
+                Some(s) => {
+                    h.sent_headers_seq = s;
+                    h.seen_headers_ms = answer.headers.as_ref().map_or(seen_ms, |x| x.0);
+                }
+                None => h.sent_headers_seq = w.headers_seq,
+            }
+            if !answer.on {
+                // Back to parts: renewed at the next step.
+                h.renewed = received - self.slice * super::RENEW_SLICES;
+                h.given_back = false;
+            }
+        }
+        Some(answer.on)
+    }
+
+    /// Gives back the units of every key on its line this host will not use (it stops).
+    /// Returns the keys on a line (they hold no part to give back).
+    pub(super) async fn give_back_units(&mut self, shared: &Shared) -> Vec<String> {
+        let Some(r) = self.redis.clone() else {
+            return Vec::new();
+        };
+        let taken = {
+            let t = now();
+            let mut core = shared.core();
+            core.engine.take_back_fleet_units(t)
+        };
+        let t = Instant::now();
+        let on_line: Vec<String> = taken.iter().map(|(k, _, _)| k.clone()).collect();
+        for (key, units, amounts) in taken {
+            let mut dimensions = [LineDimension::default(); 4];
+            for (d, a) in dimensions.iter_mut().zip(amounts) {
+                d.amount = a;
+            }
+            let ask = LineAsk {
+                dimensions,
+                give_back: units
+                    .iter()
+                    .map(|&at| at.saturating_duration_since(t))
+                    .filter(|d| !d.is_zero())
+                    .collect(),
+                ..LineAsk::default()
+            };
+            if ask.give_back.is_empty() {
+                continue;
+            }
+            if r.line(&self.view.host, &key, &ask).await.is_err() {
+                break;
+            }
+        }
+        on_line
+    }
+}
