@@ -3,6 +3,7 @@
 
 use crate::harness::*;
 use llmctl_client::pb;
+use llmctl_daemon::server::fleet_scripts::{FleetRedis, LineAsk, LineDimension, PartExtras};
 use llmctl_sim::cuttable::Cuttable;
 use llmctl_sim::redis_server::RedisServer;
 use std::path::Path;
@@ -993,4 +994,113 @@ async fn fleets_of_two_and_three_started_at_once_under_load_never_refuse_their_f
         "{rounds} fresh fleets (two and three hosts in turn) started under CPU load: every first claim CLAIMED, every job done on one host DONE on another ({:?})",
         t.elapsed()
     );
+}
+
+/// A host's renewal of key "c" (20 requests a second, a burst of 5) as the daemon sends it,
+/// through the daemon's own client: whether the answer puts the key on its line, and asks the
+/// others to renew.
+async fn crowd_renewal(r: &FleetRedis, host: &str) -> (bool, bool) {
+    let extras = PartExtras {
+        burst_units: 5.0,
+        ..PartExtras::default()
+    };
+    let a = r
+        .part(host, "c", 0.5, 0, 0, None, Duration::from_secs(5), &extras)
+        .await
+        .expect("part.lua answers");
+    (a.line, a.ask_others)
+}
+
+/// An ask of key "c"'s line for `count` units (20 requests a second, a burst of 5).
+fn line_ask(count: u64) -> LineAsk {
+    let mut dimensions = [LineDimension::default(); 4];
+    dimensions[0] = LineDimension {
+        per_ms: 0.02,
+        burst: 5.0,
+        amount: 1.0,
+    };
+    LineAsk {
+        count,
+        ahead: Duration::from_millis(500),
+        dimensions,
+        ..LineAsk::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crowded_key_goes_on_its_line_whose_units_never_exceed_a_burst_plus_the_limit() {
+    let redis = Redis::start();
+    let client = redis::Client::open(redis.url()).expect("a Redis URL");
+    let r = FleetRedis::connect(&client, Arc::new(AtomicU64::new(0)))
+        .await
+        .expect("Redis answers");
+    // Not on a line yet: the line says so, and parts are renewed.
+    let off = r.line("h0", "c", &line_ask(3)).await.expect("line.lua");
+    assert!(!off.on && off.units.is_empty(), "{off:?}");
+    // Five hosts hold parts of a burst of five; the sixth would hold less than a request.
+    for h in 0..5 {
+        assert!(
+            !crowd_renewal(&r, &format!("h{h}")).await.0,
+            "h{h} holds a part"
+        );
+    }
+    assert_eq!(
+        crowd_renewal(&r, "h5").await,
+        (true, true),
+        "the sixth puts the key on its line and asks the others to come"
+    );
+    assert_eq!(crowd_renewal(&r, "h0").await, (true, false));
+    // 40 hosts ask for 3 units each, one after another, as fast as Redis answers.
+    let start = Instant::now();
+    let mut valid: Vec<Duration> = Vec::new();
+    let mut per_ask = Vec::new();
+    for h in 0..40 {
+        let sent = Instant::now();
+        let a = r
+            .line(&format!("h{h}"), "c", &line_ask(3))
+            .await
+            .expect("line.lua");
+        assert!(a.on);
+        per_ask.push(a.units.len());
+        valid.extend(a.units.iter().map(|u| sent + *u - start));
+    }
+    // The first takes what is there (the burst less the unit kept back, and what comes within
+    // the look ahead); as the line grows, each gets its place and fewer units with it.
+    assert_eq!(per_ask[0], 3);
+    assert!(per_ask.iter().all(|&n| n >= 1), "{per_ask:?}");
+    assert!(per_ask[30..].iter().all(|&n| n <= 2), "{per_ask:?}");
+    // In no second are more units valid than one burst plus the limit.
+    valid.sort();
+    for (i, v) in valid.iter().enumerate() {
+        let within = valid[i..]
+            .iter()
+            .take_while(|w| **w < *v + Duration::from_secs(1))
+            .count();
+        assert!(
+            within <= 25,
+            "{within} units valid in the second from {v:?}"
+        );
+    }
+    // The line runs at the limit: the last unit is valid about (units - burst) / 20 s away.
+    let last = valid.last().copied().unwrap_or_default().as_secs_f64();
+    let expected = (valid.len() as f64 - 4.0) / 20.0;
+    assert!(
+        (last - expected).abs() < 0.2,
+        "last unit at {last:.3} s, expected {expected:.3} s"
+    );
+    // Units given back while still to come go to the next host that asks, first.
+    let back = LineAsk {
+        give_back: vec![Duration::from_millis(300), Duration::from_millis(350)],
+        ..line_ask(0)
+    };
+    r.line("h1", "c", &back).await.expect("line.lua");
+    let sent = Instant::now();
+    let a = r.line("h2", "c", &line_ask(2)).await.expect("line.lua");
+    let waits: Vec<u128> = a.units.iter().map(|u| u.as_millis()).collect();
+    assert_eq!(waits.len(), 2, "{waits:?}");
+    assert!(
+        waits.iter().all(|&w| w <= 350),
+        "the units given back, not the line's end (~{last:.1} s): {waits:?}"
+    );
+    assert!(sent.elapsed() < Duration::from_secs(5));
 }

@@ -225,6 +225,37 @@ fn fleet_scale_drives_the_fleets_scripts_for_virtual_hosts_and_says_what_redis_d
     assert!(stderr(&o).contains("--hosts 0"), "{}", stderr(&o));
 }
 
+#[test]
+fn a_crowded_fleet_takes_units_from_its_line_within_the_burst_at_about_a_command_a_grant() {
+    // 200 busy hosts on a key whose burst is 5: each would hold a twenty-fifth of a request
+    // of it as a part, and together send ~200 at once. On the key's line: within the limit
+    // and one burst in every second, the quota used, and Redis one call a grant (measured
+    // after the hosts joined). What the hosts did is their line: takes, not renewals.
+    let o = Command::new(BIN)
+        .args(["simulate", "--scenario", "fleet-scale", "--hosts", "200"])
+        .args(["--warmup", "3s", "--duration", "8s", "--json"])
+        .output()
+        .expect("run simulate");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_str(stdout(&o).trim()).expect("one JSON object");
+    println!("{r}");
+    assert!(r["warmup_s"].as_f64().is_some_and(|w| w >= 3.0), "{r}");
+    assert!(
+        r["admitted_max_1s"].as_u64() <= r["limit_plus_burst"].as_u64(),
+        "the hosts together sent more than the limit and a burst in a second: {r}"
+    );
+    assert_eq!(r["provider_429s"].as_u64(), Some(0), "{r}");
+    assert!(r["efficiency"].as_f64().is_some_and(|e| e >= 0.9), "{r}");
+    assert!(r["takes"].as_u64().is_some_and(|t| t > 0), "{r}");
+    assert_eq!(r["renewals"].as_u64(), Some(0), "{r}");
+    assert!(
+        r["redis_commands_per_grant"]
+            .as_f64()
+            .is_some_and(|c| c <= 1.5),
+        "{r}"
+    );
+}
+
 /// The efficiency of the fault-free row on the machine the targets were set on
 /// (BENCHMARKS.md "The fleet under faults").
 const FAULT_FREE_EFFICIENCY: f64 = 0.98;
