@@ -3,7 +3,7 @@
 use crate::exit;
 use clap::Args;
 use llmctl_sim::simulate::{
-    self, FleetFault, RunResult, Scenario, ScenarioName, Strategy, WorkerSpec,
+    self, FleetFault, FleetLoad, RunResult, Scenario, ScenarioName, Strategy, WorkerSpec,
 };
 use serde_json::json;
 use std::io::Read;
@@ -24,9 +24,9 @@ pub struct SimulateArgs {
     /// Jobs not done by then count as failed
     #[arg(long, default_value = "90s", value_parser = super::duration, value_name = "DUR")]
     max_run_time: Duration,
-    /// Only the calibrate, shapes, clouds, fleet-faults or agents rows with these names, like
-    /// headerless/none, max-in-flight, bedrock, daemon-killed or codex/llmctl (repeatable)
-    /// [default: all]
+    /// Only the calibrate, shapes, clouds, fleet, fleet-faults or agents rows with these names,
+    /// like headerless/none, max-in-flight, bedrock, crowd, daemon-killed or codex/llmctl
+    /// (repeatable) [default: all; the fleet's crowd row only by name]
     #[arg(long = "row", value_name = "NAME")]
     rows: Vec<String>,
     /// Print the results as JSON
@@ -143,6 +143,17 @@ pub async fn run(args: SimulateArgs) -> ExitCode {
                 ScenarioName::FleetFaults => Scenario::fleet_faults_matrix(args.jobs),
                 _ => vec![Scenario::build(name, args.jobs)],
             };
+            if name == ScenarioName::Fleet && !args.rows.is_empty() {
+                runs = FleetLoad::NAMED
+                    .into_iter()
+                    .filter(|l| args.rows.iter().any(|r| r == l.name()))
+                    .map(|l| Scenario::fleet(l, args.jobs))
+                    .collect();
+                if runs.len() != args.rows.len() {
+                    let names = FleetLoad::NAMED.iter().map(|l| l.name().to_string());
+                    return no_such_row("fleet", &args.rows, names);
+                }
+            }
             if name == ScenarioName::FleetFaults && !args.rows.is_empty() {
                 runs.retain(|s| {
                     s.fault

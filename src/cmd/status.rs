@@ -22,6 +22,7 @@ pub fn key_json(k: &pb::KeyStatus) -> Value {
     let mut v = key_json_core(k);
     v["settled_at_estimate_total"] = json!(k.settled_at_estimate_total);
     v["plan_windows"] = k.plan_windows.iter().map(window_json).collect();
+    v["fleet_line"] = json!(k.fleet_line);
     v
 }
 
@@ -198,7 +199,11 @@ pub fn key_line(k: &pb::KeyStatus) -> String {
         ));
     }
     if k.fleet_shared {
-        let mut fleet = format!("fleet share {:.0} %", k.fleet_share * 100.0);
+        let mut fleet = if k.fleet_line {
+            "fleet line (crowded: units as requests wait)".to_string()
+        } else {
+            format!("fleet share {:.0} %", k.fleet_share * 100.0)
+        };
         if k.fleet_slots >= 0 {
             fleet += &format!(", {} slot(s)", k.fleet_slots);
         }

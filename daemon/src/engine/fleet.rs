@@ -15,7 +15,8 @@ pub struct FleetPart {
     /// Concurrency slots it may hold; None: the key's own maximum.
     pub slots: Option<u64>,
     /// The fleet is crowded on this key: its buckets hold only the units the fleet's line
-    /// gives them (`add_fleet_units`), with `share` zero.
+    /// gives them (`add_fleet_units`), with `share` zero; or, while the fleet's Redis does not
+    /// answer, whole units refilled at `share`.
     pub line: bool,
 }
 
@@ -61,6 +62,9 @@ pub struct FleetWant {
     /// (None: not on a line), and when the last given is valid (None: none waited for).
     pub line_units: Option<[f64; 4]>,
     pub line_ends: Option<Instant>,
+    /// On the fleet's line: what settled requests gave back since the line last took it, by
+    /// `Dimension::index` (`fleet_line_took`).
+    pub line_returned: [f64; 4],
 }
 
 /// The burst that moves with a change of part: what this limiter said it held, and what it
@@ -344,12 +348,31 @@ impl Engine {
                 }
             }
             let fill = k.burst_fill(now.mono);
+            // On a line: what it and the keys that mirror its quota hold, the least of them
+            // (a request is charged on both; a mirror may keep less, its own burst smaller).
             let mut line_units: Option<[f64; 4]> = None;
             let mut line_ends: Option<Instant> = None;
-            for b in k.buckets.iter().filter(|b| b.on_line()) {
-                let units = line_units.get_or_insert([0.0; 4]);
-                units[b.dimension().index()] = b.line_units().unwrap_or(0.0);
+            let holders = self
+                .key_ids()
+                .zip(&mirrors)
+                .filter(|(m, a)| *m == id || **a == Some(id))
+                .map(|(m, _)| &self.keys[m]);
+            for b in holders.flat_map(|h| h.buckets.iter().filter(|b| b.on_line())) {
+                let units = line_units.get_or_insert([f64::INFINITY; 4]);
+                let d = b.dimension().index();
+                units[d] = units[d].min(b.line_units().unwrap_or(0.0));
                 line_ends = line_ends.max(b.line_ends());
+            }
+            if let Some(units) = &mut line_units {
+                for u in units.iter_mut().filter(|u| u.is_infinite()) {
+                    *u = 0.0;
+                }
+            }
+            let mut line_returned = [0.0; 4];
+            for b in &k.buckets {
+                if let Some(r) = b.line_returned() {
+                    line_returned[b.dimension().index()] = r;
+                }
             }
             let at = id.at();
             wants.push(FleetWant {
@@ -371,6 +394,7 @@ impl Engine {
                 queued: queued[at],
                 line_units,
                 line_ends,
+                line_returned,
             });
         }
         wants
@@ -447,6 +471,23 @@ impl Engine {
         }
     }
 
+    /// The line took `returned` (by `Dimension::index`) of what `key`'s settled requests gave
+    /// back (and so did the keys that mirror its quota, whose requests are the same).
+    pub fn fleet_line_took(&mut self, key: &str, returned: [f64; 4]) {
+        let Some(&id) = self.index.get(key) else {
+            return;
+        };
+        let mirrors: Vec<KeyId> = self
+            .key_ids()
+            .filter(|&m| m == id || self.mirror_of(m) == Some(id))
+            .collect();
+        for k in mirrors {
+            for b in &mut self.keys[k].buckets {
+                b.take_line_returned(returned[b.dimension().index()]);
+            }
+        }
+    }
+
     /// Takes back, from every key on a line, the units given and not valid yet (the limiter
     /// stops): per key on a line, when each unit would have been valid (maybe none) and the
     /// amount of one unit by `Dimension::index` (its requests bucket's units, or its first
@@ -519,6 +560,9 @@ impl Engine {
         exchange: Option<BurstExchange>,
         now: Instant,
     ) {
+        // A line refilled by its own share (Redis does not answer) starts at a random phase.
+        let was_own = self.keys[id].fleet.is_some_and(|p| p.line && p.share > 0.0);
+        let phase = (part.line && part.share > 0.0 && !was_own).then(|| self.next_random());
         let k = &mut self.keys[id];
         for b in &mut k.buckets {
             b.release_set_aside(now);
@@ -539,6 +583,9 @@ impl Engine {
             let share = line_share(part.share, part.floor, part.line, b);
             b.take_part(share, part.floor, burst.filter(|_| !on_line), now);
             b.set_line(on_line, now);
+            if let Some(draw) = phase.filter(|_| on_line) {
+                b.phase_line(draw, now);
+            }
         }
         for i in 0..self.keys[id].buckets.len() {
             self.mirror_ancestor(id, i, now);

@@ -661,3 +661,27 @@ fn units_given_and_not_valid_yet_are_taken_back_when_the_limiter_stops() {
     assert_eq!(back[0].2[0], 1.0);
     assert_eq!(grants_now(&mut fx, "k", 1_000), 1);
 }
+
+#[test]
+fn a_line_refilled_by_its_own_share_sends_whole_units_only() {
+    // Redis does not answer a fleet of 1,000 hosts: each its thousandth of 10/s, a unit every
+    // 100 s. As a part it would send once its thousandth of the burst (0.01) refilled, a
+    // second in, as would every host; on its line it waits for a whole unit.
+    let mut fx = rpm600_burst10().filled();
+    assert!(fx.e.set_fleet_part("k", on_line(0.001), fx.now(0)));
+    let own = FleetPart {
+        share: 0.001,
+        ..on_line(0.001)
+    };
+    assert!(fx.e.set_fleet_part("k", own, fx.now(0)));
+    assert_eq!(grants_now(&mut fx, "k", 0), 0);
+    assert_eq!(
+        grants_now(&mut fx, "k", 5_000),
+        0,
+        "not on a part of a unit"
+    );
+    // Somewhere in 100 to 200 s (its phase), one unit, and never more than one at once.
+    assert_eq!(grants_now(&mut fx, "k", 99_000), 0);
+    assert_eq!(grants_now(&mut fx, "k", 200_001), 1);
+    assert_eq!(grants_now(&mut fx, "k", 200_002), 0);
+}

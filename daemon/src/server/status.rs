@@ -160,6 +160,7 @@ fn key_status(k: KeyStatus) -> pb::KeyStatus {
         headers_ignored_total: k.headers_ignored_total as i64,
         fleet_shared: k.fleet.is_some(),
         fleet_share: k.fleet.map_or(1.0, |p| p.share),
+        fleet_line: k.fleet.is_some_and(|p| p.line),
         fleet_slots: k.fleet.and_then(|p| p.slots).map_or(-1, |s| s as i64),
         output_tokens_estimate: k.output_tokens_estimate.map_or(0, |e| e as i64),
         undeclared_tokens_reserved: k.undeclared_tokens_reserved as i64,

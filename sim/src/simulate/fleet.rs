@@ -12,18 +12,29 @@ pub enum FleetLoad {
     Even,
     /// 70 % on the first host, 15 % on each other.
     Skewed,
+    /// A crowded key: 24 hosts of one process each, half the jobs on the first, on a provider
+    /// whose burst (5 requests) is smaller than the hosts. Run by name (`--row crowd`).
+    Crowd,
 }
 
 impl FleetLoad {
+    /// The rows run by default.
     pub const ALL: [FleetLoad; 2] = [FleetLoad::Even, FleetLoad::Skewed];
+    /// Every row, by name.
+    pub const NAMED: [FleetLoad; 3] = [FleetLoad::Even, FleetLoad::Skewed, FleetLoad::Crowd];
 
     pub fn name(self) -> &'static str {
         match self {
             FleetLoad::Even => "even",
             FleetLoad::Skewed => "skewed",
+            FleetLoad::Crowd => "crowd",
         }
     }
 }
+
+/// The crowd row's hosts, and its provider's burst of requests.
+const CROWD_HOSTS: usize = 24;
+const CROWD_BURST: f64 = 5.0;
 
 /// Hosts, processes per host and workers per process of the fleet scenario.
 const HOSTS: usize = 3;
@@ -40,11 +51,14 @@ impl Scenario {
     }
 
     pub fn fleet(load: FleetLoad, jobs: Option<usize>) -> Scenario {
+        if load == FleetLoad::Crowd {
+            return Self::fleet_crowd(jobs);
+        }
         let mut rng = Rng::with_seed(0x5eed_1234_abcd_ef01);
         let all = mixed_jobs(jobs.unwrap_or(300), &mut rng);
         let per_host = match load {
             FleetLoad::Even => deal(all, HOSTS, None),
-            FleetLoad::Skewed => deal(all, HOSTS, Some(0.7)),
+            FleetLoad::Skewed | FleetLoad::Crowd => deal(all, HOSTS, Some(0.7)),
         };
         let jobs = per_host
             .into_iter()
@@ -64,6 +78,31 @@ impl Scenario {
             calibration: None,
             hosts: HOSTS,
             fleet: Some(load),
+            shape: None,
+            fault: None,
+            python_workers: false,
+        }
+    }
+
+    /// The crowd row: 24 hosts of one process with 8 workers, 600 jobs, half of them on the
+    /// first host; the incident's provider with a burst of 5 requests.
+    fn fleet_crowd(jobs: Option<usize>) -> Scenario {
+        let mut rng = Rng::with_seed(0x5eed_1234_abcd_ef01);
+        let all = mixed_jobs(jobs.unwrap_or(600), &mut rng);
+        Scenario {
+            name: ScenarioName::Fleet,
+            provider: provider(
+                1200.0,
+                CROWD_BURST,
+                Some((1_200_000.0, 100_000.0)),
+                RetryAfter::Seconds,
+                true,
+            ),
+            workers: WORKERS,
+            jobs: deal(all, CROWD_HOSTS, Some(0.5)),
+            calibration: None,
+            hosts: CROWD_HOSTS,
+            fleet: Some(FleetLoad::Crowd),
             shape: None,
             fault: None,
             python_workers: false,
@@ -118,6 +157,21 @@ mod tests {
         assert_eq!(first_host, 210);
         assert_eq!(skewed.job_count(), 300);
         assert_eq!(skewed.label(), "fleet/skewed");
+    }
+
+    #[test]
+    fn the_crowd_row_is_24_hosts_of_one_process_half_the_jobs_on_the_first() {
+        let crowd = Scenario::fleet(FleetLoad::Crowd, None);
+        assert_eq!((crowd.processes(), crowd.workers, crowd.hosts), (24, 8, 24));
+        assert_eq!(crowd.job_count(), 600);
+        assert_eq!(crowd.jobs[0].len(), 300);
+        assert_eq!(crowd.label(), "fleet/crowd");
+        let config = crowd.host_config(Strategy::LlmctlFleet, 3, Some("unix:///r.sock".into()));
+        assert!(config.contains("burst_requests = 5"), "{config}");
+        assert!(
+            !FleetLoad::ALL.contains(&FleetLoad::Crowd),
+            "run by name only"
+        );
     }
 
     #[test]

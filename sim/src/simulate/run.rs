@@ -33,10 +33,16 @@ async fn start_daemon(exe: &Path, config: &str, tag: &str) -> Result<LocalDaemon
                     .iter()
                     .flat_map(|k| k.buckets.iter())
                     .all(|b| b.level >= b.capacity);
+                // (A key on its line holds units only as its requests wait.)
                 let parts = st
                     .keys
                     .iter()
-                    .all(|k| !k.fleet_shared || k.fleet_share > 0.0);
+                    .all(|k| !k.fleet_shared || k.fleet_share > 0.0 || k.fleet_line);
+                let full = full
+                    || st
+                        .keys
+                        .iter()
+                        .all(|k| k.fleet_line || k.buckets.iter().all(|b| b.level >= b.capacity));
                 if full && parts {
                     return Ok(d);
                 }

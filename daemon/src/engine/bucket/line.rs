@@ -11,6 +11,9 @@ use std::time::{Duration, Instant};
 #[derive(Clone, Debug, Default)]
 pub struct Line {
     pending: VecDeque<(Instant, f64)>,
+    /// What requests settled below their estimate gave back, for the line (the host's next
+    /// ask returns it), not kept here.
+    returned: f64,
 }
 
 impl Bucket {
@@ -53,9 +56,40 @@ impl Bucket {
         Some(self.level + line.pending.iter().map(|p| p.1).sum::<f64>())
     }
 
+    /// What settled requests gave back since the line last took it (None: not on a line).
+    pub fn line_returned(&self) -> Option<f64> {
+        self.line.as_ref().map(|l| l.returned)
+    }
+
+    /// The line took `amount` of what was given back.
+    pub fn take_line_returned(&mut self, amount: f64) {
+        if let Some(l) = &mut self.line {
+            l.returned = (l.returned - amount.max(0.0)).max(0.0);
+        }
+    }
+
+    /// A settled request on a line gave back `units` (its estimate was above what it used).
+    pub(super) fn return_to_line(&mut self, units: f64) -> bool {
+        match &mut self.line {
+            Some(l) if units > 0.0 => {
+                l.returned += units;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// When the last unit it waits for is valid (None: not on a line, or none waited for).
     pub fn line_ends(&self) -> Option<Instant> {
         self.line.as_ref()?.pending.back().map(|p| p.0)
+    }
+
+    /// Starts refilling from its share `draw` (0 to 1) of a unit behind: the hosts of a fleet
+    /// that all began to refill at once (Redis stopped answering) reach a whole unit at
+    /// moments spread over one unit's time, not together.
+    pub fn phase_line(&mut self, draw: f64, now: Instant) {
+        self.refill(now);
+        self.level = self.level.min(0.0) - draw.clamp(0.0, 1.0);
     }
 
     /// A cooldown until `until`: what it holds and the units valid before then go.
@@ -75,9 +109,19 @@ impl Bucket {
             .unwrap_or_default()
     }
 
-    /// The units valid by `now` come in; a level above one burst is cut to it.
+    /// The units valid by `now` come in; a level above one burst is cut to it. With a share
+    /// (the fleet's Redis does not answer: each host its limit ÷ N) it refills at its share
+    /// too, up to its part of the burst or one unit, whole units still: a request never goes
+    /// on a part of a unit, so N hosts never send N at once (`phase_line` spreads them).
     pub(super) fn refill_line(&mut self, now: Instant) {
-        let cap = self.rate.capacity.max(1.0);
+        let mut cap = self.rate.capacity.max(1.0);
+        if self.share > 0.0 {
+            cap = (self.rate.capacity * self.share).max(1.0);
+            if now > self.updated && self.level < cap {
+                let ms = now.duration_since(self.updated).as_secs_f64() * 1000.0;
+                self.level = (self.level + ms * self.rate.per_ms() * self.share).min(cap);
+            }
+        }
         if let Some(line) = &mut self.line {
             while line.pending.front().is_some_and(|p| p.0 <= now) {
                 if let Some((_, n)) = line.pending.pop_front() {

@@ -430,14 +430,14 @@ impl Bucket {
     /// count cannot block a key for hours.
     pub fn settle(&mut self, delta: f64, now: Instant) {
         self.refill(now);
+        // On a line what a request did not use goes back to the line, for every host.
+        if self.return_to_line(delta) {
+            return;
+        }
         let floor = -MAX_DEBT_BUCKETS * self.rate.capacity;
-        // On a line what a request did not use stays, up to a burst.
-        let cap = if self.line.is_some() {
-            self.rate.capacity.max(1.0)
-        } else {
-            self.capacity_now(now)
-        };
-        self.level = (self.level + delta).min(cap).max(floor.min(self.level));
+        self.level = (self.level + delta)
+            .min(self.capacity_now(now))
+            .max(floor.min(self.level));
     }
 
     /// Brings back a level saved `elapsed_ms` ago, refilled at the whole rate since.

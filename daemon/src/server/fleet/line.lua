@@ -23,7 +23,9 @@
 --          per ms; 0: not limited), its burst and the amount of one unit, then the provider's
 --          last headers seen here when they changed (JSON, or empty), the Redis time of the
 --          last headers this host took from the fleet, how long the line is kept unused (ms),
---          and, to give back, the ms from now at which each unit given back is valid
+--          what requests settled below their estimate left unused (four dimensions: back to
+--          the line, which moves back by it, never before now), and, to give back, the ms from
+--          now at which each unit given back is valid
 --
 -- Returns { on the line (0: the key is not on one: renew its part), units given, their ms
 --           from now (space separated), cooldown ms left (0: none), cooldown reason, the
@@ -44,6 +46,10 @@ end
 local headers = ARGV[16] or ''
 local seen_ms = tonumber(ARGV[17]) or 0
 local keep_ms = math.max(tonumber(ARGV[18]) or 0, 60000)
+local returned = {}
+for d = 1, 4 do
+  returned[d] = math.max(tonumber(ARGV[18 + d]) or 0, 0)
+end
 
 local cooldown_ms = redis.call('PTTL', KEYS[3])
 local cooldown_reason = ''
@@ -57,12 +63,22 @@ if redis.call('HGET', KEYS[1], 'on') ~= '1' then
   return { 0, 0, '', cooldown_ms, cooldown_reason, 0, '' }
 end
 
+-- What the provider was not asked for after all is the line's again.
+for d = 1, 4 do
+  if returned[d] > 0 and rate[d] > 0 then
+    local at = tonumber(redis.call('HGET', KEYS[1], 't' .. d) or '')
+    if at and at > now then
+      redis.call('HSET', KEYS[1], 't' .. d, string.format('%.3f', math.max(at - returned[d] / rate[d], now)))
+    end
+  end
+end
+
 local offsets = {}
 if count == 0 then
   -- Units given back: kept for the next host that asks, while they are still to come.
   local seq = redis.call('HINCRBY', KEYS[1], 'given_seq', 1)
   local member_amounts = string.format('%.6f %.6f %.6f %.6f', amount[1], amount[2], amount[3], amount[4])
-  for i = 19, #ARGV do
+  for i = 23, #ARGV do
     local off = tonumber(ARGV[i])
     if off and off > 0 then
       redis.call('ZADD', KEYS[2], now + off, seq .. ':' .. i .. ' ' .. member_amounts)

@@ -41,8 +41,9 @@ pub fn may_be_on_line(w: &FleetWant) -> bool {
 
 /// What `w`'s key asks of its line at `t`, if anything (see the module's notes): on its line,
 /// or at first sight (a host that joins a crowded fleet takes its first units at once, with no
-/// part to renew). A unit is one request with the amounts of the others the key's demand has
-/// per request.
+/// part to renew). It asks for what waits beyond what it holds and will hold, in each
+/// dimension, as `count` units the size of a waiting request: what a request left unused (its
+/// output estimated above what it used) is held and asked for no more.
 pub fn line_ask(w: &FleetWant, t: Instant) -> Option<LineAsk> {
     let held = w.line_units.unwrap_or([0.0; 4]);
     if w.line_ends.is_some_and(|e| e > t + LINE_AHEAD / 2) {
@@ -51,39 +52,43 @@ pub fn line_ask(w: &FleetWant, t: Instant) -> Option<LineAsk> {
     // What waits, no more: what its clients asked lately says little of the next moment
     // for a host that asks now and then (a rate read over the moment since its first grant
     // is many times its own), and units it does not use are the fleet's loss.
-    let demand = |d: usize| w.queued[d];
-    let requests = demand(Dimension::Requests.index());
+    let requests = w.queued[Dimension::Requests.index()];
     if requests <= 0.0 {
         return None;
     }
-    let requests = requests.max(1.0);
-    let mut dimensions = [LineDimension::default(); 4];
-    let mut count: f64 = 0.0;
-    for r in w
+    let limits: Vec<_> = w
         .limits
         .iter()
         .filter(|r| r.period == Period::Minute && r.limit.is_finite())
-    {
+        .collect();
+    let short = |d: usize| (w.queued[d] - held[d]).max(0.0);
+    // Requests' worth short, in the dimension shortest of them.
+    let count = limits
+        .iter()
+        .map(|r| {
+            let d = r.dimension.index();
+            short(d) / (w.queued[d] / requests).max(f64::MIN_POSITIVE)
+        })
+        .fold(0.0, f64::max)
+        .ceil()
+        .min(MOST_UNITS);
+    if count < 1.0 {
+        return None;
+    }
+    let mut dimensions = [LineDimension::default(); 4];
+    for r in limits {
         let d = r.dimension.index();
-        let amount = if r.dimension == Dimension::Requests {
-            1.0
-        } else {
-            demand(d) / requests
-        };
-        if amount <= 0.0 {
-            continue;
-        }
         dimensions[d] = LineDimension {
             per_ms: r.per_ms(),
             burst: r.capacity,
-            amount,
+            amount: short(d) / count,
         };
-        count = count.max(((demand(d) - held[d]) / amount).ceil());
     }
-    (count >= 1.0).then(|| LineAsk {
-        count: count.min(MOST_UNITS) as u64,
+    Some(LineAsk {
+        count: count as u64,
         ahead: LINE_AHEAD,
         dimensions,
+        returned: w.line_returned,
         ..LineAsk::default()
     })
 }
@@ -101,7 +106,9 @@ pub fn apply_line(
     n: Now,
 ) -> Option<u64> {
     let was_on = w.held.is_some_and(|p| p.line);
-    if a.on != was_on {
+    // (A line refilled by its own share while Redis did not answer is the line's again.)
+    let own = w.held.is_some_and(|p| p.line && p.share > 0.0);
+    if a.on != was_on || (a.on && own) {
         let part = FleetPart {
             share: 0.0,
             floor: w.held.map_or(0.5, |p| p.floor),
@@ -109,6 +116,9 @@ pub fn apply_line(
             line: a.on,
         };
         engine.set_fleet_part(&w.key, part, n);
+    }
+    if a.on {
+        engine.fleet_line_took(&w.key, ask.returned);
     }
     if a.on && !a.units.is_empty() {
         let amounts = ask.dimensions.map(|d| d.amount);
@@ -153,6 +163,14 @@ impl Fleet {
             }
         };
         let received = Instant::now();
+        tracing::debug!(
+            "fleet: {:?} on its line: asked {} unit(s) ({:?} waiting), given {:?}{}",
+            w.key,
+            ask.count,
+            w.queued,
+            answer.units,
+            if answer.on { "" } else { "; not on a line" }
+        );
         let tn = now();
         let seq = {
             let mut core = shared.core();

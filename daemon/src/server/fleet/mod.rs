@@ -43,8 +43,16 @@ pub const TICK: Duration = Duration::from_millis(50);
 /// A renewal for a jump in demand, or one another host asked for, waits at least this long
 /// after the last.
 pub const MIN_RENEWAL_GAP: Duration = Duration::from_millis(20);
-/// How often a host says it is alive; it counts as gone after three missed.
+/// How often a host says it is alive, at least; it counts as gone after three missed.
 const HEARTBEAT: Duration = Duration::from_secs(10);
+/// A larger fleet says so less often, this long per live host: the fleet's heartbeats stay
+/// at five a second at most (a thousand hosts every 200 s), whatever its size.
+const HEARTBEAT_PER_HOST: Duration = Duration::from_millis(200);
+
+/// How often a host says it is alive in a fleet of `hosts`.
+fn heartbeat_every(hosts: u64) -> Duration {
+    HEARTBEAT.max(HEARTBEAT_PER_HOST * hosts.min(1_000_000) as u32)
+}
 /// A part is leased for this many slices, and renewed every `RENEW_SLICES` while demand
 /// holds; after one when demand fell well under the part (the rest goes back), at once when
 /// it jumped, when it stopped, or when another host asked.
@@ -218,7 +226,10 @@ impl Fleet {
 
     async fn try_connect(&mut self) {
         match FleetRedis::connect(&self.client, self.view.commands.clone()).await {
-            Ok(r) => match r.heartbeat(&self.view.host, HEARTBEAT * 3).await {
+            Ok(r) => match r
+                .heartbeat(&self.view.host, heartbeat_every(self.view.hosts()) * 3)
+                .await
+            {
                 Ok(n) => {
                     if let Ok(mut c) = self.view.conn.lock() {
                         *c = Some(r.clone());
@@ -238,7 +249,7 @@ impl Fleet {
         self.borrowed.clear();
         self.down_since = None;
         self.backoff = BACKOFF_MIN;
-        self.next_heartbeat = Instant::now() + HEARTBEAT;
+        self.next_heartbeat = Instant::now() + heartbeat_every(hosts);
         self.set_hosts(hosts);
         if !was {
             tracing::info!(
@@ -320,7 +331,10 @@ impl Fleet {
 
     async fn heartbeat(&mut self) {
         let Some(r) = self.redis.clone() else { return };
-        match r.heartbeat(&self.view.host, HEARTBEAT * 3).await {
+        match r
+            .heartbeat(&self.view.host, heartbeat_every(self.view.hosts()) * 3)
+            .await
+        {
             Ok(n) => self.connected(n),
             Err(e) => self.failed(&e),
         }
@@ -374,4 +388,20 @@ pub(crate) async fn run(shared: Arc<Shared>, mut fleet: Fleet, mut stop: watch::
     drop(rx);
     fleet.leave(&shared).await;
     let _ = listener.await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_larger_fleet_says_it_is_alive_less_often_at_five_a_second_at_most() {
+        assert_eq!(heartbeat_every(3), HEARTBEAT);
+        assert_eq!(heartbeat_every(50), HEARTBEAT);
+        for hosts in [100u64, 1_000, 10_000] {
+            let per_second = hosts as f64 / heartbeat_every(hosts).as_secs_f64();
+            assert!(per_second <= 5.0 + 1e-9, "{hosts} hosts: {per_second}/s");
+        }
+        assert_eq!(heartbeat_every(1_000), Duration::from_secs(200));
+    }
 }

@@ -356,9 +356,14 @@ impl Fleet {
                 let b = self.borrowed.entry(w.key.clone()).or_insert(even.share);
                 let room = rooms.as_ref().map(|r| r.get(&w.key).copied());
                 *b = borrowed_share(*b, room, w, even.share);
-                let share = *b;
-                core.engine
-                    .set_fleet_part(&w.key, FleetPart { share, ..even }, tn);
+                // A key on its line keeps to whole units, refilled at its share.
+                let line = w.held.is_some_and(|p| p.line);
+                let part = FleetPart {
+                    share: *b,
+                    line,
+                    ..even
+                };
+                core.engine.set_fleet_part(&w.key, part, tn);
             }
         }
         core.deliver(tn);
@@ -464,6 +469,7 @@ mod tests {
             queued: [0.0; 4],
             line_units: None,
             line_ends: None,
+            line_returned: [0.0; 4],
         }
     }
 

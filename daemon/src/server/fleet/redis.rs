@@ -91,6 +91,8 @@ pub struct LineAsk {
     pub ahead: Duration,
     pub dimensions: [LineDimension; 4],
     pub give_back: Vec<Duration>,
+    /// What settled requests left unused, by dimension: back to the line.
+    pub returned: [f64; 4],
     /// The provider's last headers seen here, when they changed since last sent, and the
     /// Redis time of the last headers taken from the fleet.
     pub headers: Option<String>,
@@ -304,6 +306,9 @@ impl FleetRedis {
         call.arg(ask.headers.as_deref().unwrap_or(""))
             .arg(ask.seen_headers_ms)
             .arg(LINE_KEPT.as_millis() as u64);
+        for r in &ask.returned {
+            call.arg(format!("{:.6}", r.max(0.0)));
+        }
         for g in &ask.give_back {
             call.arg(g.as_millis().max(1) as u64);
         }

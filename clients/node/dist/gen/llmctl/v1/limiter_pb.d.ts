@@ -1273,6 +1273,14 @@ export type KeyStatus = Message<"llmctl.v1.KeyStatus"> & {
      * @generated from field: repeated llmctl.v1.PlanWindow plan_windows = 48;
      */
     planWindows: PlanWindow[];
+    /**
+     * True when the fleet is crowded on this key: it holds no share of the limits but the units
+     * its line in Redis gives it as its requests wait (fleet_share is 0 then, or, while Redis
+     * does not answer, limit / N in whole units).
+     *
+     * @generated from field: bool fleet_line = 49;
+     */
+    fleetLine: boolean;
 };
 /**
  * Describes the message llmctl.v1.KeyStatus.
