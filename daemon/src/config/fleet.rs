@@ -16,6 +16,9 @@ pub struct FleetSettings {
     pub host: Option<String>,
     /// How much of its own demand a host leases at once.
     pub slice: Duration,
+    /// Whether a crowded key goes on its line (true unless `lines = false`: every daemon of
+    /// the fleet must know lines before they are used, as when some run an older version).
+    pub lines: bool,
 }
 
 impl FleetSettings {
@@ -45,6 +48,7 @@ impl FleetSettings {
             redis,
             host: raw.host.clone(),
             slice,
+            lines: raw.lines.unwrap_or(true),
         })
     }
 
@@ -64,6 +68,7 @@ impl FleetSettings {
                 .map(str::to_string)
                 .or_else(|| file.and_then(|f| f.host.clone())),
             slice: file.map_or(DEFAULT_SLICE, |f| f.slice),
+            lines: file.is_none_or(|f| f.lines),
         })
     }
 

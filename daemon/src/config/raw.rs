@@ -29,6 +29,7 @@ pub(super) struct RawFleet {
     pub(super) redis: Option<String>,
     pub(super) host: Option<String>,
     pub(super) slice: Option<String>,
+    pub(super) lines: Option<bool>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]

@@ -241,6 +241,12 @@ fn fleet_settings_are_read_and_bad_ones_named() {
         .fleet
         .expect("fleet");
     assert_eq!((f.host, f.slice), (None, fleet::DEFAULT_SLICE));
+    assert!(f.lines, "crowded keys go on their lines unless told not to");
+    let f = Config::parse("[fleet]\nredis = \"redis://h\"\nlines = false\n", "t.toml")
+        .expect("parses")
+        .fleet
+        .expect("fleet");
+    assert!(!f.lines);
     for (text, names) in [
         (
             "[fleet]\nredis = \"http://h:6379\"\n",

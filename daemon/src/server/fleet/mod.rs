@@ -120,6 +120,8 @@ pub(crate) struct Fleet {
     asked: Vec<String>,
     /// Keys whose line was tried at first sight.
     line_tried: std::collections::HashSet<String>,
+    /// Crowded keys go on their lines (`[fleet] lines`).
+    lines: bool,
     outbox: Vec<SharedCooldown>,
     next_try: Instant,
     backoff: Duration,
@@ -182,6 +184,7 @@ impl Fleet {
             held: HashMap::new(),
             asked: Vec::new(),
             line_tried: Default::default(),
+            lines: settings.lines,
             outbox: Vec::new(),
             next_try: t,
             backoff: BACKOFF_MIN,

@@ -145,6 +145,7 @@ impl Fleet {
             let on_line = w.held.is_some_and(|p| p.line);
             // At first sight, a key that may be crowded tries its line (once).
             let first = !on_line
+                && self.lines
                 && !self.held.contains_key(&w.key)
                 && may_be_on_line(w)
                 && self.line_tried.insert(w.key.clone());
@@ -201,7 +202,8 @@ impl Fleet {
                 seen_headers_ms: seen_ms,
                 held: w.held.map_or(0.0, |p| p.share),
                 hosts_seen,
-                burst_units: burst_units(w),
+                // (Lines off: no key is ever crowded.)
+                burst_units: if self.lines { burst_units(w) } else { 0.0 },
             };
             let answer = r
                 .part(
