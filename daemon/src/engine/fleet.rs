@@ -254,6 +254,16 @@ impl Engine {
         self.keys[id].buckets[i].mirror(held, now);
     }
 
+    /// `id` and the keys that mirror its quota.
+    fn with_mirrors(&self, id: KeyId) -> Vec<KeyId> {
+        std::iter::once(id)
+            .chain(
+                self.key_ids()
+                    .filter(|&m| m != id && self.mirror_of(m) == Some(id)),
+            )
+            .collect()
+    }
+
     /// The shared ancestor whose quota this key only mirrors: nothing configured on it, and
     /// each of its limits is the same as one of the ancestor's (as when the provider's headers
     /// name, for a model, the limits configured on its parent). It needs no part of its own.
@@ -439,11 +449,7 @@ impl Engine {
         if !self.keys[id].fleet.is_some_and(|p| p.line) {
             return false;
         }
-        let mirrors: Vec<KeyId> = self
-            .key_ids()
-            .filter(|&m| m != id && self.mirror_of(m) == Some(id))
-            .collect();
-        for k in std::iter::once(id).chain(mirrors) {
+        for k in self.with_mirrors(id) {
             for b in self.keys[k].buckets.iter_mut().filter(|b| b.on_line()) {
                 let d = b.dimension().index();
                 let given: Vec<(Instant, f64)> = units.iter().map(|(t, a)| (*t, a[d])).collect();
@@ -477,11 +483,7 @@ impl Engine {
         let Some(&id) = self.index.get(key) else {
             return;
         };
-        let mirrors: Vec<KeyId> = self
-            .key_ids()
-            .filter(|&m| m == id || self.mirror_of(m) == Some(id))
-            .collect();
-        for k in mirrors {
+        for k in self.with_mirrors(id) {
             for b in &mut self.keys[k].buckets {
                 b.take_line_returned(returned[b.dimension().index()]);
             }
@@ -541,11 +543,7 @@ impl Engine {
             return false;
         }
         // The keys that mirror this one's quota move with it.
-        let mirrors: Vec<KeyId> = self
-            .key_ids()
-            .filter(|&m| m != id && self.mirror_of(m) == Some(id))
-            .collect();
-        for k in std::iter::once(id).chain(mirrors) {
+        for k in self.with_mirrors(id) {
             self.exchange_part_of(k, part, exchange, now.mono);
         }
         self.pump(now);

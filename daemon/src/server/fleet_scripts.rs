@@ -5,7 +5,7 @@ pub use super::fleet::redis::{
     FleetRedis, LineAnswer, LineAsk, LineDimension, PartAnswer, PartExtras, CHANNEL,
 };
 pub use super::fleet::{
-    answered_part, apply_line, burst_units, cooldown_text, due, is_idle, line_ask, may_be_on_line,
-    parse_message, renew_text, Held, Message, IDLE_SLICES, LEASE_SLICES, LINE_AHEAD,
-    MIN_RENEWAL_GAP, RENEW_SLICES, TICK,
+    answered_part, apply_line, burst_units, cooldown_text, due, give_back_ask, is_idle, line_ask,
+    may_be_on_line, parse_message, renew_text, Held, Message, IDLE_SLICES, LEASE_SLICES,
+    LINE_AHEAD, MIN_RENEWAL_GAP, RENEW_SLICES, TICK,
 };

@@ -93,6 +93,25 @@ pub fn line_ask(w: &FleetWant, t: Instant) -> Option<LineAsk> {
     })
 }
 
+/// What gives back, at `t`, units given to a limiter that stops (`take_back_fleet_units`:
+/// when each would have been valid, and one's amount by dimension): those still to come.
+pub fn give_back_ask(units: &[Instant], amounts: [f64; 4], t: Instant) -> Option<LineAsk> {
+    let mut dimensions = [LineDimension::default(); 4];
+    for (d, a) in dimensions.iter_mut().zip(amounts) {
+        d.amount = a;
+    }
+    let give_back: Vec<Duration> = units
+        .iter()
+        .map(|&at| at.saturating_duration_since(t))
+        .filter(|d| !d.is_zero())
+        .collect();
+    (!give_back.is_empty()).then(|| LineAsk {
+        dimensions,
+        give_back,
+        ..LineAsk::default()
+    })
+}
+
 /// Applies what the line answered `ask` for `w`'s key, the answer having come at `received`:
 /// the key goes on its line (first sight), or back to parts (no longer on one: renewed at
 /// once); the units given, the fleet's cooldown and headers. Returns the key's change count of
@@ -224,22 +243,9 @@ impl Fleet {
         let t = Instant::now();
         let on_line: Vec<String> = taken.iter().map(|(k, _, _)| k.clone()).collect();
         for (key, units, amounts) in taken {
-            let mut dimensions = [LineDimension::default(); 4];
-            for (d, a) in dimensions.iter_mut().zip(amounts) {
-                d.amount = a;
-            }
-            let ask = LineAsk {
-                dimensions,
-                give_back: units
-                    .iter()
-                    .map(|&at| at.saturating_duration_since(t))
-                    .filter(|d| !d.is_zero())
-                    .collect(),
-                ..LineAsk::default()
-            };
-            if ask.give_back.is_empty() {
+            let Some(ask) = give_back_ask(&units, amounts, t) else {
                 continue;
-            }
+            };
             if r.line(&self.view.host, &key, &ask).await.is_err() {
                 break;
             }

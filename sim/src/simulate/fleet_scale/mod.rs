@@ -25,8 +25,8 @@ use llmctl_daemon::engine::{
     Period, Rate, WaiterAnswer, WaiterId,
 };
 use llmctl_daemon::server::fleet_scripts::{
-    answered_part, apply_line, burst_units, cooldown_text, due, is_idle, line_ask, may_be_on_line,
-    parse_message, renew_text, FleetRedis, Held, LineAnswer, LineAsk, LineDimension, Message,
+    answered_part, apply_line, burst_units, cooldown_text, due, give_back_ask, is_idle, line_ask,
+    may_be_on_line, parse_message, renew_text, FleetRedis, Held, LineAnswer, LineAsk, Message,
     PartAnswer, PartExtras, CHANNEL, IDLE_SLICES, LEASE_SLICES, TICK,
 };
 use serde::Serialize;

@@ -64,25 +64,13 @@ pub(super) fn shape_step(
                 let taken = h.engine.take_back_fleet_units(now_of(t, base, base_unix));
                 let on_line: Vec<String> = taken.iter().map(|(k, _, _)| k.clone()).collect();
                 for (key, units, amounts) in taken {
-                    let mut dimensions = [LineDimension::default(); 4];
-                    for (d, a) in dimensions.iter_mut().zip(amounts) {
-                        d.amount = a;
-                    }
-                    let ask = LineAsk {
-                        dimensions,
-                        give_back: units
-                            .iter()
-                            .map(|&at| at.saturating_duration_since(t))
-                            .filter(|d| !d.is_zero())
-                            .collect(),
-                        ..LineAsk::default()
+                    let Some(ask) = give_back_ask(&units, amounts, t) else {
+                        continue;
                     };
                     let f = fleet.clone();
                     let name = h.name.clone();
                     tokio::spawn(async move {
-                        if !ask.give_back.is_empty() {
-                            let _ = f.line(&name, &key, &ask).await;
-                        }
+                        let _ = f.line(&name, &key, &ask).await;
                     });
                 }
                 // Gives every part back, as a daemon that stops does.
