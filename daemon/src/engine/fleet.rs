@@ -149,14 +149,15 @@ impl Engine {
     }
 }
 
-/// The share of `b` a part gives: on a line a day's quota, which no line gives out, is split
-/// evenly (its `floor`); every other bucket takes `share`.
-fn line_share(share: f64, floor: f64, line: bool, b: &Bucket) -> f64 {
-    if line && b.rate().period == Period::Day {
-        floor
-    } else {
-        share
-    }
+/// What `part` gives bucket `b`: its share, and whether it is on the line. A line gives out
+/// a minute's limits only: on a line a day's quota is split evenly (the part's `floor`).
+fn bucket_part(part: Option<FleetPart>, b: &Bucket) -> (f64, bool) {
+    let Some(p) = part else {
+        return (1.0, false);
+    };
+    let minute = b.rate().period == Period::Minute;
+    let share = if p.line && !minute { p.floor } else { p.share };
+    (share, p.line && minute && b.is_limited())
 }
 
 /// Cooldowns kept for the fleet, at most this many between two takes (the oldest go).
@@ -192,10 +193,10 @@ impl KeyState {
     /// Takes `part` (None: the whole) for every bucket.
     pub(super) fn take_part(&mut self, part: Option<FleetPart>, now: Instant) {
         self.fleet = part;
-        let (share, floor, line) = part.map_or((1.0, 1.0, false), |p| (p.share, p.floor, p.line));
+        let floor = part.map_or(1.0, |p| p.floor);
         for b in &mut self.buckets {
-            let on_line = line && b.is_limited() && b.rate().period == Period::Minute;
-            b.set_share(line_share(share, floor, line, b), floor, now);
+            let (share, on_line) = bucket_part(part, b);
+            b.set_share(share, floor, now);
             b.set_line(on_line, now);
         }
     }
@@ -329,7 +330,11 @@ impl Engine {
         // A key that only mirrors an ancestor's quota follows that ancestor's part (which
         // changes no key's being a mirror), and wants nothing of its own.
         let mirrors: Vec<Option<KeyId>> = self.key_ids().map(|id| self.mirror_of(id)).collect();
+        let mut mirrored_by: Vec<Vec<KeyId>> = vec![Vec::new(); n];
         for (id, a) in self.key_ids().zip(&mirrors) {
+            if let Some(a) = *a {
+                mirrored_by[a.at()].push(id);
+            }
             if let Some(part) = a.and_then(|a| self.keys[a].fleet) {
                 self.exchange_part_of(id, part, None, now.mono);
             }
@@ -362,11 +367,10 @@ impl Engine {
             // (a request is charged on both; a mirror may keep less, its own burst smaller).
             let mut line_units: Option<[f64; 4]> = None;
             let mut line_ends: Option<Instant> = None;
-            let holders = self
-                .key_ids()
-                .zip(&mirrors)
-                .filter(|(m, a)| *m == id || **a == Some(id))
-                .map(|(m, _)| &self.keys[m]);
+            let holders = std::iter::once(id)
+                .chain(mirrored_by[id.at()].iter().copied())
+                .filter(|_| k.fleet.is_some_and(|p| p.line))
+                .map(|m| &self.keys[m]);
             for b in holders.flat_map(|h| h.buckets.iter().filter(|b| b.on_line())) {
                 let units = line_units.get_or_insert([f64::INFINITY; 4]);
                 let d = b.dimension().index();
@@ -516,8 +520,10 @@ impl Engine {
                 .map(|(_, first)| first.iter().map(|p| p.0).collect())
                 .unwrap_or_default();
             let mut amounts = [0.0; 4];
-            for (d, units) in pending.iter().filter(|_| !times.is_empty()) {
-                amounts[*d] = units.iter().map(|u| u.1).sum::<f64>() / times.len() as f64;
+            if !times.is_empty() {
+                for (d, units) in &pending {
+                    amounts[*d] = units.iter().map(|u| u.1).sum::<f64>() / times.len() as f64;
+                }
             }
             back.push((k.name.clone(), times, amounts));
         }
@@ -577,8 +583,7 @@ impl Engine {
                 before: x.before,
                 taken: x.taken[d],
             });
-            let on_line = part.line && b.is_limited() && b.rate().period == Period::Minute;
-            let share = line_share(part.share, part.floor, part.line, b);
+            let (share, on_line) = bucket_part(Some(part), b);
             b.take_part(share, part.floor, burst.filter(|_| !on_line), now);
             b.set_line(on_line, now);
             if let Some(draw) = phase.filter(|_| on_line) {

@@ -6,6 +6,6 @@ pub use super::fleet::redis::{
 };
 pub use super::fleet::{
     answered_part, apply_line, burst_units, cooldown_text, due, give_back_ask, is_idle, line_ask,
-    may_be_on_line, parse_message, renew_text, Held, Message, IDLE_SLICES, LEASE_SLICES,
-    LINE_AHEAD, MIN_RENEWAL_GAP, RENEW_SLICES, TICK,
+    parse_message, renew_text, tries_line, Held, Message, IDLE_SLICES, LEASE_SLICES, LINE_AHEAD,
+    MIN_RENEWAL_GAP, RENEW_SLICES, TICK,
 };

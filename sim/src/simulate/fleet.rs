@@ -51,14 +51,12 @@ impl Scenario {
     }
 
     pub fn fleet(load: FleetLoad, jobs: Option<usize>) -> Scenario {
-        if load == FleetLoad::Crowd {
-            return Self::fleet_crowd(jobs);
-        }
         let mut rng = Rng::with_seed(0x5eed_1234_abcd_ef01);
         let all = mixed_jobs(jobs.unwrap_or(300), &mut rng);
         let per_host = match load {
             FleetLoad::Even => deal(all, HOSTS, None),
-            FleetLoad::Skewed | FleetLoad::Crowd => deal(all, HOSTS, Some(0.7)),
+            FleetLoad::Skewed => deal(all, HOSTS, Some(0.7)),
+            FleetLoad::Crowd => return Self::fleet_crowd(jobs),
         };
         let jobs = per_host
             .into_iter()

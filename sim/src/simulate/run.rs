@@ -28,21 +28,15 @@ async fn start_daemon(exe: &Path, config: &str, tag: &str) -> Result<LocalDaemon
         if let Ok(mut c) = llmctl_client::connect(&d.socket).await {
             if let Ok(st) = c.status(llmctl_client::pb::StatusRequest::default()).await {
                 let st = st.into_inner();
+                // (A key on its line holds units only as its requests wait.)
                 let full = st
                     .keys
                     .iter()
-                    .flat_map(|k| k.buckets.iter())
-                    .all(|b| b.level >= b.capacity);
-                // (A key on its line holds units only as its requests wait.)
+                    .all(|k| k.fleet_line || k.buckets.iter().all(|b| b.level >= b.capacity));
                 let parts = st
                     .keys
                     .iter()
                     .all(|k| !k.fleet_shared || k.fleet_share > 0.0 || k.fleet_line);
-                let full = full
-                    || st
-                        .keys
-                        .iter()
-                        .all(|k| k.fleet_line || k.buckets.iter().all(|b| b.level >= b.capacity));
                 if full && parts {
                     return Ok(d);
                 }

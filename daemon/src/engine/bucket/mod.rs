@@ -22,7 +22,7 @@ mod share;
 pub mod window;
 
 pub use headers::HeaderView;
-pub use line::Line;
+use line::Line;
 pub use ramp::{Ramp, RAMP_FROM};
 pub use share::BurstMove;
 

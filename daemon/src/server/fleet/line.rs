@@ -3,9 +3,10 @@
 //!
 //! A host on a key's line holds no part of its rate: its buckets hold the units the line gave,
 //! each from the moment it is valid. It asks when what it holds and will hold runs short of
-//! what waits, and only once the last unit it waits for is less than half of `LINE_AHEAD` away: so a host holds at most
-//! one unit far ahead (its place in the line) and a fleet of busy hosts costs Redis one call per
-//! unit at most, however many hosts there are, while a busy host alone asks for many at once.
+//! what waits, and only once the last unit it waits for is less than half of `LINE_AHEAD`
+//! away: so a host holds at most one unit far ahead (its place in the line) and a fleet of busy
+//! hosts costs Redis one call per unit at most, however many hosts there are, while a busy
+//! host alone asks for many at once.
 
 use super::redis::{LineAnswer, LineAsk, LineDimension};
 use super::{now, Fleet, Held, Shared};
@@ -33,10 +34,11 @@ pub fn burst_units(w: &FleetWant) -> f64 {
         })
 }
 
-/// Whether `w`'s key may be on a line: it has a burst of requests and no concurrency limit
-/// (slots are parts).
-pub fn may_be_on_line(w: &FleetWant) -> bool {
-    w.max_slots.is_none() && burst_units(w) > 0.0
+/// Whether a host tries `w`'s line at first sight (`known`: it renewed or took the key
+/// before; `tried`: it tried already): a key with a burst of requests and no concurrency limit
+/// (slots are parts) may be crowded.
+pub fn tries_line(w: &FleetWant, known: bool, tried: bool) -> bool {
+    !known && !tried && w.max_slots.is_none() && burst_units(w) > 0.0
 }
 
 /// What `w`'s key asks of its line at `t`, if anything (see the module's notes): on its line,
@@ -138,12 +140,12 @@ pub fn apply_line(
     }
     if a.on {
         engine.fleet_line_took(&w.key, ask.returned);
-    }
-    if a.on && !a.units.is_empty() {
         let amounts = ask.dimensions.map(|d| d.amount);
         let units: Vec<(Instant, [f64; 4])> =
             a.units.iter().map(|&d| (received + d, amounts)).collect();
-        engine.add_fleet_units(&w.key, &units, n);
+        if !units.is_empty() {
+            engine.add_fleet_units(&w.key, &units, n);
+        }
     }
     if !a.cooldown.is_zero() {
         let until = n.unix_ms.saturating_add(a.cooldown.as_millis() as i64);
@@ -211,20 +213,18 @@ impl Fleet {
             seen_headers_ms: 0,
             hosts,
         });
-        {
-            h.until = received + self.slice * super::LEASE_SLICES;
-            match seq {
-                Some(s) => {
-                    h.sent_headers_seq = s;
-                    h.seen_headers_ms = answer.headers.as_ref().map_or(seen_ms, |x| x.0);
-                }
-                None => h.sent_headers_seq = w.headers_seq,
+        h.until = received + self.slice * super::LEASE_SLICES;
+        match seq {
+            Some(s) => {
+                h.sent_headers_seq = s;
+                h.seen_headers_ms = answer.headers.as_ref().map_or(seen_ms, |x| x.0);
             }
-            if !answer.on {
-                // Back to parts: renewed at the next step.
-                h.renewed = received - self.slice * super::RENEW_SLICES;
-                h.given_back = false;
-            }
+            None => h.sent_headers_seq = w.headers_seq,
+        }
+        if !answer.on {
+            // Back to parts: renewed at the next step.
+            h.renewed = received - self.slice * super::RENEW_SLICES;
+            h.given_back = false;
         }
         Some(answer.on)
     }

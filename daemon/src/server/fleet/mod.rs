@@ -23,9 +23,7 @@ mod messages;
 mod parts;
 pub(crate) mod redis;
 
-pub use self::line::{
-    apply_line, burst_units, give_back_ask, line_ask, may_be_on_line, LINE_AHEAD,
-};
+pub use self::line::{apply_line, burst_units, give_back_ask, line_ask, tries_line, LINE_AHEAD};
 use self::messages::listen;
 pub use self::messages::{cooldown_text, parse_message, renew_text, Message};
 pub use self::parts::{answered_part, due, is_idle, Held};

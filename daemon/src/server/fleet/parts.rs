@@ -2,7 +2,7 @@
 //! with the answer, what lapses, the even split while Redis does not answer, and giving every
 //! part back when the daemon stops.
 
-use super::line::{burst_units, line_ask, may_be_on_line};
+use super::line::{burst_units, line_ask, tries_line};
 use super::messages::renew_text;
 use super::redis::{PartAnswer, PartExtras, SILENT_HOST_GRACE};
 use super::{now, Fleet, Shared, IDLE_SLICES, LEASE_SLICES, MIN_RENEWAL_GAP, RENEW_SLICES};
@@ -146,9 +146,14 @@ impl Fleet {
             // At first sight, a key that may be crowded tries its line (once).
             let first = !on_line
                 && self.lines
-                && !self.held.contains_key(&w.key)
-                && may_be_on_line(w)
-                && self.line_tried.insert(w.key.clone());
+                && tries_line(
+                    w,
+                    self.held.contains_key(&w.key),
+                    self.line_tried.contains(&w.key),
+                );
+            if first {
+                self.line_tried.insert(w.key.clone());
+            }
             if on_line || first {
                 // On its line: units when its demand needs them, no part to renew.
                 if let Some(ask) = line_ask(w, Instant::now()) {

@@ -26,7 +26,7 @@ use llmctl_daemon::engine::{
 };
 use llmctl_daemon::server::fleet_scripts::{
     answered_part, apply_line, burst_units, cooldown_text, due, give_back_ask, is_idle, line_ask,
-    may_be_on_line, parse_message, renew_text, FleetRedis, Held, LineAnswer, LineAsk, Message,
+    parse_message, renew_text, tries_line, FleetRedis, Held, LineAnswer, LineAsk, Message,
     PartAnswer, PartExtras, CHANNEL, IDLE_SLICES, LEASE_SLICES, TICK,
 };
 use serde::Serialize;
@@ -347,8 +347,7 @@ pub async fn run(spec: &FleetScaleSpec) -> Result<FleetScaleResult, String> {
                     let part = &mut host.parts[k];
                     let on_line = w.held.is_some_and(|p| p.line);
                     // At first sight, a key that may be crowded tries its line (once).
-                    let first =
-                        !on_line && part.held.is_none() && !part.line_tried && may_be_on_line(&w);
+                    let first = !on_line && tries_line(&w, part.held.is_some(), part.line_tried);
                     let ask = if on_line || first {
                         line_ask(&w, t)
                     } else {
