@@ -114,3 +114,216 @@ impl Drop for RedisServer {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
+
+/// A Redis Cluster of its own: `n` redis-server nodes on loopback ports (no replicas), their
+/// slots spread evenly, for the tests of fleet mode on a cluster. Stopped (and its folder
+/// removed) when dropped.
+pub struct RedisCluster {
+    nodes: Vec<(u16, Child)>,
+    dir: PathBuf,
+}
+
+/// A free loopback port whose cluster bus port (+10000) is free too.
+fn free_cluster_port() -> Result<u16, String> {
+    for _ in 0..100 {
+        let l = std::net::TcpListener::bind("127.0.0.1:0")
+            .map_err(|e| format!("cannot find a free port: {e}"))?;
+        let port = l.local_addr().map_err(|e| e.to_string())?.port();
+        if port < 55_000 && std::net::TcpListener::bind(("127.0.0.1", port + 10_000)).is_ok() {
+            return Ok(port);
+        }
+    }
+    Err("no free pair of ports for a cluster node".into())
+}
+
+impl RedisCluster {
+    /// Starts `n` nodes, makes them one cluster and waits until every node says it is whole.
+    pub fn start(n: usize) -> Result<RedisCluster, String> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "llmctl-redis-cluster-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let mut c = RedisCluster {
+            nodes: Vec::new(),
+            dir,
+        };
+        for i in 0..n {
+            let port = free_cluster_port()?;
+            let node_dir = c.dir.join(format!("node{i}"));
+            std::fs::create_dir_all(&node_dir).map_err(|e| e.to_string())?;
+            let child = Command::new("redis-server")
+                .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+                .args(["--save", "", "--appendonly", "no"])
+                .args(["--cluster-enabled", "yes", "--cluster-node-timeout", "5000"])
+                .arg("--dir")
+                .arg(&node_dir)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .map_err(|e| format!("cannot start redis-server ({e}): {INSTALL_HINT}"))?;
+            c.nodes.push((port, child));
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        for (port, _) in &c.nodes {
+            while std::net::TcpStream::connect(("127.0.0.1", *port)).is_err() {
+                if Instant::now() > deadline {
+                    return Err(format!(
+                        "cluster node on port {port} did not listen within 10 s"
+                    ));
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        // The slots, split evenly, then every node met.
+        let per = 16_384 / n;
+        for (i, _) in c.nodes.iter().enumerate() {
+            let from = i * per;
+            let to = if i + 1 == n { 16_383 } else { from + per - 1 };
+            c.query::<String>(
+                i,
+                redis::cmd("CLUSTER").arg("ADDSLOTSRANGE").arg(from).arg(to),
+            )?;
+        }
+        for i in 1..n {
+            let port = c.nodes[i].0;
+            c.query::<String>(
+                0,
+                redis::cmd("CLUSTER").arg("MEET").arg("127.0.0.1").arg(port),
+            )?;
+        }
+        c.wait_whole(Duration::from_secs(30))?;
+        Ok(c)
+    }
+
+    /// `redis://127.0.0.1:PORT` of node `i`.
+    pub fn url(&self, i: usize) -> String {
+        format!("redis://127.0.0.1:{}", self.nodes[i].0)
+    }
+
+    /// Sends one command to node `i`.
+    pub fn query<T: redis::FromRedisValue>(&self, i: usize, cmd: &redis::Cmd) -> Result<T, String> {
+        let client = redis::Client::open(self.url(i)).map_err(|e| e.to_string())?;
+        let mut conn = client
+            .get_connection_with_timeout(Duration::from_secs(5))
+            .map_err(|e| format!("node {i}: {e}"))?;
+        cmd.query(&mut conn).map_err(|e| format!("node {i}: {e}"))
+    }
+
+    fn id(&self, i: usize) -> Result<String, String> {
+        self.query(i, redis::cmd("CLUSTER").arg("MYID"))
+    }
+
+    /// Waits until every node knows every other and says the cluster is ok, and agrees on who
+    /// holds every slot.
+    fn wait_whole(&self, within: Duration) -> Result<(), String> {
+        let deadline = Instant::now() + within;
+        loop {
+            let whole = (0..self.nodes.len()).all(|i| {
+                let info: String = self
+                    .query(i, redis::cmd("CLUSTER").arg("INFO"))
+                    .unwrap_or_default();
+                info.contains("cluster_state:ok")
+                    && info.contains(&format!("cluster_known_nodes:{}", self.nodes.len()))
+            });
+            if whole {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err(format!("the cluster was not whole within {within:?}"));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// The hash slot of a key (or of `{tag}`).
+    pub fn slot(&self, key: &str) -> Result<u16, String> {
+        self.query(0, redis::cmd("CLUSTER").arg("KEYSLOT").arg(key))
+    }
+
+    /// The node holding `slot`, as node `i` sees it.
+    pub fn owner(&self, slot: u16) -> Result<usize, String> {
+        // Each range: from, to, then its primary as [host, port, id, …].
+        let raw: Vec<Vec<redis::Value>> = self.query(0, redis::cmd("CLUSTER").arg("SLOTS"))?;
+        let port = raw
+            .into_iter()
+            .find_map(|r| {
+                let mut r = r.into_iter();
+                let from: u16 = redis::from_redis_value(r.next()?).ok()?;
+                let to: u16 = redis::from_redis_value(r.next()?).ok()?;
+                let primary: Vec<redis::Value> = redis::from_redis_value(r.next()?).ok()?;
+                let port: u16 = redis::from_redis_value(primary.get(1)?.clone()).ok()?;
+                (from..=to).contains(&slot).then_some(port)
+            })
+            .ok_or_else(|| format!("no node holds slot {slot}"))?;
+        self.nodes
+            .iter()
+            .position(|(p, _)| *p == port)
+            .ok_or_else(|| format!("slot {slot} is on port {port}, not a node of this cluster"))
+    }
+
+    /// Moves `slot` with its keys from its node to node `to`, as `redis-cli --cluster reshard`
+    /// does: clients that still go to the old node are sent on with ASK, then MOVED.
+    pub fn move_slot(&self, slot: u16, to: usize) -> Result<(), String> {
+        let from = self.owner(slot)?;
+        if from == to {
+            return Ok(());
+        }
+        let (from_id, to_id) = (self.id(from)?, self.id(to)?);
+        let setslot = |i: usize, how: &str, id: &str| {
+            self.query::<String>(
+                i,
+                redis::cmd("CLUSTER")
+                    .arg("SETSLOT")
+                    .arg(slot)
+                    .arg(how)
+                    .arg(id),
+            )
+        };
+        setslot(to, "IMPORTING", &from_id)?;
+        setslot(from, "MIGRATING", &to_id)?;
+        loop {
+            let keys: Vec<String> = self.query(
+                from,
+                redis::cmd("CLUSTER")
+                    .arg("GETKEYSINSLOT")
+                    .arg(slot)
+                    .arg(100),
+            )?;
+            if keys.is_empty() {
+                break;
+            }
+            self.query::<redis::Value>(
+                from,
+                redis::cmd("MIGRATE")
+                    .arg("127.0.0.1")
+                    .arg(self.nodes[to].0)
+                    .arg("")
+                    .arg(0)
+                    .arg(5_000)
+                    .arg("REPLACE")
+                    .arg("KEYS")
+                    .arg(&keys),
+            )?;
+        }
+        setslot(to, "NODE", &to_id)?;
+        setslot(from, "NODE", &to_id)?;
+        for i in (0..self.nodes.len()).filter(|i| *i != from && *i != to) {
+            setslot(i, "NODE", &to_id)?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for RedisCluster {
+    fn drop(&mut self) {
+        for (_, child) in &mut self.nodes {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}

@@ -315,8 +315,15 @@ pub fn store_lines(st: &pb::StatusResponse) -> Vec<String> {
     if let Some(f) = &st.fleet {
         out.push(if f.connected {
             format!(
-                "fleet: host {} of {} live host(s), Redis {} connected",
-                f.host, f.hosts, f.redis
+                "fleet: host {} of {} live host(s), Redis {} connected{}",
+                f.host,
+                f.hosts,
+                f.redis,
+                if f.redis_cluster {
+                    " (a Redis Cluster)"
+                } else {
+                    ""
+                }
             )
         } else {
             format!(
@@ -378,6 +385,7 @@ pub async fn run(args: StatusArgs, socket: PathBuf) -> ExitCode {
                     "host": f.host, "redis": f.redis, "connected": f.connected,
                     "hosts": f.hosts, "last_error": (!f.last_error.is_empty()).then_some(&f.last_error),
                     "slice_ms": f.slice_ms, "redis_commands_total": f.redis_commands_total,
+                    "redis_cluster": f.redis_cluster,
                 })),
                 "events": st.events.iter().map(|e| json!({
                     "unix_ms": e.unix_ms, "key": e.key, "kind": e.kind, "message": e.message,

@@ -88,7 +88,7 @@ fn spawn_workers(
 }
 
 /// Grants on each daemon over `run_for`, every daemon loaded by `workers` workers.
-async fn grants_over(
+pub(crate) async fn grants_over(
     daemons: &[&Daemon],
     key: &str,
     workers: usize,
@@ -106,7 +106,7 @@ async fn grants_over(
     counts.iter().map(|n| n.load(Ordering::Relaxed)).collect()
 }
 
-async fn fleet_of(d: &Daemon) -> pb::FleetStatus {
+pub(crate) async fn fleet_of(d: &Daemon) -> pb::FleetStatus {
     d.status().await.fleet.expect("fleet in status")
 }
 

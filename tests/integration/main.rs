@@ -7,6 +7,7 @@ mod claims;
 mod contrib;
 mod demo;
 mod fleet;
+mod fleet_cluster;
 mod harness;
 mod health;
 mod lifecycle;

@@ -203,6 +203,7 @@ fn fleet_status(f: &super::fleet::FleetView) -> pb::FleetStatus {
         last_error: f.last_error(),
         slice_ms: f.slice.as_millis() as i64,
         redis_commands_total: f.commands.load(std::sync::atomic::Ordering::Relaxed) as i64,
+        redis_cluster: f.cluster.load(std::sync::atomic::Ordering::Relaxed),
     }
 }
 

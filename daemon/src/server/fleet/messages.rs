@@ -3,6 +3,7 @@
 
 use super::redis::{self, CHANNEL};
 use super::{now, Fleet, Shared, BACKOFF_MAX, BACKOFF_MIN};
+use std::collections::BTreeSet;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 
@@ -87,51 +88,169 @@ impl Fleet {
     }
 }
 
-/// Listens to the fleet's channel, reconnecting with backoff, until the daemon stops.
+/// How a listen ended.
+enum Heard {
+    /// It listened, then the connection went: listen again soon.
+    Listened,
+    /// It could not connect or subscribe: listen again after a backoff.
+    Nothing,
+    /// The daemon stops.
+    Stop,
+}
+
+/// Listens to the fleet's messages, reconnecting with backoff, until the daemon stops: on the
+/// one channel of a single Redis, or, in a Redis Cluster, on the sharded channel of every key
+/// in `keys` (the keys this host knows).
 pub(super) async fn listen(
     client: ::redis::Client,
     me: String,
     tx: mpsc::Sender<Message>,
+    mut keys: watch::Receiver<BTreeSet<String>>,
     mut stop: watch::Receiver<bool>,
 ) {
-    use tokio_stream::StreamExt;
     let mut backoff = BACKOFF_MIN;
     loop {
-        let connected =
-            tokio::time::timeout(redis::CALL_TIMEOUT * 2, client.get_async_pubsub()).await;
-        if let Ok(Ok(mut pubsub)) = connected {
-            let subscribed =
-                tokio::time::timeout(redis::CALL_TIMEOUT * 2, pubsub.subscribe(CHANNEL)).await;
-            if matches!(subscribed, Ok(Ok(()))) {
-                backoff = BACKOFF_MIN;
-                let mut messages = pubsub.on_message();
-                loop {
-                    tokio::select! {
-                        m = messages.next() => match m {
-                            Some(m) => {
-                                let Ok(text) = m.get_payload::<String>() else { continue };
-                                if let Some(parsed) = parse_message(&text, &me) {
-                                    // A full queue drops the message: renewals read cooldowns
-                                    // again, and asks repeat.
-                                    if let Err(mpsc::error::TrySendError::Closed(_)) =
-                                        tx.try_send(parsed)
-                                    {
-                                        return;
-                                    }
-                                }
-                            }
-                            None => break,
-                        },
-                        _ = stop.changed() => return,
-                    }
-                }
-            }
+        let heard = match redis::is_cluster(&client).await {
+            Ok(false) => listen_one(&client, &me, &tx, &mut stop).await,
+            Ok(true) => listen_sharded(&client, &me, &tx, &mut keys, &mut stop).await,
+            Err(_) => Heard::Nothing,
+        };
+        match heard {
+            Heard::Stop => return,
+            Heard::Listened => backoff = BACKOFF_MIN,
+            Heard::Nothing => {}
         }
         tokio::select! {
             _ = tokio::time::sleep(backoff) => {}
             _ = stop.changed() => return,
         }
         backoff = (backoff * 2).min(BACKOFF_MAX);
+    }
+}
+
+/// Passes a message on; false when the fleet is gone. A full queue drops it: renewals read
+/// cooldowns again, and asks repeat.
+fn pass_on(text: &str, me: &str, tx: &mpsc::Sender<Message>) -> bool {
+    match parse_message(text, me) {
+        Some(parsed) => !matches!(
+            tx.try_send(parsed),
+            Err(mpsc::error::TrySendError::Closed(_))
+        ),
+        None => true,
+    }
+}
+
+/// One Redis: its one channel.
+async fn listen_one(
+    client: &::redis::Client,
+    me: &str,
+    tx: &mpsc::Sender<Message>,
+    stop: &mut watch::Receiver<bool>,
+) -> Heard {
+    use tokio_stream::StreamExt;
+    let Ok(Ok(mut pubsub)) =
+        tokio::time::timeout(redis::CALL_TIMEOUT * 2, client.get_async_pubsub()).await
+    else {
+        return Heard::Nothing;
+    };
+    let subscribed = tokio::time::timeout(redis::CALL_TIMEOUT * 2, pubsub.subscribe(CHANNEL)).await;
+    if !matches!(subscribed, Ok(Ok(()))) {
+        return Heard::Nothing;
+    }
+    let mut messages = pubsub.on_message();
+    loop {
+        tokio::select! {
+            m = messages.next() => match m {
+                Some(m) => {
+                    let Ok(text) = m.get_payload::<String>() else { continue };
+                    if !pass_on(&text, me, tx) {
+                        return Heard::Stop;
+                    }
+                }
+                None => return Heard::Listened,
+            },
+            _ = stop.changed() => return Heard::Stop,
+        }
+    }
+}
+
+/// A Redis Cluster: the sharded channel of each key known here, on the node holding the key.
+/// The client follows a key whose slot moved (the node that gave it up unsubscribes this
+/// host, which subscribes again where the slot went).
+async fn listen_sharded(
+    client: &::redis::Client,
+    me: &str,
+    tx: &mpsc::Sender<Message>,
+    keys: &mut watch::Receiver<BTreeSet<String>>,
+    stop: &mut watch::Receiver<bool>,
+) -> Heard {
+    use ::redis::{PushKind, Value};
+    let (push_tx, mut pushes) = mpsc::unbounded_channel();
+    let Ok(cluster) = redis::cluster_client(client).and_then(|b| {
+        b.use_protocol(::redis::ProtocolVersion::RESP3)
+            .push_sender(push_tx)
+            .build()
+    }) else {
+        return Heard::Nothing;
+    };
+    let Ok(Ok(mut conn)) =
+        tokio::time::timeout(redis::CALL_TIMEOUT * 4, cluster.get_async_connection()).await
+    else {
+        return Heard::Nothing;
+    };
+    let mut subscribed = BTreeSet::new();
+    let mut heard = Heard::Nothing;
+    loop {
+        let wanted: Vec<String> = keys
+            .borrow_and_update()
+            .iter()
+            .filter(|k| !subscribed.contains(*k))
+            .cloned()
+            .collect();
+        for key in wanted {
+            let channel = redis::key_channel(&key);
+            match tokio::time::timeout(redis::CALL_TIMEOUT * 2, conn.ssubscribe(&channel)).await {
+                Ok(Ok(())) => {
+                    subscribed.insert(key);
+                    heard = Heard::Listened;
+                }
+                _ => return heard,
+            }
+        }
+        tokio::select! {
+            p = pushes.recv() => {
+                let Some(p) = p else { return heard };
+                let text = |v: Option<&Value>| match v {
+                    Some(Value::BulkString(b)) => String::from_utf8(b.clone()).ok(),
+                    Some(Value::SimpleString(s)) => Some(s.clone()),
+                    _ => None,
+                };
+                match p.kind {
+                    PushKind::SMessage => {
+                        if let Some(m) = text(p.data.get(1)) {
+                            if !pass_on(&m, me, tx) {
+                                return Heard::Stop;
+                            }
+                        }
+                    }
+                    // The slot moved: subscribed again, where it is now.
+                    PushKind::SUnsubscribe => {
+                        if let Some(key) = text(p.data.first())
+                            .as_deref()
+                            .and_then(redis::channel_key)
+                        {
+                            subscribed.remove(key);
+                        }
+                    }
+                    PushKind::Disconnection => return heard,
+                    _ => {}
+                }
+            }
+            changed = keys.changed() => if changed.is_err() {
+                return Heard::Stop;
+            },
+            _ = stop.changed() => return Heard::Stop,
+        }
     }
 }
 

@@ -31,7 +31,7 @@ use self::redis::{describe, FleetRedis};
 use super::{now, Shared};
 use crate::config::fleet::FleetSettings;
 use crate::engine::{FleetPart, SharedCooldown};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -71,6 +71,8 @@ pub(crate) struct FleetView {
     pub redis: String,
     pub slice: Duration,
     pub connected: AtomicBool,
+    /// The Redis is a Redis Cluster.
+    pub cluster: AtomicBool,
     pub hosts: AtomicU64,
     pub commands: Arc<AtomicU64>,
     pub last_error: Mutex<String>,
@@ -133,6 +135,8 @@ pub(crate) struct Fleet {
     rooms_read: Option<Instant>,
     /// Since when Redis has not answered (None: it does).
     down_since: Option<Instant>,
+    /// The keys this host knows, for the listener (a Redis Cluster's sharded channels).
+    known: watch::Sender<BTreeSet<String>>,
 }
 
 /// The hostname, for a fleet whose config names none.
@@ -159,6 +163,7 @@ impl Fleet {
             redis: settings.redis_shown(),
             slice: settings.slice,
             connected: AtomicBool::new(false),
+            cluster: AtomicBool::new(false),
             hosts: AtomicU64::new(remembered),
             commands: Arc::new(AtomicU64::new(0)),
             last_error: Mutex::new(String::new()),
@@ -192,6 +197,7 @@ impl Fleet {
             borrowed: HashMap::new(),
             rooms_read: None,
             down_since: None,
+            known: watch::channel(BTreeSet::new()).0,
         };
         fleet.try_connect().await;
         if fleet.redis.is_none() {
@@ -237,6 +243,7 @@ impl Fleet {
                     if let Ok(mut c) = self.view.conn.lock() {
                         *c = Some(r.clone());
                     }
+                    self.view.cluster.store(r.is_cluster(), Ordering::Relaxed);
                     self.redis = Some(r);
                     self.connected(n);
                 }
@@ -256,8 +263,13 @@ impl Fleet {
         self.set_hosts(hosts);
         if !was {
             tracing::info!(
-                "fleet: connected to {} as host {:?} ({} live host(s))",
+                "fleet: connected to {}{} as host {:?} ({} live host(s))",
                 self.view.redis,
+                if self.view.cluster.load(Ordering::Relaxed) {
+                    " (a Redis Cluster)"
+                } else {
+                    ""
+                },
                 self.view.host,
                 hosts
             );
@@ -303,6 +315,10 @@ impl Fleet {
             )
         };
         self.outbox.extend(cooldowns);
+        if wants.iter().any(|w| !self.known.borrow().contains(&w.key)) {
+            self.known
+                .send_modify(|k| k.extend(wants.iter().map(|w| w.key.clone())));
+        }
         // While Redis does not answer: one cooldown per key, the latest, and none that ended.
         if self.outbox.len() > 1 {
             let t = now().unix_ms;
@@ -359,6 +375,7 @@ pub(crate) async fn run(shared: Arc<Shared>, mut fleet: Fleet, mut stop: watch::
         fleet.client.clone(),
         fleet.view.host.clone(),
         tx,
+        fleet.known.subscribe(),
         stop.clone(),
     ));
     let mut tick = tokio::time::interval(TICK);

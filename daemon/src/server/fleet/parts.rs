@@ -246,7 +246,7 @@ impl Fleet {
             self.held.insert(w.key.clone(), held);
         }
         for key in ask_others {
-            if let Err(e) = r.publish(&renew_text(&key, &self.view.host)).await {
+            if let Err(e) = r.publish(&key, &renew_text(&key, &self.view.host)).await {
                 self.failed(&e);
                 return;
             }

@@ -1,14 +1,23 @@
 //! The fleet's Redis: one multiplexed connection that reconnects by itself, the scripts (loaded
 //! once, called by SHA), and the names of everything the fleet keeps there. Every Redis key of
-//! one limiter key shares the hash tag `{K}`, so a cluster keeps them on one node (the
-//! connection itself is to one node or a proxy).
+//! one limiter key shares the hash tag `{K}`, so a Redis Cluster keeps them on one node and
+//! spreads the keys over its nodes.
+//!
+//! **A Redis Cluster** is found by asking the node `[fleet] redis` names (`INFO cluster`); the
+//! fleet then talks to it with a cluster client, which learns the slot map from that node,
+//! follows each key to its node (MOVED and ASK) and reconnects to the nodes by itself. Its
+//! messages go on each key's sharded channel (`SPUBLISH` to `llmctl:{K}:fleet`, heard with
+//! `SSUBSCRIBE` by the hosts that know the key) instead of one channel every node relays.
 
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
+use redis::cluster::ClusterClientBuilder;
+use redis::cluster_async::ClusterConnection;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-/// The channel cooldowns and renewal requests are published on.
+/// The channel cooldowns and renewal requests are published on (one Redis; a cluster has one
+/// per key, [`key_channel`]).
 pub const CHANNEL: &str = "llmctl:fleet";
 /// The sorted set of live hosts.
 pub const HOSTS: &str = "llmctl:hosts";
@@ -23,6 +32,16 @@ pub const SILENT_HOST_GRACE: Duration = Duration::from_secs(60);
 
 fn tagged(key: &str, what: &str) -> String {
     format!("llmctl:{{{key}}}:{what}")
+}
+
+/// The sharded channel of one key, in a Redis Cluster: on the node that holds the key.
+pub fn key_channel(key: &str) -> String {
+    tagged(key, "fleet")
+}
+
+/// The key a message on a key's sharded channel is about.
+pub fn channel_key(channel: &str) -> Option<&str> {
+    channel.strip_prefix("llmctl:{")?.strip_suffix("}:fleet")
 }
 
 /// The Redis key of one claim.
@@ -123,10 +142,94 @@ fn shared_headers(ms: i64, json: &str) -> Option<(i64, Vec<(String, String)>)> {
 /// How long a key's line is kept unused.
 pub const LINE_KEPT: Duration = Duration::from_secs(240);
 
+/// The connection: to one Redis (or a proxy in front of many), or to a Redis Cluster.
+#[derive(Clone)]
+enum Conn {
+    One(ConnectionManager),
+    Cluster(ClusterConnection),
+}
+
+impl ConnectionLike for Conn {
+    fn req_packed_command<'a>(
+        &'a mut self,
+        cmd: &'a redis::Cmd,
+    ) -> redis::RedisFuture<'a, redis::Value> {
+        match self {
+            Conn::One(c) => c.req_packed_command(cmd),
+            Conn::Cluster(c) => c.req_packed_command(cmd),
+        }
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        pipeline: &'a redis::Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> redis::RedisFuture<'a, Vec<redis::Value>> {
+        match self {
+            Conn::One(c) => c.req_packed_commands(pipeline, offset, count),
+            Conn::Cluster(c) => c.req_packed_commands(pipeline, offset, count),
+        }
+    }
+
+    fn get_db(&self) -> i64 {
+        match self {
+            Conn::One(c) => c.get_db(),
+            Conn::Cluster(c) => c.get_db(),
+        }
+    }
+}
+
+fn no_answer() -> redis::RedisError {
+    redis::RedisError::from((
+        redis::ErrorKind::Io,
+        "no answer",
+        "Redis did not answer in time".to_string(),
+    ))
+}
+
+/// Whether the Redis `client` names is a node of a Redis Cluster (its `INFO cluster`).
+pub async fn is_cluster(client: &redis::Client) -> Result<bool, redis::RedisError> {
+    let config = redis::AsyncConnectionConfig::new()
+        .set_connection_timeout(Some(CALL_TIMEOUT))
+        .set_response_timeout(Some(CALL_TIMEOUT));
+    let mut conn = tokio::time::timeout(
+        CALL_TIMEOUT * 2,
+        client.get_multiplexed_async_connection_with_config(&config),
+    )
+    .await
+    .map_err(|_| no_answer())??;
+    let info: String = redis::cmd("INFO")
+        .arg("cluster")
+        .query_async(&mut conn)
+        .await?;
+    Ok(info.lines().any(|l| l.trim() == "cluster_enabled:1"))
+}
+
+/// A cluster client seeded with the node `client` names (a cluster is reached over TCP).
+pub fn cluster_client(client: &redis::Client) -> Result<ClusterClientBuilder, redis::RedisError> {
+    let seed = client.get_connection_info().clone();
+    if matches!(seed.addr(), redis::ConnectionAddr::Unix(_)) {
+        return Err(redis::RedisError::from((
+            redis::ErrorKind::InvalidClientConfig,
+            "a Redis Cluster is reached over TCP",
+            "name one of its nodes as [fleet] redis = \"redis://HOST:PORT\"".to_string(),
+        )));
+    }
+    Ok(ClusterClientBuilder::new(vec![seed])
+        .connection_timeout(CALL_TIMEOUT)
+        .response_timeout(CALL_TIMEOUT)
+        // A MOVED or ASK on the way, or a node that failed over, within one call's time.
+        .overall_response_timeout(Some(CALL_TIMEOUT * 2))
+        .retries(3)
+        .min_retry_wait(10)
+        .max_retry_wait(200))
+}
+
 /// A connection to the fleet's Redis and its scripts.
 #[derive(Clone)]
 pub struct FleetRedis {
-    conn: ConnectionManager,
+    conn: Conn,
     part: std::sync::Arc<redis::Script>,
     cooldown: std::sync::Arc<redis::Script>,
     heartbeat: std::sync::Arc<redis::Script>,
@@ -154,23 +257,28 @@ impl FleetRedis {
         client: &redis::Client,
         commands: std::sync::Arc<AtomicU64>,
     ) -> Result<FleetRedis, redis::RedisError> {
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(CALL_TIMEOUT))
-            .set_response_timeout(Some(CALL_TIMEOUT))
-            .set_number_of_retries(1)
-            .set_max_delay(Duration::from_secs(2));
-        let conn = tokio::time::timeout(
-            CALL_TIMEOUT * 2,
-            client.get_connection_manager_with_config(config),
-        )
-        .await
-        .map_err(|_| {
-            redis::RedisError::from((
-                redis::ErrorKind::Io,
-                "no answer",
-                "Redis did not answer in time".to_string(),
-            ))
-        })??;
+        let conn = if is_cluster(client).await? {
+            let cluster = cluster_client(client)?.build()?;
+            Conn::Cluster(
+                tokio::time::timeout(CALL_TIMEOUT * 4, cluster.get_async_connection())
+                    .await
+                    .map_err(|_| no_answer())??,
+            )
+        } else {
+            let config = ConnectionManagerConfig::new()
+                .set_connection_timeout(Some(CALL_TIMEOUT))
+                .set_response_timeout(Some(CALL_TIMEOUT))
+                .set_number_of_retries(1)
+                .set_max_delay(Duration::from_secs(2));
+            Conn::One(
+                tokio::time::timeout(
+                    CALL_TIMEOUT * 2,
+                    client.get_connection_manager_with_config(config),
+                )
+                .await
+                .map_err(|_| no_answer())??,
+            )
+        };
         Ok(FleetRedis {
             conn,
             part: std::sync::Arc::new(redis::Script::new(include_str!("part.lua"))),
@@ -184,6 +292,20 @@ impl FleetRedis {
 
     fn count(&self) {
         self.commands.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Whether this is a Redis Cluster (messages go on each key's sharded channel).
+    pub fn is_cluster(&self) -> bool {
+        matches!(self.conn, Conn::Cluster(_))
+    }
+
+    /// Where messages about `key` go, and the command that publishes them.
+    fn channel_of(&self, key: &str) -> (String, &'static str) {
+        if self.is_cluster() {
+            (key_channel(key), "SPUBLISH")
+        } else {
+            (CHANNEL.to_string(), "PUBLISH")
+        }
     }
 
     /// Renews this host's part of `key` (`ttl` zero gives it back).
@@ -344,24 +466,27 @@ impl FleetRedis {
     ) -> Result<(), redis::RedisError> {
         self.count();
         let mut conn = self.conn.clone();
+        let (channel, publish) = self.channel_of(key);
         let _: i64 = self
             .cooldown
             .key(tagged(key, "cooldown"))
             .arg(left.as_millis().max(1) as u64)
             .arg(reason)
-            .arg(CHANNEL)
+            .arg(channel)
             .arg(message)
+            .arg(publish)
             .invoke_async(&mut conn)
             .await?;
         Ok(())
     }
 
-    /// Asks the other hosts to renew their part of a key.
-    pub async fn publish(&self, message: &str) -> Result<(), redis::RedisError> {
+    /// Asks the other hosts to renew their part of `key`.
+    pub async fn publish(&self, key: &str, message: &str) -> Result<(), redis::RedisError> {
         self.count();
         let mut conn = self.conn.clone();
-        redis::cmd("PUBLISH")
-            .arg(CHANNEL)
+        let (channel, publish) = self.channel_of(key);
+        redis::cmd(publish)
+            .arg(channel)
             .arg(message)
             .query_async::<i64>(&mut conn)
             .await

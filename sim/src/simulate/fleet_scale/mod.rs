@@ -277,9 +277,10 @@ pub async fn run(spec: &FleetScaleSpec) -> Result<FleetScaleResult, String> {
             if r.answer.as_ref().is_some_and(|a| a.ask_others) {
                 counts.asks += 1;
                 let f = fleet.clone();
-                let text = renew_text(&r.want.key, &hosts[r.host].name);
+                let key = r.want.key.clone();
+                let text = renew_text(&key, &hosts[r.host].name);
                 tokio::spawn(async move {
-                    let _ = f.publish(&text).await;
+                    let _ = f.publish(&key, &text).await;
                 });
             }
         }

@@ -327,7 +327,7 @@ class StatusResponse(_message.Message):
     def __init__(self, keys: _Optional[_Iterable[_Union[KeyStatus, _Mapping]]] = ..., now_unix_ms: _Optional[int] = ..., started_unix_ms: _Optional[int] = ..., sessions: _Optional[int] = ..., socket: _Optional[str] = ..., events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., duplicates_suppressed: _Optional[int] = ..., runs: _Optional[_Iterable[_Union[RunStatus, _Mapping]]] = ..., claims_lost_at_unix_ms: _Optional[int] = ..., store_failing_since_unix_ms: _Optional[int] = ..., store_error: _Optional[str] = ..., clients: _Optional[_Iterable[_Union[ClientStatus, _Mapping]]] = ..., fleet: _Optional[_Union[FleetStatus, _Mapping]] = ...) -> None: ...
 
 class FleetStatus(_message.Message):
-    __slots__ = ("host", "redis", "connected", "hosts", "last_error", "slice_ms", "redis_commands_total")
+    __slots__ = ("host", "redis", "connected", "hosts", "last_error", "slice_ms", "redis_commands_total", "redis_cluster")
     HOST_FIELD_NUMBER: _ClassVar[int]
     REDIS_FIELD_NUMBER: _ClassVar[int]
     CONNECTED_FIELD_NUMBER: _ClassVar[int]
@@ -335,6 +335,7 @@ class FleetStatus(_message.Message):
     LAST_ERROR_FIELD_NUMBER: _ClassVar[int]
     SLICE_MS_FIELD_NUMBER: _ClassVar[int]
     REDIS_COMMANDS_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    REDIS_CLUSTER_FIELD_NUMBER: _ClassVar[int]
     host: str
     redis: str
     connected: bool
@@ -342,7 +343,8 @@ class FleetStatus(_message.Message):
     last_error: str
     slice_ms: int
     redis_commands_total: int
-    def __init__(self, host: _Optional[str] = ..., redis: _Optional[str] = ..., connected: bool = ..., hosts: _Optional[int] = ..., last_error: _Optional[str] = ..., slice_ms: _Optional[int] = ..., redis_commands_total: _Optional[int] = ...) -> None: ...
+    redis_cluster: bool
+    def __init__(self, host: _Optional[str] = ..., redis: _Optional[str] = ..., connected: bool = ..., hosts: _Optional[int] = ..., last_error: _Optional[str] = ..., slice_ms: _Optional[int] = ..., redis_commands_total: _Optional[int] = ..., redis_cluster: bool = ...) -> None: ...
 
 class RunStatus(_message.Message):
     __slots__ = ("run_id", "calls", "retries", "started_unix_ms", "wall_ms", "max_calls", "max_retries", "max_wall_time_ms", "exhausted", "requests_per_second", "tokens_per_minute", "in_flight", "queue_depth", "rate_limited_total")

@@ -579,6 +579,13 @@ export type FleetStatus = Message<"llmctl.v1.FleetStatus"> & {
      * @generated from field: int64 redis_commands_total = 7;
      */
     redisCommandsTotal: bigint;
+    /**
+     * The Redis is a Redis Cluster: the keys spread over its nodes, each key's messages on its
+     * sharded channel (known once Redis first answered).
+     *
+     * @generated from field: bool redis_cluster = 8;
+     */
+    redisCluster: boolean;
 };
 /**
  * Describes the message llmctl.v1.FleetStatus.
