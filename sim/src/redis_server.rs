@@ -156,8 +156,24 @@ pub fn valkey_server() -> Result<PathBuf, String> {
 pub struct RedisCluster {
     nodes: Vec<(u16, Child)>,
     dir: PathBuf,
-    /// `redis`, or `valkey` for a valkey-server's nodes (its URLs say so).
+    /// `redis`, `valkey` for a valkey-server's nodes (its URLs say so), `rediss` over TLS.
     scheme: &'static str,
+    tls: Option<ClusterTls>,
+    /// Each node's log, for what went wrong.
+    logs: Vec<PathBuf>,
+}
+
+fn node_dir_of(dir: &std::path::Path, i: usize, tries: usize) -> PathBuf {
+    dir.join(format!("node{i}-{tries}"))
+}
+
+/// TLS for every port of a cluster (clients and the cluster bus): the nodes' certificate and
+/// key, and the CA (PEM files) that signed it.
+#[derive(Clone, Debug)]
+pub struct ClusterTls {
+    pub cert: PathBuf,
+    pub key: PathBuf,
+    pub ca: PathBuf,
 }
 
 /// A free loopback port whose cluster bus port (+10000) is free too.
@@ -182,6 +198,20 @@ impl RedisCluster {
 
     /// The same with another server (valkey-server): `server` is run as redis-server is.
     pub fn start_with(server: &std::path::Path, n: usize) -> Result<RedisCluster, String> {
+        Self::start_inner(server, n, None, true)
+    }
+
+    /// `n` redis-server nodes that speak only TLS (`rediss://`), to clients and to each other.
+    pub fn start_tls(n: usize, tls: ClusterTls) -> Result<RedisCluster, String> {
+        Self::start_inner(std::path::Path::new("redis-server"), n, Some(tls), true)
+    }
+
+    fn start_inner(
+        server: &std::path::Path,
+        n: usize,
+        tls: Option<ClusterTls>,
+        cluster: bool,
+    ) -> Result<RedisCluster, String> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let dir = std::env::temp_dir().join(format!(
             "llmctl-redis-cluster-{}-{}",
@@ -193,25 +223,48 @@ impl RedisCluster {
         let valkey = server
             .file_name()
             .is_some_and(|f| f.to_string_lossy().contains("valkey"));
+        let scheme = match (&tls, valkey) {
+            (Some(_), _) => "rediss",
+            (None, true) => "valkey",
+            (None, false) => "redis",
+        };
         let mut c = RedisCluster {
             nodes: Vec::new(),
             dir,
-            scheme: if valkey { "valkey" } else { "redis" },
+            scheme,
+            tls,
+            logs: Vec::new(),
         };
         for i in 0..n {
             // A port found free may be taken before the node binds it (another test starting
             // a cluster): the node then exits, and another port is tried (in a fresh folder).
             let mut tries = 0;
             let node = loop {
-                let node_dir = c.dir.join(format!("node{i}-{tries}"));
+                let node_dir = node_dir_of(&c.dir, i, tries);
                 std::fs::create_dir_all(&node_dir).map_err(|e| e.to_string())?;
                 let port = free_cluster_port()?;
-                let child = Command::new(server)
-                    .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+                let mut command = Command::new(server);
+                match &c.tls {
+                    Some(tls) => command
+                        .args(["--port", "0", "--tls-port", &port.to_string()])
+                        .args(["--tls-cluster", "yes", "--tls-auth-clients", "no"])
+                        .arg("--tls-cert-file")
+                        .arg(&tls.cert)
+                        .arg("--tls-key-file")
+                        .arg(&tls.key)
+                        .arg("--tls-ca-cert-file")
+                        .arg(&tls.ca),
+                    None => command.args(["--port", &port.to_string()]),
+                };
+                let child = command
+                    .args(["--bind", "127.0.0.1"])
                     .args(["--save", "", "--appendonly", "no"])
-                    .args(["--cluster-enabled", "yes", "--cluster-node-timeout", "5000"])
+                    .args(["--cluster-enabled", if cluster { "yes" } else { "no" }])
+                    .args(["--cluster-node-timeout", "5000"])
                     .arg("--dir")
                     .arg(&node_dir)
+                    .arg("--logfile")
+                    .arg(node_dir.join("server.log"))
                     .stdout(Stdio::null())
                     .stderr(Stdio::null())
                     .spawn()
@@ -236,6 +289,11 @@ impl RedisCluster {
                 }
             };
             c.nodes.push(node);
+            c.logs
+                .push(node_dir_of(&c.dir, i, tries).join("server.log"));
+        }
+        if !cluster {
+            return Ok(c);
         }
         // The slots, split evenly, then every node met.
         let per = 16_384 / n;
@@ -262,12 +320,12 @@ impl RedisCluster {
     /// server's on the same port): false when it exited first.
     fn listens(&self, node: &mut (u16, Child)) -> Result<bool, String> {
         let deadline = Instant::now() + Duration::from_secs(10);
-        let url = format!("{}://127.0.0.1:{}", self.scheme, node.0);
         loop {
             if node.1.try_wait().map_err(|e| e.to_string())?.is_some() {
                 return Ok(false);
             }
-            let pid = redis::Client::open(url.as_str())
+            let pid = self
+                .client(node.0)
                 .and_then(|c| c.get_connection_with_timeout(Duration::from_secs(1)))
                 .and_then(|mut conn| redis::cmd("INFO").arg("server").query::<String>(&mut conn))
                 .ok()
@@ -297,14 +355,31 @@ impl RedisCluster {
         }
     }
 
-    /// `redis://127.0.0.1:PORT` of node `i` (`valkey://…` for valkey-server's).
+    /// `redis://127.0.0.1:PORT` of node `i` (`valkey://…` for valkey-server's, `rediss://…`
+    /// over TLS).
     pub fn url(&self, i: usize) -> String {
         format!("{}://127.0.0.1:{}", self.scheme, self.nodes[i].0)
     }
 
+    /// A client of the node on `port`, trusting the cluster's CA over TLS.
+    fn client(&self, port: u16) -> redis::RedisResult<redis::Client> {
+        let url = format!("{}://127.0.0.1:{port}", self.scheme);
+        match &self.tls {
+            None => redis::Client::open(url),
+            Some(tls) => {
+                let ca = std::fs::read(&tls.ca).map_err(redis::RedisError::from)?;
+                let certs = redis::TlsCertificates {
+                    client_tls: None,
+                    root_cert: Some(ca),
+                };
+                redis::Client::build_with_tls(url, certs)
+            }
+        }
+    }
+
     /// Sends one command to node `i`.
     pub fn query<T: redis::FromRedisValue>(&self, i: usize, cmd: &redis::Cmd) -> Result<T, String> {
-        let client = redis::Client::open(self.url(i)).map_err(|e| e.to_string())?;
+        let client = self.client(self.nodes[i].0).map_err(|e| e.to_string())?;
         let mut conn = client
             .get_connection_with_timeout(Duration::from_secs(5))
             .map_err(|e| format!("node {i}: {e}"))?;
@@ -331,7 +406,23 @@ impl RedisCluster {
                 return Ok(());
             }
             if Instant::now() > deadline {
-                return Err(format!("the cluster was not whole within {within:?}"));
+                let logs: Vec<String> = self
+                    .logs
+                    .iter()
+                    .map(|log| {
+                        let text = std::fs::read_to_string(log).unwrap_or_default();
+                        let tail: Vec<&str> = text.lines().rev().take(5).collect();
+                        format!(
+                            "{}:\n{}",
+                            log.display(),
+                            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+                        )
+                    })
+                    .collect();
+                return Err(format!(
+                    "the cluster was not whole within {within:?}; the nodes' last words:\n{}",
+                    logs.join("\n")
+                ));
             }
             std::thread::sleep(Duration::from_millis(100));
         }
@@ -413,6 +504,21 @@ impl RedisCluster {
             setslot(i, "NODE", &to_id)?;
         }
         Ok(())
+    }
+}
+
+/// One redis-server (not a cluster) that speaks only TLS, on a loopback port.
+pub struct TlsRedis(RedisCluster);
+
+impl TlsRedis {
+    pub fn start(tls: ClusterTls) -> Result<TlsRedis, String> {
+        RedisCluster::start_inner(std::path::Path::new("redis-server"), 1, Some(tls), false)
+            .map(TlsRedis)
+    }
+
+    /// `rediss://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        self.0.url(0)
     }
 }
 

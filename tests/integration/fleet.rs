@@ -3,7 +3,9 @@
 
 use crate::harness::*;
 use llmctl_client::pb;
-use llmctl_daemon::server::fleet_scripts::{FleetRedis, LineAsk, LineDimension, PartExtras};
+use llmctl_daemon::server::fleet_scripts::{
+    FleetRedis, LineAsk, LineDimension, PartExtras, Target,
+};
 use llmctl_sim::cuttable::Cuttable;
 use llmctl_sim::redis_server::RedisServer;
 use std::path::Path;
@@ -1031,7 +1033,7 @@ fn line_ask(count: u64) -> LineAsk {
 async fn a_crowded_key_goes_on_its_line_whose_units_never_exceed_a_burst_plus_the_limit() {
     let redis = Redis::start();
     let client = redis::Client::open(redis.url()).expect("a Redis URL");
-    let r = FleetRedis::connect(&client, Arc::new(AtomicU64::new(0)))
+    let r = FleetRedis::connect(&Target::from(client), Arc::new(AtomicU64::new(0)))
         .await
         .expect("Redis answers");
     // Not on a line yet: the line says so, and parts are renewed.

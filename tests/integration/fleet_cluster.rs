@@ -8,7 +8,7 @@ use llmctl_sim::redis_server::{valkey_server, RedisCluster};
 use std::time::{Duration, Instant};
 
 /// The first key name `k0`, `k1`, … whose slot node `node` holds.
-fn key_on(cluster: &RedisCluster, node: usize) -> String {
+pub(crate) fn key_on(cluster: &RedisCluster, node: usize) -> String {
     (0..10_000)
         .map(|i| format!("k{i}"))
         .find(|k| {
@@ -34,7 +34,7 @@ fn sharded_listeners(cluster: &RedisCluster, node: usize, channel: &str) -> i64 
 
 /// A 429 on `from` for `key` (Retry-After 30 s); how long until `to`'s status shows the
 /// cooldown.
-async fn cooldown_reaches(from: &Daemon, to: &Daemon, key: &str) -> Duration {
+pub(crate) async fn cooldown_reaches(from: &Daemon, to: &Daemon, key: &str) -> Duration {
     let mut a = from.client().await;
     let lease = a
         .acquire(pb::AcquireRequest {

@@ -410,3 +410,34 @@ pub fn typed_states_name_their_strings(st: &pb::StatusResponse) {
         assert_eq!(e.kind_code().name(), e.kind, "{e:?}");
     }
 }
+
+/// A CA of the test's own and a certificate for 127.0.0.1 and localhost signed by it.
+pub struct TestCertificates {
+    /// The CA's PEM, written to the folder given.
+    pub ca: PathBuf,
+    pub cert: rcgen::Certificate,
+    pub key: rcgen::KeyPair,
+}
+
+impl TestCertificates {
+    pub fn new(dir: &Path) -> TestCertificates {
+        let ca_key = rcgen::KeyPair::generate().expect("key");
+        let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");
+        ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        // A name of its own: a CA named as the certificate it signs reads, to OpenSSL (a
+        // redis-server's cluster bus), as that certificate signing itself.
+        ca_params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, "llmctl test CA");
+        let ca_cert = ca_params.self_signed(&ca_key).expect("ca");
+        let key = rcgen::KeyPair::generate().expect("key");
+        let params =
+            rcgen::CertificateParams::new(vec!["127.0.0.1".to_string(), "localhost".to_string()])
+                .expect("params");
+        let issuer = rcgen::Issuer::new(ca_params, ca_key);
+        let cert = params.signed_by(&key, &issuer).expect("cert");
+        let ca = dir.join("ca.pem");
+        std::fs::write(&ca, ca_cert.pem()).expect("write ca");
+        TestCertificates { ca, cert, key }
+    }
+}

@@ -8,6 +8,7 @@ mod contrib;
 mod demo;
 mod fleet;
 mod fleet_cluster;
+mod fleet_tls;
 mod harness;
 mod health;
 mod lifecycle;

@@ -1,7 +1,7 @@
 //! `llmctl proxy` end to end: a real daemon, the fake provider (or a raw upstream the test
 //! controls), the proxy in this process or as the binary, and plain HTTP clients.
 
-use crate::harness::{eventually, Daemon, BIN};
+use crate::harness::{eventually, Daemon, TestCertificates, BIN};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
@@ -632,18 +632,11 @@ async fn bad_requests_are_answered_in_the_upstreams_shape_and_never_forwarded() 
 
 /// A CA and a certificate for 127.0.0.1 signed by it; the CA's PEM is written to `dir`.
 fn certificates(dir: &std::path::Path) -> (std::path::PathBuf, rustls::ServerConfig) {
-    let ca_key = rcgen::KeyPair::generate().expect("key");
-    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");
-    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    let ca = ca_params.self_signed(&ca_key).expect("ca");
-    let key = rcgen::KeyPair::generate().expect("key");
-    let params =
-        rcgen::CertificateParams::new(vec!["127.0.0.1".to_string(), "localhost".to_string()])
-            .expect("params");
-    let issuer = rcgen::Issuer::new(ca_params, ca_key);
-    let cert = params.signed_by(&key, &issuer).expect("cert");
-    let ca_path = dir.join("ca.pem");
-    std::fs::write(&ca_path, ca.pem()).expect("write ca");
+    let TestCertificates {
+        ca: ca_path,
+        cert,
+        key,
+    } = TestCertificates::new(dir);
     let mut server = rustls::ServerConfig::builder_with_provider(Arc::new(
         rustls::crypto::ring::default_provider(),
     ))

@@ -2,6 +2,7 @@
 
 use super::fields::Section;
 use super::raw::RawFleet;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// How much of its own demand a host leases at once, unless `slice` says otherwise.
@@ -12,6 +13,9 @@ pub const DEFAULT_SLICE: Duration = Duration::from_secs(1);
 pub struct FleetSettings {
     /// `redis://HOST:PORT/DB`, `rediss://…` or `unix:///path/redis.sock`, as given (checked).
     pub redis: String,
+    /// The certificates (PEM) a `rediss://` Redis' certificate is checked against besides the
+    /// system's: for a Redis whose certificate a private CA signed (checked readable).
+    pub redis_ca: Option<PathBuf>,
     /// This host's name in the fleet; None: the hostname.
     pub host: Option<String>,
     /// How much of its own demand a host leases at once.
@@ -33,6 +37,9 @@ impl FleetSettings {
             ));
         };
         check_url(&redis).map_err(|e| s.error("redis", format_args!("{redis:?}"), e))?;
+        if let Some(ca) = &raw.redis_ca {
+            check_ca(&redis, ca).map_err(|e| s.error("redis_ca", format_args!("{ca:?}"), e))?;
+        }
         if let Some(h) = &raw.host {
             check_host(h).map_err(|e| s.error("host", format_args!("{h:?}"), e))?;
         }
@@ -46,6 +53,7 @@ impl FleetSettings {
         }
         Ok(FleetSettings {
             redis,
+            redis_ca: raw.redis_ca.clone(),
             host: raw.host.clone(),
             slice,
             lines: raw.lines.unwrap_or(true),
@@ -62,8 +70,15 @@ impl FleetSettings {
         if let Some(h) = host {
             check_host(h).map_err(|e| format!("--fleet-host {h:?}: {e}"))?;
         }
+        let redis_ca = file.and_then(|f| f.redis_ca.clone());
+        if let Some(ca) = &redis_ca {
+            check_ca(redis, ca).map_err(|e| {
+                format!("--fleet-redis {redis:?} with [fleet] redis_ca = {ca:?}: {e}")
+            })?;
+        }
         Ok(FleetSettings {
             redis: redis.to_string(),
+            redis_ca,
             host: host
                 .map(str::to_string)
                 .or_else(|| file.and_then(|f| f.host.clone())),
@@ -96,6 +111,34 @@ pub fn check_url(url: &str) -> Result<(), String> {
     redis::Client::open(url).map(|_| ()).map_err(|e| {
         format!("not a Redis URL ({e}); write redis://HOST:PORT/DB or unix:///path/redis.sock")
     })
+}
+
+/// Checks that `ca` is a readable PEM file of certificates, for a TLS URL.
+fn check_ca(url: &str, ca: &Path) -> Result<(), String> {
+    if !(url.starts_with("rediss://") || url.starts_with("valkeys://")) {
+        return Err(format!(
+            "is for a Redis reached over TLS, and {} is not (write rediss://HOST:PORT/DB, or \
+             remove redis_ca)",
+            redacted(url)
+        ));
+    }
+    let pem = std::fs::read(ca).map_err(|e| {
+        format!("cannot be read ({e}); give a PEM file of the CA certificates to trust")
+    })?;
+    if !String::from_utf8_lossy(&pem).contains("-----BEGIN CERTIFICATE-----") {
+        return Err(
+            "holds no PEM certificate; give a PEM file of the CA certificates to trust".into(),
+        );
+    }
+    let certs = redis::TlsCertificates {
+        client_tls: None,
+        root_cert: Some(pem),
+    };
+    redis::Client::build_with_tls(url, certs)
+        .map(|_| ())
+        .map_err(|e| {
+            format!("is not a PEM file of certificates the client can use ({e}); give the CA's PEM")
+        })
 }
 
 fn check_host(h: &str) -> Result<(), String> {

@@ -27,6 +27,7 @@ pub(super) struct RawFile {
 #[serde(deny_unknown_fields)]
 pub(super) struct RawFleet {
     pub(super) redis: Option<String>,
+    pub(super) redis_ca: Option<std::path::PathBuf>,
     pub(super) host: Option<String>,
     pub(super) slice: Option<String>,
     pub(super) lines: Option<bool>,

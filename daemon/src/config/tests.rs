@@ -269,6 +269,28 @@ fn fleet_settings_are_read_and_bad_ones_named() {
             "{e}"
         );
     }
+    // redis_ca: for a TLS URL only, a readable file, with a certificate in it.
+    let not_pem = std::env::temp_dir().join(format!("llmctl-not-a-ca-{}.pem", std::process::id()));
+    std::fs::write(&not_pem, "not a certificate\n").expect("write");
+    let np = not_pem.display();
+    for (text, names) in [
+        (
+            format!("[fleet]\nredis = \"redis://h\"\nredis_ca = \"{np}\"\n"),
+            format!("redis_ca = \"{np}\": is for a Redis reached over TLS, and redis://h is not"),
+        ),
+        (
+            "[fleet]\nredis = \"rediss://h\"\nredis_ca = \"/nonexistent/ca.pem\"\n".into(),
+            "redis_ca = \"/nonexistent/ca.pem\": cannot be read".into(),
+        ),
+        (
+            format!("[fleet]\nredis = \"rediss://h\"\nredis_ca = \"{np}\"\n"),
+            format!("redis_ca = \"{np}\": holds no PEM certificate"),
+        ),
+    ] {
+        let e = Config::parse(&text, "t.toml").expect_err(&text).to_string();
+        assert!(e.contains(&names), "{e}");
+    }
+    let _ = std::fs::remove_file(&not_pem);
     assert_eq!(
         fleet::redacted("redis://u:secret@h:6379/0"),
         "redis://u:***@h:6379/0"

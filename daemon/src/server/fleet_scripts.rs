@@ -2,7 +2,7 @@
 //! `llmctl simulate --scenario fleet-scale`, which drives them for many virtual hosts.
 
 pub use super::fleet::redis::{
-    FleetRedis, LineAnswer, LineAsk, LineDimension, PartAnswer, PartExtras, CHANNEL,
+    FleetRedis, LineAnswer, LineAsk, LineDimension, PartAnswer, PartExtras, Target, CHANNEL,
 };
 pub use super::fleet::{
     answered_part, apply_line, burst_units, cooldown_text, due, give_back_ask, is_idle, line_ask,

@@ -102,7 +102,7 @@ enum Heard {
 /// one channel of a single Redis, or, in a Redis Cluster, on the sharded channel of every key
 /// in `keys` (the keys this host knows).
 pub(super) async fn listen(
-    client: ::redis::Client,
+    target: redis::Target,
     me: String,
     tx: mpsc::Sender<Message>,
     mut keys: watch::Receiver<BTreeSet<String>>,
@@ -110,9 +110,9 @@ pub(super) async fn listen(
 ) {
     let mut backoff = BACKOFF_MIN;
     loop {
-        let heard = match redis::is_cluster(&client).await {
-            Ok(false) => listen_one(&client, &me, &tx, &mut stop).await,
-            Ok(true) => listen_sharded(&client, &me, &tx, &mut keys, &mut stop).await,
+        let heard = match redis::is_cluster(&target.client).await {
+            Ok(false) => listen_one(&target.client, &me, &tx, &mut stop).await,
+            Ok(true) => listen_sharded(&target, &me, &tx, &mut keys, &mut stop).await,
             Err(_) => Heard::Nothing,
         };
         match heard {
@@ -178,7 +178,7 @@ async fn listen_one(
 /// The client follows a key whose slot moved (the node that gave it up unsubscribes this
 /// host, which subscribes again where the slot went).
 async fn listen_sharded(
-    client: &::redis::Client,
+    target: &redis::Target,
     me: &str,
     tx: &mpsc::Sender<Message>,
     keys: &mut watch::Receiver<BTreeSet<String>>,
@@ -186,7 +186,7 @@ async fn listen_sharded(
 ) -> Heard {
     use ::redis::{PushKind, Value};
     let (push_tx, mut pushes) = mpsc::unbounded_channel();
-    let Ok(cluster) = redis::cluster_client(client).and_then(|b| {
+    let Ok(cluster) = redis::cluster_client(target).and_then(|b| {
         b.use_protocol(::redis::ProtocolVersion::RESP3)
             .push_sender(push_tx)
             .build()

@@ -114,7 +114,7 @@ impl FleetView {
 /// The fleet side of one daemon.
 pub(crate) struct Fleet {
     pub view: Arc<FleetView>,
-    client: ::redis::Client,
+    target: redis::Target,
     redis: Option<FleetRedis>,
     slice: Duration,
     held: HashMap<String, Held>,
@@ -175,15 +175,19 @@ impl Fleet {
             ),
             holds_claim_copies: AtomicBool::new(false),
         });
-        // Checked with the config: a URL that does not parse never gets here.
-        let client = match ::redis::Client::open(settings.redis.as_str()) {
-            Ok(c) => c,
-            Err(e) => unreachable_client(&e),
+        // Checked with the config: a URL that does not parse, or a CA file that cannot be
+        // read, never gets here.
+        let ca = settings.redis_ca.as_ref().map(std::fs::read).transpose();
+        let target = match ca.map_err(|e| e.to_string()).and_then(|ca| {
+            redis::Target::open(settings.redis.as_str(), ca).map_err(|e| e.to_string())
+        }) {
+            Ok(t) => t,
+            Err(e) => unreachable_target(&e),
         };
         let t = Instant::now();
         let mut fleet = Fleet {
             view,
-            client,
+            target,
             redis: None,
             slice: settings.slice,
             held: HashMap::new(),
@@ -234,7 +238,7 @@ impl Fleet {
     }
 
     async fn try_connect(&mut self) {
-        match FleetRedis::connect(&self.client, self.view.commands.clone()).await {
+        match FleetRedis::connect(&self.target, self.view.commands.clone()).await {
             Ok(r) => match r
                 .heartbeat(&self.view.host, heartbeat_every(self.view.hosts()) * 3)
                 .await
@@ -360,19 +364,19 @@ impl Fleet {
     }
 }
 
-fn unreachable_client(e: &::redis::RedisError) -> ::redis::Client {
-    // The URL was checked when the config was read; should the client still refuse it, the
-    // fleet runs degraded against an address that never answers.
-    tracing::error!("fleet: Redis URL refused by the client: {e}");
+fn unreachable_target(e: &str) -> redis::Target {
+    // The URL and the CA file were checked when the config was read; should the client still
+    // refuse them, the fleet runs degraded against an address that never answers.
+    tracing::error!("fleet: Redis URL or CA refused by the client: {e}");
     #[allow(clippy::expect_used)]
-    ::redis::Client::open("redis://127.0.0.1:1/").expect("a valid URL")
+    redis::Target::open("redis://127.0.0.1:1/", None).expect("a valid URL")
 }
 
 /// Runs the fleet side until the daemon stops, then gives the parts back.
 pub(crate) async fn run(shared: Arc<Shared>, mut fleet: Fleet, mut stop: watch::Receiver<bool>) {
     let (tx, mut rx) = mpsc::channel(1024);
     let listener = tokio::spawn(listen(
-        fleet.client.clone(),
+        fleet.target.clone(),
         fleet.view.host.clone(),
         tx,
         fleet.known.subscribe(),

@@ -188,6 +188,40 @@ fn no_answer() -> redis::RedisError {
     ))
 }
 
+/// The fleet's Redis as the daemon reaches it: its client, and for a `rediss://` one with its
+/// own CA (`[fleet] redis_ca`) the certificates to trust, which a cluster's other nodes need too.
+#[derive(Clone)]
+pub struct Target {
+    pub client: redis::Client,
+    certs: Option<redis::TlsCertificates>,
+}
+
+impl Target {
+    /// `url`, trusting the system's certificates, and those of `ca_pem` (PEM) when given.
+    pub fn open(url: &str, ca_pem: Option<Vec<u8>>) -> Result<Target, redis::RedisError> {
+        let Some(pem) = ca_pem else {
+            return Ok(Target::from(redis::Client::open(url)?));
+        };
+        let certs = redis::TlsCertificates {
+            client_tls: None,
+            root_cert: Some(pem),
+        };
+        Ok(Target {
+            client: redis::Client::build_with_tls(url, certs.clone())?,
+            certs: Some(certs),
+        })
+    }
+}
+
+impl From<redis::Client> for Target {
+    fn from(client: redis::Client) -> Target {
+        Target {
+            client,
+            certs: None,
+        }
+    }
+}
+
 /// Whether the Redis `client` names is a node of a Redis Cluster (its `INFO cluster`).
 pub async fn is_cluster(client: &redis::Client) -> Result<bool, redis::RedisError> {
     let config = redis::AsyncConnectionConfig::new()
@@ -206,9 +240,9 @@ pub async fn is_cluster(client: &redis::Client) -> Result<bool, redis::RedisErro
     Ok(info.lines().any(|l| l.trim() == "cluster_enabled:1"))
 }
 
-/// A cluster client seeded with the node `client` names (a cluster is reached over TCP).
-pub fn cluster_client(client: &redis::Client) -> Result<ClusterClientBuilder, redis::RedisError> {
-    let seed = client.get_connection_info().clone();
+/// A cluster client seeded with the node `target` names (a cluster is reached over TCP).
+pub fn cluster_client(target: &Target) -> Result<ClusterClientBuilder, redis::RedisError> {
+    let seed = target.client.get_connection_info().clone();
     if matches!(seed.addr(), redis::ConnectionAddr::Unix(_)) {
         return Err(redis::RedisError::from((
             redis::ErrorKind::InvalidClientConfig,
@@ -216,7 +250,11 @@ pub fn cluster_client(client: &redis::Client) -> Result<ClusterClientBuilder, re
             "name one of its nodes as [fleet] redis = \"redis://HOST:PORT\"".to_string(),
         )));
     }
-    Ok(ClusterClientBuilder::new(vec![seed])
+    let builder = match &target.certs {
+        Some(certs) => ClusterClientBuilder::new(vec![seed]).certs(certs.clone()),
+        None => ClusterClientBuilder::new(vec![seed]),
+    };
+    Ok(builder
         .connection_timeout(CALL_TIMEOUT)
         .response_timeout(CALL_TIMEOUT)
         // A MOVED or ASK on the way, or a node that failed over, within one call's time.
@@ -254,11 +292,12 @@ pub fn describe(e: &redis::RedisError) -> String {
 impl FleetRedis {
     /// Connects (bounded in time). The connection reconnects on its own afterwards.
     pub async fn connect(
-        client: &redis::Client,
+        target: &Target,
         commands: std::sync::Arc<AtomicU64>,
     ) -> Result<FleetRedis, redis::RedisError> {
+        let client = &target.client;
         let conn = if is_cluster(client).await? {
-            let cluster = cluster_client(client)?.build()?;
+            let cluster = cluster_client(target)?.build()?;
             Conn::Cluster(
                 tokio::time::timeout(CALL_TIMEOUT * 4, cluster.get_async_connection())
                     .await

@@ -27,7 +27,7 @@ use llmctl_daemon::engine::{
 use llmctl_daemon::server::fleet_scripts::{
     answered_part, apply_line, burst_units, cooldown_text, due, give_back_ask, is_idle, line_ask,
     parse_message, renew_text, tries_line, FleetRedis, Held, LineAnswer, LineAsk, Message,
-    PartAnswer, PartExtras, CHANNEL, IDLE_SLICES, LEASE_SLICES, TICK,
+    PartAnswer, PartExtras, Target, CHANNEL, IDLE_SLICES, LEASE_SLICES, TICK,
 };
 use serde::Serialize;
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -208,7 +208,7 @@ pub async fn run(spec: &FleetScaleSpec) -> Result<FleetScaleResult, String> {
     let client = redis::Client::open(server.url())
         .map_err(|e| format!("cannot open Redis at {}: {e}", server.url()))?;
     let commands = Arc::new(AtomicU64::new(0));
-    let fleet = FleetRedis::connect(&client, commands.clone())
+    let fleet = FleetRedis::connect(&Target::from(client.clone()), commands.clone())
         .await
         .map_err(|e| format!("cannot connect to Redis at {}: {e}", server.url()))?;
     let base = Instant::now();
