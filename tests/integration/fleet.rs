@@ -1014,15 +1014,14 @@ async fn crowd_renewal(r: &FleetRedis, host: &str) -> (bool, bool) {
 }
 
 /// An ask of key "c"'s line for `count` units (20 requests a second, a burst of 5).
-fn line_ask(count: u64) -> LineAsk {
+fn line_ask(count: usize) -> LineAsk {
     let mut dimensions = [LineDimension::default(); 4];
     dimensions[0] = LineDimension {
         per_ms: 0.02,
         burst: 5.0,
-        amount: 1.0,
     };
     LineAsk {
-        count,
+        units: vec![[1.0, 0.0, 0.0, 0.0]; count],
         ahead: Duration::from_millis(500),
         dimensions,
         ..LineAsk::default()
@@ -1092,7 +1091,10 @@ async fn a_crowded_key_goes_on_its_line_whose_units_never_exceed_a_burst_plus_th
     );
     // Units given back while still to come go to the next host that asks, first.
     let back = LineAsk {
-        give_back: vec![Duration::from_millis(300), Duration::from_millis(350)],
+        give_back: vec![
+            (Duration::from_millis(300), [1.0, 0.0, 0.0, 0.0]),
+            (Duration::from_millis(350), [1.0, 0.0, 0.0, 0.0]),
+        ],
         ..line_ask(0)
     };
     r.line("h1", "c", &back).await.expect("line.lua");

@@ -33,6 +33,9 @@ impl FleetPart {
     }
 }
 
+/// The most waiting requests a `FleetWant` lists one by one.
+pub const QUEUED_EACH_MOST: usize = 256;
+
 /// What one key wants of the fleet for the next slice, and what it holds.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FleetWant {
@@ -58,6 +61,9 @@ pub struct FleetWant {
     pub headers_seq: u64,
     /// Units waited for, by `Dimension::index`, counted on the key and its ancestors.
     pub queued: [f64; 4],
+    /// The same request by request, in the order they are served (the first
+    /// `QUEUED_EACH_MOST`): what a line's units are sized by.
+    pub queued_each: Vec<[f64; 4]>,
     /// On the fleet's line: the units held and given but not valid yet, by `Dimension::index`
     /// (None: not on a line), and when the last given is valid (None: none waited for).
     pub line_units: Option<[f64; 4]>,
@@ -244,13 +250,13 @@ impl Engine {
         if !b.wants_mirror() {
             return;
         }
-        let (dim, limit) = (b.dimension(), b.rate().limit);
+        let (dim, limit) = (b.dimension(), b.stated_limit());
         let scope = self.keys[id].scope[1..].to_vec();
         let held = scope.into_iter().find_map(|a| {
             let j = self.keys[a].find_minute_bucket(dim)?;
             let ab = &mut self.keys[a].buckets[j];
             ab.refill(now);
-            bucket::same_limit(ab.rate().limit, limit).then_some(ab.level())
+            bucket::same_limit(ab.stated_limit(), limit).then_some(ab.level())
         });
         self.keys[id].buckets[i].mirror(held, now);
     }
@@ -301,14 +307,21 @@ impl Engine {
         let mut rate = vec![[0.0f64; 4]; n];
         let mut unserved = vec![[0.0f64; 4]; n];
         let mut queued = vec![[0.0f64; 4]; n];
+        let mut queued_each: Vec<Vec<[f64; 4]>> = vec![Vec::new(); n];
         let mut waiting = vec![0u64; n];
         let mut own_waiting = vec![0u64; n];
+        // In the order they are served.
         for w in self.queue.values() {
             own_waiting[w.key.at()] += 1;
+            let need = Dimension::ALL.map(|d| w.need.amount(d));
             for &s in &self.keys[w.key].scope {
                 waiting[s.at()] += 1;
-                for (i, d) in Dimension::ALL.iter().enumerate() {
-                    queued[s.at()][i] += w.need.amount(*d);
+                for (q, a) in queued[s.at()].iter_mut().zip(need) {
+                    *q += a;
+                }
+                let each = &mut queued_each[s.at()];
+                if each.len() < QUEUED_EACH_MOST {
+                    each.push(need);
                 }
             }
         }
@@ -406,6 +419,7 @@ impl Engine {
                 headers: k.last_headers.clone(),
                 headers_seq: k.headers_seq,
                 queued: queued[at],
+                queued_each: std::mem::take(&mut queued_each[at]),
                 line_units,
                 line_ends,
                 line_returned,
@@ -576,7 +590,8 @@ impl Engine {
             return;
         }
         k.fleet = Some(part);
-        for b in &mut k.buckets {
+        let mut joined = Vec::new();
+        for (i, b) in k.buckets.iter_mut().enumerate() {
             let d = b.dimension().index();
             let burst = exchange.map(|x| bucket::BurstMove {
                 fill: x.fill[d],
@@ -585,6 +600,9 @@ impl Engine {
             });
             let (share, on_line) = bucket_part(Some(part), b);
             b.take_part(share, part.floor, burst.filter(|_| !on_line), now);
+            if on_line && !b.on_line() {
+                joined.push(i);
+            }
             b.set_line(on_line, now);
             if let Some(draw) = phase.filter(|_| on_line) {
                 b.phase_line(draw, now);
@@ -592,6 +610,31 @@ impl Engine {
         }
         for i in 0..self.keys[id].buckets.len() {
             self.mirror_ancestor(id, i, now);
+        }
+        self.mirror_ancestors_line(id, &joined, now);
+    }
+
+    /// A key that mirrors its ancestor's quota and just joined the ancestor's line holds what
+    /// the ancestor's buckets hold and wait for: the units the ancestor was given before are
+    /// the same quota's, and a request on the key needs both (without them it would wait for
+    /// units asked only from now on, a whole line's length).
+    fn mirror_ancestors_line(&mut self, id: KeyId, joined: &[usize], now: Instant) {
+        let Some(a) = self.mirror_of(id).filter(|&a| a != id) else {
+            return;
+        };
+        for &i in joined {
+            let b = &self.keys[id].buckets[i];
+            let Some(j) = self.keys[a]
+                .buckets
+                .iter()
+                .position(|x| x.on_line() && x.same_quota(b))
+            else {
+                continue;
+            };
+            let ab = &mut self.keys[a].buckets[j];
+            ab.refill(now);
+            let from = ab.clone();
+            self.keys[id].buckets[i].follow_line(&from, now);
         }
     }
 

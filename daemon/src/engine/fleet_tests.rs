@@ -685,3 +685,102 @@ fn a_line_refilled_by_its_own_share_sends_whole_units_only() {
     assert_eq!(grants_now(&mut fx, "k", 200_001), 1);
     assert_eq!(grants_now(&mut fx, "k", 200_002), 0);
 }
+
+#[test]
+fn a_model_whose_rate_a_refusal_cut_still_mirrors_its_parents_quota() {
+    // The crowd's key: requests and tokens configured on the parent; the model's headers
+    // name the same limits.
+    let mut fx = Fx::new(vec![(
+        "sim",
+        limits(vec![
+            rate(Dimension::Requests, 1200.0, 5.0),
+            rate(Dimension::Tokens, 1_200_000.0, 100_000.0),
+        ]),
+    )])
+    .filled();
+    assert!(fx.e.set_fleet_part("sim", part(0.5, 0.5, None), fx.now(0)));
+    fx.e.set_fleet_default(Some(part(0.0, 0.5, None)), fx.now(0));
+    let headers = |remaining: &'static str| {
+        [
+            ("x-ratelimit-limit-requests", "1200"),
+            ("x-ratelimit-remaining-requests", remaining),
+            ("x-ratelimit-reset-requests", "150ms"),
+            ("x-ratelimit-limit-tokens", "1200000"),
+            ("x-ratelimit-remaining-tokens", "60000"),
+            ("x-ratelimit-reset-tokens", "2s"),
+        ]
+    };
+    let g = lease(&fx.acquire("sim/model", 1000, 0, 0, 10));
+    fx.e.report(
+        &g,
+        &with_headers(200, &headers("3"), T0_UNIX + 20),
+        fx.now(20),
+    )
+    .expect("report");
+    let keys = |fx: &mut Fx, at| {
+        fx.e.fleet_wants(Duration::from_secs(1), fx.now(at))
+            .into_iter()
+            .map(|w| w.key)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(keys(&mut fx, 30), vec!["sim"]);
+    // A refusal cuts the model's learned rate below what its headers say...
+    let g = lease(&fx.acquire("sim/model", 1000, 0, 0, 40));
+    fx.e.report(
+        &g,
+        &with_headers(429, &headers("0"), T0_UNIX + 50),
+        fx.now(50),
+    )
+    .expect("report");
+    let model = fx.key_status("sim/model", 60);
+    let requests = &model.buckets[0].bucket;
+    assert!(requests.limit < 1200.0, "{requests:?}");
+    // ... and it is still the parent's quota: no part, and no line, of its own.
+    assert_eq!(
+        keys(&mut fx, 60),
+        vec!["sim"],
+        "the model's quota is the parent's"
+    );
+}
+
+#[test]
+fn a_model_that_joins_its_parents_line_holds_the_units_the_parent_waits_for() {
+    let mut fx = Fx::new(vec![(
+        "sim",
+        limits(vec![rate(Dimension::Requests, 1200.0, 5.0)]),
+    )])
+    .filled();
+    fx.e.set_fleet_default(Some(part(0.0, 0.5, None)), fx.now(0));
+    assert!(fx.e.set_fleet_part("sim", on_line(0.04), fx.now(0)));
+    // One unit now: a first request on the model goes (the model has no limits of its own
+    // yet) and its answer names the parent's limit.
+    let one = [(fx.now(0).mono, [1.0, 0.0, 0.0, 0.0])];
+    assert!(fx.e.add_fleet_units("sim", &one, fx.now(0)));
+    let g = lease(&fx.acquire("sim/model", 0, 0, 0, 0));
+    let headers = [
+        ("x-ratelimit-limit-requests", "1200"),
+        ("x-ratelimit-remaining-requests", "2"),
+        ("x-ratelimit-reset-requests", "150ms"),
+    ];
+    fx.e.report(&g, &with_headers(200, &headers, T0_UNIX + 20), fx.now(20))
+        .expect("report");
+    // The parent waits for two units; then the model joins the line as its mirror.
+    let later = [
+        (fx.now(300).mono, [1.0, 0.0, 0.0, 0.0]),
+        (fx.now(350).mono, [1.0, 0.0, 0.0, 0.0]),
+    ];
+    assert!(fx.e.add_fleet_units("sim", &later, fx.now(30)));
+    let wants = fx.e.fleet_wants(Duration::from_secs(1), fx.now(40));
+    assert_eq!(
+        wants.iter().map(|w| w.key.as_str()).collect::<Vec<_>>(),
+        vec!["sim"]
+    );
+    assert!(fx.key_status("sim/model", 40).fleet.is_some_and(|p| p.line));
+    // Requests on the model go as the parent's units come: the model holds them too.
+    let a = waiter(&fx.acquire("sim/model", 0, 0, 60_000, 40));
+    let b = waiter(&fx.acquire("sim/model", 0, 0, 60_000, 40));
+    fx.e.pump(fx.now(300));
+    assert_eq!(granted_ids(&fx.e.drain_answers()), vec![a]);
+    fx.e.pump(fx.now(350));
+    assert_eq!(granted_ids(&fx.e.drain_answers()), vec![b]);
+}

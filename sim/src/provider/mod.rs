@@ -290,7 +290,7 @@ impl Provider {
                 if self.config.count_rejected {
                     s.rolling.push_back(now);
                 }
-                s.stats.rate_limited[0] += 1;
+                s.stats.rate_limited(0, elapsed);
                 let wait = s
                     .rolling
                     .front()
@@ -312,7 +312,7 @@ impl Provider {
                     r.level -= 1.0;
                 }
             }
-            s.stats.rate_limited[i] += 1;
+            s.stats.rate_limited(i, elapsed);
             let wait = s.buckets[i]
                 .as_ref()
                 .map_or(Duration::ZERO, |b| b.wait_for(needs[i]));

@@ -31,6 +31,8 @@ pub struct Stats {
     /// Requests received in each whole second since the start (or the last reset), for the
     /// first hour.
     pub per_second: Vec<u64>,
+    /// When each rate-limit refusal was sent, in ms since the start (the first 10,000).
+    pub refused_at_ms: Vec<u64>,
 }
 
 impl Stats {
@@ -60,6 +62,14 @@ impl Stats {
             "streams_cut": self.streams_cut,
             "per_second": self.per_second,
         })
+    }
+
+    /// Counts one refusal for a rate limit (in `dimension`) sent `elapsed` after the start.
+    pub fn rate_limited(&mut self, dimension: usize, elapsed: std::time::Duration) {
+        self.rate_limited[dimension] += 1;
+        if self.refused_at_ms.len() < 10_000 {
+            self.refused_at_ms.push(elapsed.as_millis() as u64);
+        }
     }
 
     /// Counts one request received `elapsed` after the start.

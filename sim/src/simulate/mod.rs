@@ -291,6 +291,10 @@ pub struct RunResult {
     pub admitted_most_10s: u64,
     pub admitted_bound_1s: u64,
     pub admitted_bound_10s: u64,
+    /// Requests the provider received in each second of the run (where the time went).
+    pub received_per_second: Vec<u64>,
+    /// When the provider refused for a rate limit, in seconds since the start.
+    pub refused_at_s: Vec<f64>,
     pub claims: Option<ClaimCounts>,
     /// Run beside a busy loop on every core (`--busy`).
     pub busy: bool,

@@ -310,6 +310,12 @@ pub async fn run_one(
         admitted_most_10s: stats.most_in(10),
         admitted_bound_1s: (rps + burst).floor() as u64,
         admitted_bound_10s: (10.0 * rps + burst).floor() as u64,
+        received_per_second: stats.per_second.clone(),
+        refused_at_s: stats
+            .refused_at_ms
+            .iter()
+            .map(|&ms| ms as f64 / 1000.0)
+            .collect(),
         claims,
         busy: false,
         python_workers: scenario.python_workers,

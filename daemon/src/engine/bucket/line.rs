@@ -101,6 +101,18 @@ impl Bucket {
         }
     }
 
+    /// Holds what `from` (a bucket of the same quota on the same line, refilled to `now`)
+    /// holds and waits for.
+    pub fn follow_line(&mut self, from: &Bucket, now: Instant) {
+        let (Some(line), Some(theirs)) = (&mut self.line, &from.line) else {
+            return;
+        };
+        line.pending = theirs.pending.clone();
+        self.level = from.level;
+        self.updated = now;
+        self.refill(now);
+    }
+
     /// Takes back the units given and not valid yet (the limiter stops using them).
     pub fn take_back_units(&mut self) -> Vec<(Instant, f64)> {
         self.line

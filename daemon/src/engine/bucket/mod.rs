@@ -389,10 +389,19 @@ impl Bucket {
     }
 
     /// Whether it limits the same quota as `other`: the same dimension and period, and the
-    /// same limit within a thousandth of `other`'s.
+    /// same stated limit within a thousandth of `other`'s.
     pub fn same_quota(&self, other: &Bucket) -> bool {
         self.is(other.rate.dimension, other.rate.period)
-            && same_limit(self.rate.limit, other.rate.limit)
+            && same_limit(self.stated_limit(), other.stated_limit())
+    }
+
+    /// The limit of the quota it enforces as stated: configured, else the provider's headers,
+    /// else what it learned. A rate cut below it after a refusal is the same quota, cut.
+    pub fn stated_limit(&self) -> f64 {
+        self.configured
+            .map(|c| c.limit)
+            .or_else(|| self.headers.as_ref().map(|h| h.limit))
+            .unwrap_or(self.rate.limit)
     }
 
     /// What a snapshot keeps of it, refilled to `now`.

@@ -18,14 +18,15 @@
 -- KEYS[2]  llmctl:{K}:given     sorted set: units given back, by the Redis time they are
 --                               valid at; member "id a1 a2 a3 a4" (their amounts)
 -- KEYS[3]  llmctl:{K}:cooldown  string: reason, expiring when the cooldown ends
--- ARGV     host, count (units wanted; 0: give back), ahead_ms (the look ahead), then for each
+-- ARGV     host, count (units asked; 0: give back), ahead_ms (the look ahead), then for each
 --          of the four dimensions (requests tokens input_tokens output_tokens) its rate (units
---          per ms; 0: not limited), its burst and the amount of one unit, then the provider's
---          last headers seen here when they changed (JSON, or empty), the Redis time of the
---          last headers this host took from the fleet, how long the line is kept unused (ms),
---          what requests settled below their estimate left unused (four dimensions: back to
---          the line, which moves back by it, never before now), and, to give back, the ms from
---          now at which each unit given back is valid
+--          per ms; 0: not limited) and its burst, then the provider's last headers seen here
+--          when they changed (JSON, or empty), the Redis time of the last headers this host
+--          took from the fleet, how long the line is kept unused (ms), what requests settled
+--          below their estimate left unused (four dimensions: back to the line, which moves
+--          back by it, never before now); then, asking, each unit's four amounts in the order
+--          the host's requests will use them (one request's needs each, less what it holds),
+--          or, giving back, each unit's ms from now at which it is valid and its four amounts
 --
 -- Returns { on the line (0: the key is not on one: renew its part), units given, their ms
 --           from now (space separated), cooldown ms left (0: none), cooldown reason, the
@@ -37,18 +38,26 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local host = ARGV[1]
 local count = math.max(math.floor(tonumber(ARGV[2]) or 0), 0)
 local ahead = math.max(tonumber(ARGV[3]) or 0, 0)
-local rate, burst, amount = {}, {}, {}
+local rate, burst = {}, {}
 for d = 1, 4 do
-  rate[d] = math.max(tonumber(ARGV[1 + 3 * d]) or 0, 0)
-  burst[d] = math.max(tonumber(ARGV[2 + 3 * d]) or 0, 0)
-  amount[d] = math.max(tonumber(ARGV[3 + 3 * d]) or 0, 0)
+  rate[d] = math.max(tonumber(ARGV[2 + 2 * d]) or 0, 0)
+  burst[d] = math.max(tonumber(ARGV[3 + 2 * d]) or 0, 0)
 end
-local headers = ARGV[16] or ''
-local seen_ms = tonumber(ARGV[17]) or 0
-local keep_ms = math.max(tonumber(ARGV[18]) or 0, 60000)
+local headers = ARGV[12] or ''
+local seen_ms = tonumber(ARGV[13]) or 0
+local keep_ms = math.max(tonumber(ARGV[14]) or 0, 60000)
 local returned = {}
 for d = 1, 4 do
-  returned[d] = math.max(tonumber(ARGV[18 + d]) or 0, 0)
+  returned[d] = math.max(tonumber(ARGV[14 + d]) or 0, 0)
+end
+local FIRST = 19
+local units = {}
+for i = 1, count do
+  local u = {}
+  for d = 1, 4 do
+    u[d] = math.max(tonumber(ARGV[FIRST + 4 * (i - 1) + d - 1]) or 0, 0)
+  end
+  units[i] = u
 end
 
 local cooldown_ms = redis.call('PTTL', KEYS[3])
@@ -77,22 +86,25 @@ local offsets = {}
 if count == 0 then
   -- Units given back: kept for the next host that asks, while they are still to come.
   local seq = redis.call('HINCRBY', KEYS[1], 'given_seq', 1)
-  local member_amounts = string.format('%.6f %.6f %.6f %.6f', amount[1], amount[2], amount[3], amount[4])
-  for i = 23, #ARGV do
+  for i = FIRST, #ARGV - 4, 5 do
     local off = tonumber(ARGV[i])
     if off and off > 0 then
-      redis.call('ZADD', KEYS[2], now + off, seq .. ':' .. i .. ' ' .. member_amounts)
+      local member = string.format('%d:%d %.6f %.6f %.6f %.6f', seq, i, tonumber(ARGV[i + 1]) or 0,
+        tonumber(ARGV[i + 2]) or 0, tonumber(ARGV[i + 3]) or 0, tonumber(ARGV[i + 4]) or 0)
+      redis.call('ZADD', KEYS[2], now + off, member)
     end
   end
   redis.call('PEXPIRE', KEYS[2], keep_ms)
 else
-  -- Units given back and still to come go first, if they are as large as this host's.
+  -- Units given back and still to come go first, each to the next unit asked that it covers.
   redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
   local back = redis.call('ZRANGEBYSCORE', KEYS[2], now, now + ahead, 'WITHSCORES', 'LIMIT', 0, count)
   for i = 1, #back, 2 do
+    local u = units[#offsets + 1]
+    if not u then break end
     local fits, d = true, 1
     for x in string.gmatch(string.match(back[i], '^%S+ (.*)$') or '', '%S+') do
-      if d <= 4 and rate[d] > 0 and (tonumber(x) or 0) + 1e-9 < amount[d] then fits = false end
+      if d <= 4 and rate[d] > 0 and (tonumber(x) or 0) + 1e-9 < u[d] then fits = false end
       d = d + 1
     end
     if fits then
@@ -100,35 +112,42 @@ else
       offsets[#offsets + 1] = math.max(tonumber(back[i + 1]) - now, 0)
     end
   end
-  -- Then the line: every unit valid within the look ahead, or one.
-  local tat, step, tau = {}, {}, {}
+  -- Then the line, unit by unit in the order asked: every unit valid within the look ahead,
+  -- or one.
+  local tat, tau, used = {}, {}, {}
   for d = 1, 4 do
-    if rate[d] > 0 and amount[d] > 0 then
+    local biggest = 0
+    for i = #offsets + 1, count do biggest = math.max(biggest, units[i][d]) end
+    if rate[d] > 0 and biggest > 0 then
       local r = rate[d]
       tat[d] = math.max(tonumber(redis.call('HGET', KEYS[1], 't' .. d) or '') or now, now)
-      step[d] = amount[d] / r
+      used[d] = 0
       -- One unit of the burst (at most half) is never given: a unit that reaches the provider
       -- a little early (clocks, transit) still finds its bucket with room.
-      tau[d] = math.max(burst[d] - math.min(amount[d], burst[d] / 2), 0) / r
+      tau[d] = math.max(burst[d] - math.min(biggest, burst[d] / 2), 0) / r
     end
   end
   -- Units valid within the look ahead; when the first is further off (the line is long), those
   -- within a window that shrinks as the line grows (ahead² / its wait): a busy host takes
   -- several at a time while few hosts queue, one at a time when many do.
-  local given, last = 0, now + ahead
+  local from_line, last = 0, now + ahead
   while #offsets < count do
+    local u = units[#offsets + 1]
     local valid = now
     for d = 1, 4 do
-      if tat[d] then valid = math.max(valid, tat[d] + (given + 1) * step[d] - tau[d]) end
+      if tat[d] then valid = math.max(valid, tat[d] + (used[d] + u[d]) / rate[d] - tau[d]) end
     end
-    if given == 0 and valid > last then last = valid + ahead * ahead / (valid - now) end
+    if from_line == 0 and valid > last then last = valid + ahead * ahead / (valid - now) end
     if #offsets > 0 and valid > last then break end
-    given = given + 1
+    from_line = from_line + 1
+    for d = 1, 4 do
+      if tat[d] then used[d] = used[d] + u[d] end
+    end
     offsets[#offsets + 1] = math.ceil(valid - now)
   end
   for d = 1, 4 do
     if tat[d] then
-      redis.call('HSET', KEYS[1], 't' .. d, string.format('%.3f', tat[d] + given * step[d]))
+      redis.call('HSET', KEYS[1], 't' .. d, string.format('%.3f', tat[d] + used[d] / rate[d]))
     end
   end
 end

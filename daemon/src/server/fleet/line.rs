@@ -16,9 +16,6 @@ use std::time::{Duration, Instant};
 /// How far ahead a host on a line asks for units.
 pub const LINE_AHEAD: Duration = Duration::from_millis(500);
 
-/// The most units one ask takes.
-const MOST_UNITS: f64 = 1000.0;
-
 /// The key's burst in requests (0: it has no requests bucket of its own per minute): more
 /// hosts than that put it on its line.
 pub fn burst_units(w: &FleetWant) -> f64 {
@@ -43,51 +40,47 @@ pub fn tries_line(w: &FleetWant, known: bool, tried: bool) -> bool {
 
 /// What `w`'s key asks of its line at `t`, if anything (see the module's notes): on its line,
 /// or at first sight (a host that joins a crowded fleet takes its first units at once, with no
-/// part to renew). It asks for what waits beyond what it holds and will hold, in each
-/// dimension, as `count` units the size of a waiting request: what a request left unused (its
-/// output estimated above what it used) is held and asked for no more.
+/// part to renew). It asks for what waits beyond what it holds and will hold, one unit per
+/// waiting request in the order they are served, each sized by that request's needs less what
+/// the units held cover of it: so whatever prefix of its units the line gives, the requests
+/// at the head of the queue can go, and nothing is held that no request needs. What a request
+/// left unused (its output estimated above what it used) is held and asked for no more.
 pub fn line_ask(w: &FleetWant, t: Instant) -> Option<LineAsk> {
-    let held = w.line_units.unwrap_or([0.0; 4]);
     if w.line_ends.is_some_and(|e| e > t + LINE_AHEAD / 2) {
         return None;
     }
     // What waits, no more: what its clients asked lately says little of the next moment
     // for a host that asks now and then (a rate read over the moment since its first grant
     // is many times its own), and units it does not use are the fleet's loss.
-    let requests = w.queued[Dimension::Requests.index()];
-    if requests <= 0.0 {
-        return None;
-    }
-    let limits: Vec<_> = w
+    let mut dimensions = [LineDimension::default(); 4];
+    let mut limited = [false; 4];
+    for r in w
         .limits
         .iter()
         .filter(|r| r.period == Period::Minute && r.limit.is_finite())
-        .collect();
-    let short = |d: usize| (w.queued[d] - held[d]).max(0.0);
-    // Requests' worth short, in the dimension shortest of them.
-    let count = limits
-        .iter()
-        .map(|r| {
-            let d = r.dimension.index();
-            short(d) / (w.queued[d] / requests).max(f64::MIN_POSITIVE)
-        })
-        .fold(0.0, f64::max)
-        .ceil()
-        .min(MOST_UNITS);
-    if count < 1.0 {
-        return None;
-    }
-    let mut dimensions = [LineDimension::default(); 4];
-    for r in limits {
+    {
         let d = r.dimension.index();
+        limited[d] = true;
         dimensions[d] = LineDimension {
             per_ms: r.per_ms(),
             burst: r.capacity,
-            amount: short(d) / count,
         };
     }
-    Some(LineAsk {
-        count: count as u64,
+    let mut left = w.line_units.unwrap_or([0.0; 4]);
+    let mut units = Vec::new();
+    for need in &w.queued_each {
+        let mut unit = [0.0; 4];
+        for d in (0..4).filter(|&d| limited[d]) {
+            let covered = left[d].max(0.0).min(need[d]);
+            left[d] -= covered;
+            unit[d] = need[d] - covered;
+        }
+        if unit.iter().any(|&a| a > 1e-9) {
+            units.push(unit);
+        }
+    }
+    (!units.is_empty()).then(|| LineAsk {
+        units,
         ahead: LINE_AHEAD,
         dimensions,
         returned: w.line_returned,
@@ -98,17 +91,12 @@ pub fn line_ask(w: &FleetWant, t: Instant) -> Option<LineAsk> {
 /// What gives back, at `t`, units given to a limiter that stops (`take_back_fleet_units`:
 /// when each would have been valid, and one's amount by dimension): those still to come.
 pub fn give_back_ask(units: &[Instant], amounts: [f64; 4], t: Instant) -> Option<LineAsk> {
-    let mut dimensions = [LineDimension::default(); 4];
-    for (d, a) in dimensions.iter_mut().zip(amounts) {
-        d.amount = a;
-    }
-    let give_back: Vec<Duration> = units
+    let give_back: Vec<(Duration, [f64; 4])> = units
         .iter()
-        .map(|&at| at.saturating_duration_since(t))
-        .filter(|d| !d.is_zero())
+        .map(|&at| (at.saturating_duration_since(t), amounts))
+        .filter(|(d, _)| !d.is_zero())
         .collect();
     (!give_back.is_empty()).then(|| LineAsk {
-        dimensions,
         give_back,
         ..LineAsk::default()
     })
@@ -140,9 +128,13 @@ pub fn apply_line(
     }
     if a.on {
         engine.fleet_line_took(&w.key, ask.returned);
-        let amounts = ask.dimensions.map(|d| d.amount);
-        let units: Vec<(Instant, [f64; 4])> =
-            a.units.iter().map(|&d| (received + d, amounts)).collect();
+        // The k-th unit given is the k-th asked.
+        let units: Vec<(Instant, [f64; 4])> = a
+            .units
+            .iter()
+            .zip(&ask.units)
+            .map(|(&d, amounts)| (received + d, *amounts))
+            .collect();
         if !units.is_empty() {
             engine.add_fleet_units(&w.key, &units, n);
         }
@@ -187,7 +179,7 @@ impl Fleet {
         tracing::debug!(
             "fleet: {:?} on its line: asked {} unit(s) ({:?} waiting), given {:?}{}",
             w.key,
-            ask.count,
+            ask.units.len(),
             w.queued,
             answer.units,
             if answer.on { "" } else { "; not on a line" }

@@ -474,6 +474,7 @@ mod tests {
             headers: Default::default(),
             headers_seq: 0,
             queued: [0.0; 4],
+            queued_each: Vec::new(),
             line_units: None,
             line_ends: None,
             line_returned: [0.0; 4],

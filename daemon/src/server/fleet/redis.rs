@@ -93,23 +93,22 @@ pub struct PartExtras {
     pub burst_units: f64,
 }
 
-/// One dimension of a key's line: its rate (units a ms; 0: not limited), its burst, and the
-/// amount of one unit a host asks for.
+/// One dimension of a key's line: its rate (units a ms; 0: not limited) and its burst.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct LineDimension {
     pub per_ms: f64,
     pub burst: f64,
-    pub amount: f64,
 }
 
-/// What a host asks of a key's line: `count` units (0: it gives back `give_back`, each valid
-/// that long from now), given within `ahead` (at least one), of these dimensions.
+/// What a host asks of a key's line: `units`, each its amount by `Dimension::index`, in the
+/// order its requests will use them (none: it gives back `give_back`, each valid that long
+/// from now, with its amounts), given within `ahead` (at least one), of these dimensions.
 #[derive(Clone, Debug, Default)]
 pub struct LineAsk {
-    pub count: u64,
+    pub units: Vec<[f64; 4]>,
     pub ahead: Duration,
     pub dimensions: [LineDimension; 4],
-    pub give_back: Vec<Duration>,
+    pub give_back: Vec<(Duration, [f64; 4])>,
     /// What settled requests left unused, by dimension: back to the line.
     pub returned: [f64; 4],
     /// The provider's last headers seen here, when they changed since last sent, and the
@@ -444,7 +443,7 @@ impl FleetRedis {
         })
     }
 
-    /// Takes units of `key` from its line, or gives units back (`LineAsk::count` 0).
+    /// Takes units of `key` from its line, or gives units back (`LineAsk::units` empty).
     pub async fn line(
         &self,
         host: &str,
@@ -457,12 +456,11 @@ impl FleetRedis {
         call.key(tagged(key, "given"))
             .key(tagged(key, "cooldown"))
             .arg(host)
-            .arg(ask.count)
+            .arg(ask.units.len())
             .arg(ask.ahead.as_millis() as u64);
         for d in &ask.dimensions {
             call.arg(format!("{:.9}", d.per_ms.max(0.0)))
-                .arg(format!("{:.6}", d.burst.max(0.0)))
-                .arg(format!("{:.6}", d.amount.max(0.0)));
+                .arg(format!("{:.6}", d.burst.max(0.0)));
         }
         call.arg(ask.headers.as_deref().unwrap_or(""))
             .arg(ask.seen_headers_ms)
@@ -470,8 +468,19 @@ impl FleetRedis {
         for r in &ask.returned {
             call.arg(format!("{:.6}", r.max(0.0)));
         }
-        for g in &ask.give_back {
-            call.arg(g.as_millis().max(1) as u64);
+        let amounts = |call: &mut redis::ScriptInvocation, a: &[f64; 4]| {
+            for x in a {
+                call.arg(format!("{:.6}", x.max(0.0)));
+            }
+        };
+        for u in &ask.units {
+            amounts(&mut call, u);
+        }
+        if ask.units.is_empty() {
+            for (at, a) in &ask.give_back {
+                call.arg(at.as_millis().max(1) as u64);
+                amounts(&mut call, a);
+            }
         }
         let (on, _, offsets, cooldown_ms, reason, headers_ms, headers): (
             i64,
