@@ -1029,6 +1029,43 @@ fn line_ask(count: usize) -> LineAsk {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lines_units_are_each_the_size_of_the_request_they_are_for() {
+    let redis = Redis::start();
+    let client = redis::Client::open(redis.url()).expect("a Redis URL");
+    let r = FleetRedis::connect(&Target::from(client), Arc::new(AtomicU64::new(0)))
+        .await
+        .expect("Redis answers");
+    for h in 0..6 {
+        crowd_renewal(&r, &format!("h{h}")).await;
+    }
+    // Key "c" is on its line; it also limits tokens: 1,000 a second, a burst of 2,000.
+    let mut ask = line_ask(0);
+    ask.dimensions[1] = LineDimension {
+        per_ms: 1.0,
+        burst: 2_000.0,
+    };
+    let sizes = [1_500.0, 500.0, 1_000.0, 250.0];
+    ask.units = sizes.iter().map(|&t| [1.0, t, 0.0, 0.0]).collect();
+    ask.ahead = Duration::from_secs(5);
+    let a = r.line("h0", "c", &ask).await.expect("line.lua");
+    assert!(a.on);
+    let valid: Vec<u128> = a.units.iter().map(|u| u.as_millis()).collect();
+    assert_eq!(valid.len(), 4, "{valid:?}");
+    // Tokens bind: of the burst, all but the largest unit (at most half of it: 1,000) is
+    // there at once, then tokens come at 1,000 a second; each unit is valid once the tokens
+    // of it and of those before it have: 1,500 at 0.5 s, 500 at 1 s, 1,000 at 2 s, 250 at
+    // 2.25 s (equal units would have been 812.5 tokens each, the first valid at once, too
+    // small for the request it is for).
+    let expected = [500u128, 1_000, 2_000, 2_250];
+    for (v, e) in valid.iter().zip(expected) {
+        assert!(
+            v.abs_diff(e) <= 20,
+            "valid at {valid:?}, expected {expected:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crowded_key_goes_on_its_line_whose_units_never_exceed_a_burst_plus_the_limit() {
     let redis = Redis::start();
     let client = redis::Client::open(redis.url()).expect("a Redis URL");

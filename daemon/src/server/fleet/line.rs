@@ -245,3 +245,93 @@ impl Fleet {
         on_line
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Rate;
+
+    fn want(queued_each: Vec<[f64; 4]>, held: [f64; 4]) -> FleetWant {
+        let rate = |dimension, limit, capacity| Rate {
+            dimension,
+            period: Period::Minute,
+            limit,
+            capacity,
+        };
+        let mut queued = [0.0; 4];
+        for q in &queued_each {
+            for (t, a) in queued.iter_mut().zip(q) {
+                *t += a;
+            }
+        }
+        FleetWant {
+            key: "k".into(),
+            share: 0.0,
+            slots: 0,
+            in_flight: 0,
+            max_slots: None,
+            held: Some(FleetPart {
+                share: 0.0,
+                floor: 0.1,
+                slots: None,
+                line: true,
+            }),
+            limits: vec![
+                rate(Dimension::Requests, 1200.0, 5.0),
+                rate(Dimension::Tokens, 1_200_000.0, 100_000.0),
+            ],
+            fill: [0.0; 4],
+            headers: Default::default(),
+            headers_seq: 0,
+            queued,
+            queued_each,
+            line_units: Some(held),
+            line_ends: None,
+            line_returned: [0.0; 4],
+        }
+    }
+
+    #[test]
+    fn a_line_is_asked_one_unit_per_waiting_request_each_its_size_less_what_is_held() {
+        // Three waiting, the first the largest; a request's worth and 1,000 tokens held.
+        let w = want(
+            vec![
+                [1.0, 3_200.0, 3_000.0, 200.0],
+                [1.0, 1_200.0, 1_000.0, 200.0],
+                [1.0, 600.0, 400.0, 200.0],
+            ],
+            [1.0, 1_000.0, 0.0, 0.0],
+        );
+        let ask = line_ask(&w, Instant::now()).expect("an ask");
+        // What is held covers the head's request and 1,000 of its tokens: its unit is the rest
+        // of its tokens, and the others are whole; only the limited dimensions are asked.
+        assert_eq!(
+            ask.units,
+            vec![
+                [0.0, 2_200.0, 0.0, 0.0],
+                [1.0, 1_200.0, 0.0, 0.0],
+                [1.0, 600.0, 0.0, 0.0]
+            ]
+        );
+        assert!((ask.dimensions[0].per_ms - 0.02).abs() < 1e-12);
+        assert_eq!(ask.dimensions[1].burst, 100_000.0);
+        // Whatever prefix the line gives, the requests at the head can go with it.
+        let mut held = [1.0, 1_000.0];
+        for (unit, need) in ask.units.iter().zip(&w.queued_each) {
+            held[0] += unit[0];
+            held[1] += unit[1];
+            assert!(held[0] >= need[0] - 1e-9 && held[1] >= need[1] - 1e-9);
+            held[0] -= need[0];
+            held[1] -= need[1];
+        }
+        // Everything held: nothing asked.
+        let all = want(vec![[1.0, 500.0, 300.0, 200.0]], [1.0, 500.0, 0.0, 0.0]);
+        assert!(line_ask(&all, Instant::now()).is_none());
+        // The last unit waited for is far off: nothing asked yet.
+        let far = FleetWant {
+            line_ends: Some(Instant::now() + LINE_AHEAD),
+            ..w
+        };
+        assert!(line_ask(&far, Instant::now()).is_none());
+    }
+}
