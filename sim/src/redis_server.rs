@@ -11,6 +11,18 @@ use std::time::{Duration, Instant};
 pub const INSTALL_HINT: &str =
     "install redis-server (apt-get install redis-server; the project's scripts/test does)";
 
+/// A new folder of this process under the temporary folder: `PREFIX-PID-N`.
+fn fresh_dir(prefix: &str) -> Result<PathBuf, String> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "{prefix}-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    Ok(dir)
+}
+
 pub struct RedisServer {
     child: Option<Child>,
     dir: PathBuf,
@@ -26,14 +38,7 @@ impl RedisServer {
 
     /// None when redis-server is not installed.
     pub fn start_if_installed() -> Result<Option<RedisServer>, String> {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "llmctl-redis-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let dir = fresh_dir("llmctl-redis")?;
         let mut r = RedisServer { child: None, dir };
         match r.restart() {
             Ok(()) => Ok(Some(r)),
@@ -212,14 +217,7 @@ impl RedisCluster {
         tls: Option<ClusterTls>,
         cluster: bool,
     ) -> Result<RedisCluster, String> {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "llmctl-redis-cluster-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let dir = fresh_dir("llmctl-redis-cluster")?;
         let valkey = server
             .file_name()
             .is_some_and(|f| f.to_string_lossy().contains("valkey"));

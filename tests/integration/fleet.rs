@@ -1013,6 +1013,14 @@ async fn crowd_renewal(r: &FleetRedis, host: &str) -> (bool, bool) {
     (a.line, a.ask_others)
 }
 
+/// The fleet's scripts on `redis`, through the daemon's own client.
+async fn scripts_on(redis: &Redis) -> FleetRedis {
+    let client = redis::Client::open(redis.url()).expect("a Redis URL");
+    FleetRedis::connect(&Target::from(client), Arc::new(AtomicU64::new(0)))
+        .await
+        .expect("Redis answers")
+}
+
 /// An ask of key "c"'s line for `count` units (20 requests a second, a burst of 5).
 fn line_ask(count: usize) -> LineAsk {
     let mut dimensions = [LineDimension::default(); 4];
@@ -1031,10 +1039,7 @@ fn line_ask(count: usize) -> LineAsk {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lines_units_are_each_the_size_of_the_request_they_are_for() {
     let redis = Redis::start();
-    let client = redis::Client::open(redis.url()).expect("a Redis URL");
-    let r = FleetRedis::connect(&Target::from(client), Arc::new(AtomicU64::new(0)))
-        .await
-        .expect("Redis answers");
+    let r = scripts_on(&redis).await;
     for h in 0..6 {
         crowd_renewal(&r, &format!("h{h}")).await;
     }
@@ -1068,10 +1073,7 @@ async fn a_lines_units_are_each_the_size_of_the_request_they_are_for() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crowded_key_goes_on_its_line_whose_units_never_exceed_a_burst_plus_the_limit() {
     let redis = Redis::start();
-    let client = redis::Client::open(redis.url()).expect("a Redis URL");
-    let r = FleetRedis::connect(&Target::from(client), Arc::new(AtomicU64::new(0)))
-        .await
-        .expect("Redis answers");
+    let r = scripts_on(&redis).await;
     // Not on a line yet: the line says so, and parts are renewed.
     let off = r.line("h0", "c", &line_ask(3)).await.expect("line.lua");
     assert!(!off.on && off.units.is_empty(), "{off:?}");
