@@ -196,7 +196,7 @@ pub struct Target {
 }
 
 impl Target {
-    /// `url`, trusting the system's certificates, and those of `ca_pem` (PEM) when given.
+    /// `url`, trusting the system's certificates, or, when `ca_pem` (PEM) is given, its alone.
     pub fn open(url: &str, ca_pem: Option<Vec<u8>>) -> Result<Target, redis::RedisError> {
         let Some(pem) = ca_pem else {
             return Ok(Target::from(redis::Client::open(url)?));
