@@ -13,8 +13,8 @@ pub const DEFAULT_SLICE: Duration = Duration::from_secs(1);
 pub struct FleetSettings {
     /// `redis://HOST:PORT/DB`, `rediss://…` or `unix:///path/redis.sock`, as given (checked).
     pub redis: String,
-    /// The certificates (PEM) a `rediss://` Redis' certificate is checked against besides the
-    /// system's: for a Redis whose certificate a private CA signed (checked readable).
+    /// The certificates (PEM) a `rediss://` Redis' certificate is checked against instead of
+    /// the system's: for a Redis whose certificate a private CA signed (checked readable).
     pub redis_ca: Option<PathBuf>,
     /// This host's name in the fleet; None: the hostname.
     pub host: Option<String>,
