@@ -319,9 +319,16 @@ impl Fleet {
             )
         };
         self.outbox.extend(cooldowns);
-        if wants.iter().any(|w| !self.known.borrow().contains(&w.key)) {
-            self.known
-                .send_modify(|k| k.extend(wants.iter().map(|w| w.key.clone())));
+        // A Redis Cluster's listener subscribes to each known key's channel.
+        if self.view.cluster.load(Ordering::Relaxed) {
+            let new = {
+                let known = self.known.borrow();
+                wants.iter().any(|w| !known.contains(&w.key))
+            };
+            if new {
+                self.known
+                    .send_modify(|k| k.extend(wants.iter().map(|w| w.key.clone())));
+            }
         }
         // While Redis does not answer: one cooldown per key, the latest, and none that ended.
         if self.outbox.len() > 1 {
