@@ -71,6 +71,21 @@ fn llmctl_strategy_has_no_failures_and_no_429_storm() {
         (Some(40), Some(0)),
         "{herd}"
     );
+    // Where the time went: every request received in some second, and no refusal.
+    for r in &runs {
+        let each: u64 = r["received_per_second"]
+            .as_array()
+            .expect("received_per_second")
+            .iter()
+            .filter_map(|n| n.as_u64())
+            .sum();
+        assert_eq!(Some(each), r["provider_requests"].as_u64(), "{r}");
+        assert_eq!(
+            r["refused_at_s"].as_array().map(Vec::len),
+            r["provider_429s"].as_u64().map(|n| n as usize),
+            "{r}"
+        );
+    }
 }
 
 #[test]

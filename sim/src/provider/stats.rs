@@ -101,3 +101,21 @@ impl Stats {
         self.responses.get(&status).copied().unwrap_or(0)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn a_refusal_is_counted_by_dimension_with_when_it_was_sent() {
+        let mut s = Stats::default();
+        s.received(Duration::from_millis(1_200));
+        s.rate_limited(0, Duration::from_millis(1_250));
+        s.received(Duration::from_millis(3_100));
+        s.rate_limited(1, Duration::from_millis(3_100));
+        assert_eq!(s.rate_limited, [1, 1, 0, 0]);
+        assert_eq!(s.refused_at_ms, vec![1_250, 3_100]);
+        assert_eq!(s.per_second, vec![0, 1, 0, 1]);
+    }
+}
