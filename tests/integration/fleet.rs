@@ -1056,18 +1056,85 @@ async fn a_lines_units_are_each_the_size_of_the_request_they_are_for() {
     assert!(a.on);
     let valid: Vec<u128> = a.units.iter().map(|u| u.as_millis()).collect();
     assert_eq!(valid.len(), 4, "{valid:?}");
-    // Tokens bind: of the burst, all but the largest unit (at most half of it: 1,000) is
-    // there at once, then tokens come at 1,000 a second; each unit is valid once the tokens
-    // of it and of those before it have: 1,500 at 0.5 s, 500 at 1 s, 1,000 at 2 s, 250 at
-    // 2.25 s (equal units would have been 812.5 tokens each, the first valid at once, too
-    // small for the request it is for).
-    let expected = [500u128, 1_000, 2_000, 2_250];
+    // Tokens bind: the first (1,500) goes at once, the bucket being full; each after it once
+    // the tokens of it and of those before it have come, with one unit of the burst (at most
+    // half of it: 1,000) kept back: 500 at 1 s, 1,000 at 2 s, 250 at 2.25 s (equal units
+    // would have been 812.5 tokens each, the first too small for the request it is for).
+    let expected = [0u128, 1_000, 2_000, 2_250];
     for (v, e) in valid.iter().zip(expected) {
         assert!(
             v.abs_diff(e) <= 20,
             "valid at {valid:?}, expected {expected:?}"
         );
     }
+}
+
+/// The most units of `valid` (sorted) beyond what a bucket of `burst` refilling at `per_s`
+/// (full at the first) admits: 0 when a provider with that bucket refuses none of them.
+fn beyond_a_bucket(valid: &[Duration], burst: f64, per_s: f64) -> usize {
+    let mut level = burst;
+    let mut at = valid.first().copied().unwrap_or_default();
+    let mut refused = 0;
+    for &v in valid {
+        level = (level + (v - at).as_secs_f64() * per_s).min(burst);
+        at = v;
+        if level >= 1.0 - 1e-9 {
+            level -= 1.0;
+        } else {
+            refused += 1;
+        }
+    }
+    refused
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn units_a_second_dimension_holds_back_count_at_their_moment_in_every_dimension() {
+    let redis = Redis::start();
+    let r = scripts_on(&redis).await;
+    for h in 0..6 {
+        crowd_renewal(&r, &format!("h{h}")).await;
+    }
+    // Key "c" on its line: 20 requests a second (a burst of 5) and 1,000 tokens a second (a
+    // burst of 2,000). A large request at the head of the queue, then small ones: the first
+    // takes the tokens' burst, the next come 10 ms apart by tokens from a second on; by
+    // requests they may not come faster than the requests' bucket allows at their moments
+    // (the line had counted them from when it was asked).
+    let mut ask = line_ask(0);
+    ask.dimensions[1] = LineDimension {
+        per_ms: 1.0,
+        burst: 2_000.0,
+    };
+    ask.units = std::iter::once([1.0, 2_000.0, 0.0, 0.0])
+        .chain(std::iter::repeat_n([1.0, 10.0, 0.0, 0.0], 19))
+        .collect();
+    ask.ahead = Duration::from_secs(5);
+    let start = Instant::now();
+    let a = r.line("h0", "c", &ask).await.expect("line.lua");
+    assert!(a.on);
+    assert_eq!(a.units.len(), 20, "{:?}", a.units);
+    let mut valid = a.units.clone();
+    valid.sort();
+    assert!(
+        valid[1] >= Duration::from_millis(980),
+        "the first takes the tokens' burst, the next wait for their tokens: {valid:?}"
+    );
+    // Requests: none beyond the provider's bucket of 5 at 20 a second.
+    assert_eq!(
+        beyond_a_bucket(&valid, 5.0, 20.0),
+        0,
+        "units valid at {valid:?}"
+    );
+    // And the line goes on from there: a host asking next waits behind them all.
+    let sent = Instant::now();
+    let next = r.line("h1", "c", &line_ask(1)).await.expect("line.lua");
+    let mut all = valid.clone();
+    all.extend(next.units.iter().map(|u| sent + *u - start));
+    all.sort();
+    assert_eq!(
+        beyond_a_bucket(&all, 5.0, 20.0),
+        0,
+        "units valid at {all:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -114,14 +114,13 @@ else
   end
   -- Then the line, unit by unit in the order asked: every unit valid within the look ahead,
   -- or one.
-  local tat, tau, used = {}, {}, {}
+  local tat, tau, moved = {}, {}, {}
   for d = 1, 4 do
     local biggest = 0
     for i = #offsets + 1, count do biggest = math.max(biggest, units[i][d]) end
     if rate[d] > 0 and biggest > 0 then
       local r = rate[d]
       tat[d] = math.max(tonumber(redis.call('HGET', KEYS[1], 't' .. d) or '') or now, now)
-      used[d] = 0
       -- One unit of the burst (at most half) is never given: a unit that reaches the provider
       -- a little early (clocks, transit) still finds its bucket with room.
       tau[d] = math.max(burst[d] - math.min(biggest, burst[d] / 2), 0) / r
@@ -135,19 +134,29 @@ else
     local u = units[#offsets + 1]
     local valid = now
     for d = 1, 4 do
-      if tat[d] then valid = math.max(valid, tat[d] + (used[d] + u[d]) / rate[d] - tau[d]) end
+      -- (A unit larger than the burst less the unit kept back goes once the bucket is full:
+      -- waiting longer adds nothing to it.)
+      if tat[d] and u[d] > 0 then
+        valid = math.max(valid, tat[d] + math.min(u[d] / rate[d] - tau[d], 0))
+      end
     end
     if from_line == 0 and valid > last then last = valid + ahead * ahead / (valid - now) end
     if #offsets > 0 and valid > last then break end
     from_line = from_line + 1
+    -- A unit counts in each dimension from the moment it is valid: one that another dimension
+    -- held back finds this one's bucket fuller, never emptier, than the line had it (the
+    -- refill in between is lost at the brim), so the units after it wait from its moment.
     for d = 1, 4 do
-      if tat[d] then used[d] = used[d] + u[d] end
+      if tat[d] and u[d] > 0 then
+        tat[d] = math.max(tat[d], valid) + u[d] / rate[d]
+        moved[d] = true
+      end
     end
     offsets[#offsets + 1] = math.ceil(valid - now)
   end
   for d = 1, 4 do
-    if tat[d] then
-      redis.call('HSET', KEYS[1], 't' .. d, string.format('%.3f', tat[d] + used[d] / rate[d]))
+    if moved[d] then
+      redis.call('HSET', KEYS[1], 't' .. d, string.format('%.3f', tat[d]))
     end
   end
 end
