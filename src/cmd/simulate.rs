@@ -46,6 +46,11 @@ pub struct SimulateArgs {
     /// Keys the fleet-scale scenario's hosts share, each its own quota
     #[arg(long, value_name = "K", default_value_t = 1)]
     keys: usize,
+    /// Requests each busy host of the fleet-scale scenario keeps waiting on each key (fewer
+    /// make many keys on many hosts lighter for the simulator: a host of a thousand on one key
+    /// is given a request of it every 50 s)
+    #[arg(long, value_name = "N", default_value_t = 32)]
+    backlog: usize,
     /// How long the fleet-scale scenario runs
     #[arg(long, default_value = "20s", value_parser = super::duration, value_name = "DUR")]
     duration: Duration,
@@ -244,12 +249,12 @@ async fn fleet_scale(
     out: &mut Vec<simulate::fleet_scale::FleetScaleResult>,
 ) -> Result<(), ExitCode> {
     use simulate::fleet_scale::{Demand, FleetScaleSpec};
-    if args.hosts == 0 || args.keys == 0 {
+    if args.hosts == 0 || args.keys == 0 || args.backlog == 0 {
         return Err(exit::fail(
             exit::USAGE,
             format!(
-                "--hosts {} --keys {} leaves nothing to run; give at least 1 of each",
-                args.hosts, args.keys
+                "--hosts {} --keys {} --backlog {} leaves nothing to run; give at least 1 of each",
+                args.hosts, args.keys, args.backlog
             ),
         ));
     }
@@ -281,6 +286,7 @@ async fn fleet_scale(
         }
         let spec = FleetScaleSpec {
             warmup: args.warmup,
+            backlog: args.backlog,
             ..FleetScaleSpec::new(args.hosts, args.keys, demand, args.duration)
         };
         match simulate::fleet_scale::run(&spec).await {

@@ -193,8 +193,12 @@ fn fleet_scale_drives_the_fleets_scripts_for_virtual_hosts_and_says_what_redis_d
     let r: serde_json::Value = serde_json::from_str(stdout(&o).trim()).expect("one JSON object");
     println!("{r}");
     assert_eq!(
-        (r["hosts"].as_u64(), r["keys"].as_u64()),
-        (Some(3), Some(1))
+        (
+            r["hosts"].as_u64(),
+            r["keys"].as_u64(),
+            r["backlog"].as_u64()
+        ),
+        (Some(3), Some(1), Some(32))
     );
     assert_eq!(r["demand"], "all-busy");
     let grants = r["grants"].as_u64().expect("grants");
@@ -238,6 +242,12 @@ fn fleet_scale_drives_the_fleets_scripts_for_virtual_hosts_and_says_what_redis_d
         .expect("run simulate");
     assert_eq!(o.status.code(), Some(64), "{}", stderr(&o));
     assert!(stderr(&o).contains("--hosts 0"), "{}", stderr(&o));
+    let o = Command::new(BIN)
+        .args(["simulate", "--scenario", "fleet-scale", "--backlog", "0"])
+        .output()
+        .expect("run simulate");
+    assert_eq!(o.status.code(), Some(64), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--backlog 0"), "{}", stderr(&o));
 }
 
 #[test]

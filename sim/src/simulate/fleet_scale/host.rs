@@ -33,6 +33,11 @@ pub(super) struct Host {
     pub(super) arrivals_per_s: f64,
     pub(super) backlog: usize,
     pub(super) next_arrival: Instant,
+    /// Something reached its engine since its queue was last served (a call, an answer, a
+    /// renewal, a cooldown): it is served at this step. Otherwise it is served when
+    /// `wake` comes, as a daemon sleeps until its engine's next wakeup.
+    pub(super) stirred: bool,
+    pub(super) wake: Option<Instant>,
 }
 
 impl Host {
@@ -72,8 +77,10 @@ impl Host {
             busy: true,
             gone: false,
             arrivals_per_s: 0.0,
-            backlog: 32,
+            backlog: spec.backlog,
             next_arrival: t.mono,
+            stirred: true,
+            wake: None,
         })
     }
 }
@@ -107,6 +114,7 @@ pub(super) fn apply_units(host: &mut Host, r: &LineTake, n: Now) {
     let Some((a, received)) = r.answer.as_ref().filter(|_| !host.gone) else {
         return;
     };
+    host.stirred = true;
     apply_line(&mut host.engine, &r.want, &r.ask, a, *received, n);
     if !a.on {
         // Back to parts: renewed at the next step.
@@ -123,6 +131,7 @@ pub(super) fn apply(host: &mut Host, r: &Renewal, slice: Duration, n: Now) {
         // Left meanwhile, or Redis did not answer: tried again at the next step.
         return;
     };
+    host.stirred = true;
     let idle_since = part.held.as_ref().and_then(|p| p.idle_since);
     part.held = Some(Held::renewed(r.sent, slice, w, a, idle_since, give_back));
     let (fleet_part, exchange) = answered_part(w, r.fill, a, give_back);
@@ -166,6 +175,7 @@ pub(super) fn serve(
     for part in host.parts.iter_mut() {
         while part.in_flight.front().is_some_and(|f| f.1 <= t) {
             if let Some((lease, _, took)) = part.in_flight.pop_front() {
+                host.stirred = true;
                 let _ = host
                     .engine
                     .report(&lease, if took { &ok } else { &refused }, n);
@@ -189,6 +199,9 @@ pub(super) fn serve(
                 arrivals = host.backlog.saturating_sub(host.parts[k].waiting.len());
             }
             arrivals += std::mem::take(&mut host.parts[k].retries);
+            if arrivals > 0 {
+                host.stirred = true;
+            }
             for _ in 0..arrivals {
                 let req = AcquireRequest {
                     key: key_name(k),
@@ -206,7 +219,12 @@ pub(super) fn serve(
             }
         }
     }
+    if !host.stirred && host.wake.is_none_or(|w| w > t) {
+        return;
+    }
     host.engine.pump(n);
+    host.stirred = false;
+    host.wake = host.engine.next_wakeup(n);
     for (id, answer) in host.engine.drain_answers() {
         if let WaiterAnswer::Granted(g) = answer {
             if let Some(k) = key_index(&g.key) {

@@ -85,6 +85,8 @@ pub struct FleetScaleSpec {
     pub burst: f64,
     pub slice: Duration,
     pub latency: Duration,
+    /// Requests a busy host keeps waiting on each key (all-busy, diurnal, join-leave).
+    pub backlog: usize,
 }
 
 impl FleetScaleSpec {
@@ -101,6 +103,7 @@ impl FleetScaleSpec {
             burst: 5.0,
             slice: Duration::from_secs(1),
             latency: Duration::from_millis(100),
+            backlog: 32,
         }
     }
 }
@@ -111,6 +114,8 @@ pub struct FleetScaleResult {
     pub demand: Demand,
     pub hosts: usize,
     pub keys: usize,
+    /// Requests each busy host kept waiting on each key.
+    pub backlog: usize,
     pub duration_s: f64,
     /// How long the hosts ran before the run measured.
     pub warmup_s: f64,
@@ -201,8 +206,11 @@ pub(super) struct Counts {
 
 /// Runs the scenario against a redis-server of its own.
 pub async fn run(spec: &FleetScaleSpec) -> Result<FleetScaleResult, String> {
-    if spec.hosts == 0 || spec.keys == 0 {
-        return Err("--hosts and --keys must be at least 1".into());
+    if spec.hosts == 0 || spec.keys == 0 || spec.backlog == 0 {
+        return Err(format!(
+            "--hosts, --keys and --backlog must each be at least 1 (given {}, {} and {})",
+            spec.hosts, spec.keys, spec.backlog
+        ));
     }
     let server = RedisServer::start()?;
     let client = redis::Client::open(server.url())
@@ -251,11 +259,6 @@ pub async fn run(spec: &FleetScaleSpec) -> Result<FleetScaleResult, String> {
     let mut joined = spec.hosts;
     while Instant::now() < end {
         let t = Instant::now();
-        let lag = t.saturating_duration_since(next_tick);
-        if lag > step {
-            counts.late_ticks += 1;
-            counts.max_lag_ms = counts.max_lag_ms.max(lag.as_millis() as u64);
-        }
         let n = now_of(t, base, base_unix);
         if warming && t >= started + spec.warmup {
             // Warmed up: what the run measures starts now.
@@ -313,6 +316,7 @@ pub async fn run(spec: &FleetScaleSpec) -> Result<FleetScaleResult, String> {
             .unwrap_or_default();
         for (h, key, left, reason) in heard {
             let until = n.unix_ms.saturating_add(left.as_millis() as i64);
+            hosts[h].stirred = true;
             let _ = hosts[h]
                 .engine
                 .apply_shared_cooldown(&key, until, &reason, n);
@@ -341,6 +345,7 @@ pub async fn run(spec: &FleetScaleSpec) -> Result<FleetScaleResult, String> {
                 .unwrap_or_default();
             for (h, host) in hosts.iter_mut().enumerate().filter(|(_, h)| !h.gone) {
                 let wants = host.engine.fleet_wants(spec.slice, n);
+                host.stirred = true;
                 for w in wants {
                     let Some(k) = key_index(&w.key) else {
                         continue;
@@ -448,6 +453,12 @@ pub async fn run(spec: &FleetScaleSpec) -> Result<FleetScaleResult, String> {
         if next_tick > now {
             tokio::time::sleep(next_tick - now).await;
         } else {
+            // A step that took longer than a step: the hosts acted late by as much.
+            let lag = now - next_tick;
+            if lag > step {
+                counts.late_ticks += 1;
+                counts.max_lag_ms = counts.max_lag_ms.max(lag.as_millis() as u64);
+            }
             next_tick = now;
             tokio::task::yield_now().await;
         }
@@ -475,6 +486,7 @@ pub async fn run(spec: &FleetScaleSpec) -> Result<FleetScaleResult, String> {
         demand: spec.demand,
         hosts: spec.hosts,
         keys: spec.keys,
+        backlog: spec.backlog,
         duration_s: wall.as_secs_f64(),
         warmup_s: measured_from.duration_since(started).as_secs_f64(),
         grants: counts.grants,
