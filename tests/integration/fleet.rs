@@ -1021,6 +1021,22 @@ async fn scripts_on(redis: &Redis) -> FleetRedis {
         .expect("Redis answers")
 }
 
+/// Key "c" on its line (six hosts renewed it), and an ask of it with no units that also
+/// limits tokens (1,000 a second, a burst of 2,000) and looks 5 s ahead.
+async fn crowded_with_tokens(redis: &Redis) -> (FleetRedis, LineAsk) {
+    let r = scripts_on(redis).await;
+    for h in 0..6 {
+        crowd_renewal(&r, &format!("h{h}")).await;
+    }
+    let mut ask = line_ask(0);
+    ask.dimensions[1] = LineDimension {
+        per_ms: 1.0,
+        burst: 2_000.0,
+    };
+    ask.ahead = Duration::from_secs(5);
+    (r, ask)
+}
+
 /// An ask of key "c"'s line for `count` units (20 requests a second, a burst of 5).
 fn line_ask(count: usize) -> LineAsk {
     let mut dimensions = [LineDimension::default(); 4];
@@ -1039,19 +1055,9 @@ fn line_ask(count: usize) -> LineAsk {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lines_units_are_each_the_size_of_the_request_they_are_for() {
     let redis = Redis::start();
-    let r = scripts_on(&redis).await;
-    for h in 0..6 {
-        crowd_renewal(&r, &format!("h{h}")).await;
-    }
-    // Key "c" is on its line; it also limits tokens: 1,000 a second, a burst of 2,000.
-    let mut ask = line_ask(0);
-    ask.dimensions[1] = LineDimension {
-        per_ms: 1.0,
-        burst: 2_000.0,
-    };
+    let (r, mut ask) = crowded_with_tokens(&redis).await;
     let sizes = [1_500.0, 500.0, 1_000.0, 250.0];
     ask.units = sizes.iter().map(|&t| [1.0, t, 0.0, 0.0]).collect();
-    ask.ahead = Duration::from_secs(5);
     let a = r.line("h0", "c", &ask).await.expect("line.lua");
     assert!(a.on);
     let valid: Vec<u128> = a.units.iter().map(|u| u.as_millis()).collect();
@@ -1090,24 +1096,15 @@ fn beyond_a_bucket(valid: &[Duration], burst: f64, per_s: f64) -> usize {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn units_a_second_dimension_holds_back_count_at_their_moment_in_every_dimension() {
     let redis = Redis::start();
-    let r = scripts_on(&redis).await;
-    for h in 0..6 {
-        crowd_renewal(&r, &format!("h{h}")).await;
-    }
     // Key "c" on its line: 20 requests a second (a burst of 5) and 1,000 tokens a second (a
     // burst of 2,000). A large request at the head of the queue, then small ones: the first
     // takes the tokens' burst, the next come 10 ms apart by tokens from a second on; by
     // requests they may not come faster than the requests' bucket allows at their moments
     // (the line had counted them from when it was asked).
-    let mut ask = line_ask(0);
-    ask.dimensions[1] = LineDimension {
-        per_ms: 1.0,
-        burst: 2_000.0,
-    };
+    let (r, mut ask) = crowded_with_tokens(&redis).await;
     ask.units = std::iter::once([1.0, 2_000.0, 0.0, 0.0])
         .chain(std::iter::repeat_n([1.0, 10.0, 0.0, 0.0], 19))
         .collect();
-    ask.ahead = Duration::from_secs(5);
     let start = Instant::now();
     let a = r.line("h0", "c", &ask).await.expect("line.lua");
     assert!(a.on);
