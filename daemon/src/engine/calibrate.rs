@@ -236,8 +236,9 @@ impl Engine {
         let says_nothing = dim == Dimension::Requests
             && outcome.signals.retry_after.is_none()
             && self.probed_bucket(id, outcome).is_some();
+        let answered = super::report::answered_at(outcome.answered_unix_ms, lease.granted_at, now);
         let key = &mut self.keys[id];
-        key.stats.recent_grants.refused(lease.granted_at);
+        key.stats.recent_grants.refused(lease.granted_at, answered);
         // A provider that says nothing, not even when to come back, most likely counts over a
         // second (`report::PROBED_WINDOW`, as OpenAI enforces a minute's limit and gateways
         // keep a rolling second): it took what it accepted in the second before this request

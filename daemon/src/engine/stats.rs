@@ -79,8 +79,11 @@ pub struct RecentGrants {
 #[derive(Clone, Copy, Debug)]
 struct Grant {
     at: Instant,
-    /// When its answer came (the provider had taken it by then).
+    /// When its answer came (the provider had counted it by then).
     answered: Option<Instant>,
+    /// The provider refused it: not what it took, yet a place in its window, as providers
+    /// that count refused requests keep it.
+    refused: bool,
 }
 
 impl Grant {
@@ -106,18 +109,24 @@ impl RecentGrants {
         self.at.push_back(Grant {
             at: now,
             answered: None,
+            refused: false,
         });
     }
 
-    /// The grant made at `at` was refused: the provider did not take it (one not answered,
-    /// of those made at that moment).
-    pub fn refused(&mut self, at: Instant) {
+    /// The grant made at `at` was refused, answered at `answered`: the provider did not take
+    /// it (one not answered, of those made at that moment), but it keeps its place in a window
+    /// held (`full`, `frees_at`) until it leaves as an answered grant does: a provider that
+    /// counts refused requests in its window does, and one that does not loses a place for a
+    /// second at a refusal, where the other would refuse again.
+    pub fn refused(&mut self, at: Instant, answered: Instant) {
         let unanswered = self
             .at
             .iter()
-            .rposition(|g| g.at == at && g.answered.is_none());
-        if let Some(i) = unanswered.or_else(|| self.at.iter().rposition(|g| g.at == at)) {
-            self.at.remove(i);
+            .rposition(|g| g.at == at && !g.refused && g.answered.is_none());
+        let found = unanswered.or_else(|| self.at.iter().rposition(|g| g.at == at && !g.refused));
+        if let Some(g) = found.and_then(|i| self.at.get_mut(i)) {
+            g.refused = true;
+            g.answered = Some(answered.max(at));
         }
     }
 
@@ -143,7 +152,7 @@ impl RecentGrants {
         Some(
             self.at
                 .iter()
-                .filter(|g| g.at <= at && from.is_none_or(|f| g.at > f))
+                .filter(|g| !g.refused && g.at <= at && from.is_none_or(|f| g.at > f))
                 .count() as u64,
         )
     }
@@ -446,18 +455,20 @@ mod activity_tests {
         for at in [0, 0, 200, 400, 600] {
             g.granted(ms(at));
         }
-        g.refused(ms(400));
+        g.refused(ms(400), ms(450));
         let w = Duration::from_millis(1000);
+        // What the provider took: the refused one is not counted.
         assert_eq!(g.within(ms(600), w), Some(4));
         // At 1100 the two of 0 have left the window.
         assert_eq!(g.within(ms(1100), w), Some(2));
+        // The places held: the refused one keeps its own (the provider counted it).
         let w = from_grant(1000);
-        assert!(g.full(ms(700), w, 4));
-        assert!(!g.full(ms(700), w, 5));
-        // Four in the window, three allowed: free once the two of 0 have left it.
-        assert_eq!(g.frees_at(ms(700), w, 3), Some(ms(1000)));
-        // Two allowed: once the one of 200 has left it too; one, once that of 600 has.
-        assert_eq!(g.frees_at(ms(700), w, 2), Some(ms(1200)));
+        assert!(g.full(ms(700), w, 5));
+        assert!(!g.full(ms(700), w, 6));
+        // Five places held, three allowed: free once the two of 0 and the one of 200 have
+        // left; two allowed: once the refused one of 400 has too; one, once that of 600 has.
+        assert_eq!(g.frees_at(ms(700), w, 3), Some(ms(1200)));
+        assert_eq!(g.frees_at(ms(700), w, 2), Some(ms(1400)));
         assert_eq!(g.frees_at(ms(700), w, 1), Some(ms(1600)));
         assert_eq!(g.frees_at(ms(700), w, 9), Some(ms(700)));
     }
@@ -493,14 +504,16 @@ mod activity_tests {
         g.answered(ms(0), ms(250));
         g.answered(ms(0), ms(60));
         assert_eq!(g.frees_at(ms(100), hold, 2), Some(ms(1100)));
-        // A refusal takes the place of a grant not answered and leaves the others as they
-        // were.
+        // A refusal is a grant not answered, answered now: its place leaves as an answered
+        // one's (a second after its answer), the others' as they were.
         g.granted(ms(0));
         g.granted(ms(0));
         g.answered(ms(0), ms(50));
-        g.refused(ms(0));
-        assert_eq!(g.frees_at(ms(100), hold, 5), Some(ms(100)));
-        assert_eq!(g.frees_at(ms(100), hold, 3), Some(ms(1060)));
+        g.refused(ms(0), ms(60));
+        assert_eq!(g.frees_at(ms(100), hold, 6), Some(ms(100)));
+        assert_eq!(g.frees_at(ms(100), hold, 5), Some(ms(1060)));
+        assert_eq!(g.frees_at(ms(100), hold, 3), Some(ms(1070)));
+        assert_eq!(g.within(ms(100), Duration::from_secs(1)), Some(4));
     }
 
     #[test]
