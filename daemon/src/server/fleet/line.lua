@@ -114,7 +114,7 @@ else
   end
   -- Then the line, unit by unit in the order asked: every unit valid within the look ahead,
   -- or one.
-  local tat, tau, moved = {}, {}, {}
+  local tat, tau = {}, {}
   for d = 1, 4 do
     local biggest = 0
     for i = #offsets + 1, count do biggest = math.max(biggest, units[i][d]) end
@@ -149,13 +149,12 @@ else
     for d = 1, 4 do
       if tat[d] and u[d] > 0 then
         tat[d] = math.max(tat[d], valid) + u[d] / rate[d]
-        moved[d] = true
       end
     end
     offsets[#offsets + 1] = math.ceil(valid - now)
   end
   for d = 1, 4 do
-    if moved[d] then
+    if tat[d] then
       redis.call('HSET', KEYS[1], 't' .. d, string.format('%.3f', tat[d]))
     end
   end
