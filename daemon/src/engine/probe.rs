@@ -121,6 +121,9 @@ pub struct Aimd {
     /// nothing: a window of a second, most likely, so no second takes more than its rate's
     /// share of one (`window_allowance`), and its burst is a whole second's.
     window: bool,
+    /// When the request whose refusal found that window was granted: the grants of the second
+    /// before it, those refused then left out, are its allowance.
+    window_counted_to: Option<Instant>,
 }
 
 /// What a provider's refusal (a 429 or 529) tells a bucket's probe.
@@ -173,6 +176,7 @@ impl Aimd {
             steady: 0,
             plateau_since: None,
             window: false,
+            window_counted_to: None,
         }
     }
 
@@ -283,7 +287,8 @@ impl Aimd {
 
     /// A refusal of a bucket probed by `probe` (None: not probed yet, and made now if it cuts)
     /// whose rate in force was `current` (None: no limit), on a bucket of `period_ms`. True
-    /// when it cut.
+    /// when it cut (a refusal that does not cut may still lower a window's allowance: see
+    /// `rate`).
     pub fn refused(
         probe: &mut Option<Aimd>,
         current: Option<f64>,
@@ -293,6 +298,7 @@ impl Aimd {
     ) -> bool {
         if let Some(a) = probe.as_mut() {
             if !a.may_cut(r, now) {
+                a.uncount(r, period_ms);
                 return false;
             }
         }
@@ -388,6 +394,7 @@ impl Aimd {
         };
         a.plateau_since = None;
         a.window = window;
+        a.window_counted_to = window.then_some(r.granted_at);
         a.fault_until = r.fault_until;
         a.last_refusal = Some(now);
         a.before_cut = before_cut;
@@ -399,6 +406,23 @@ impl Aimd {
         a.last_step = now;
         a.demand = false;
         true
+    }
+
+    /// A refusal that did not cut, of a request the window's allowance counted as taken (sent
+    /// in the second before the one whose refusal found the window, and not yet known refused
+    /// then: sent at the same moment, or answered after it): the provider did not take it, so
+    /// the window allows one fewer.
+    fn uncount(&mut self, r: &ProviderRefusal, period_ms: f64) {
+        let Some(to) = self.window_counted_to.filter(|_| self.window) else {
+            return;
+        };
+        let counted = r.granted_at <= to
+            && to.saturating_duration_since(r.granted_at) < super::report::PROBED_WINDOW;
+        let one = period_ms / 1000.0;
+        if counted && self.rate >= 2.0 * one {
+            self.rate -= one;
+            self.last_refused_rate = self.last_refused_rate.min(self.rate);
+        }
     }
 
     /// A fault lasting until `until` sends requests this limiter does not see: a cut made

@@ -879,3 +879,42 @@ fn a_server_of_eight_in_flight_is_kept_full_from_a_cold_start() {
         "done at {end} ms (ideal 11250), refused at {refused:?}"
     );
 }
+
+#[test]
+fn refusals_answered_out_of_order_leave_a_windows_allowance_at_what_the_provider_took() {
+    // A key nothing is known of, asked without pause: its slow start sends 13 in the first
+    // 0.6 s into a provider that takes 10 in any rolling second and names no delay. The last
+    // three are refused, and (a busy caller) the last one sent is reported first: its
+    // window's count takes the two sent before it, not yet known refused, as taken (12). Once
+    // they are reported refused too, the window allows the 10 the provider took.
+    let mut fx = Fx::new(vec![]);
+    let mut leases = Vec::new();
+    let mut ms = 0;
+    while leases.len() < 13 {
+        match fx.acquire("k", 0, 0, 0, ms) {
+            Acquired::Granted(g) => leases.push((ms, g.lease_id)),
+            _ => ms += 1,
+        }
+        assert!(ms < 2_000, "13 grants took {ms} ms");
+    }
+    let refused = leases.split_off(10);
+    assert!(
+        ms - leases[0].0 < 1_000,
+        "the 13 went within a second: {ms} ms"
+    );
+    for (at, l) in &leases {
+        fx.e.report(l, &ok(200), fx.now(at + 50)).expect("report");
+    }
+    let answered = ms + 50;
+    for (_, l) in refused.iter().rev() {
+        let mut o = with_headers(429, &[], T0_UNIX + answered as i64);
+        o.error_type = "rate_limit_exceeded".into();
+        fx.e.report(l, &o, fx.now(answered)).expect("report");
+    }
+    let (limit, source) = requests_limit(&mut fx, answered);
+    assert_eq!(source, LimitSource::Aimd);
+    assert_eq!(
+        limit, 600.0,
+        "a window of 10 a second, not of the 12 counted at the first refusal"
+    );
+}

@@ -57,8 +57,9 @@ impl Bucket {
         }
         let before = self.rate.limit;
         let current = self.rate.limit.is_finite().then_some(self.rate.limit);
+        let probed = self.aimd.as_ref().map(Aimd::rate);
         let cut = Aimd::refused(&mut self.aimd, current, &r, self.rate.period.millis(), now);
-        if cut {
+        if cut || self.aimd.as_ref().map(Aimd::rate) != probed {
             self.recompute();
         }
         if self.is_limited() {
