@@ -297,7 +297,12 @@ impl Engine {
         let since_cut = key.stats.since_cut.and_then(|c| {
             let elapsed = now.mono.saturating_duration_since(c.at);
             let counted = match dim {
-                Dimension::Requests => c.requests,
+                // The requests it refused meanwhile (this one aside) too: a provider that
+                // counts them (OpenAI says it does) took them out of what it refilled, and
+                // what it accepted alone would hold the rate well under its limit for as long
+                // as the creep takes to find it again. One that does not count them is
+                // overestimated by them, which costs a cut more at most.
+                Dimension::Requests => c.requests + c.refusals.saturating_sub(1),
                 Dimension::Tokens => c.tokens,
                 Dimension::InputTokens | Dimension::OutputTokens => return None,
             };

@@ -918,3 +918,25 @@ fn refusals_answered_out_of_order_leave_a_windows_allowance_at_what_the_provider
         "a window of 10 a second, not of the 12 counted at the first refusal"
     );
 }
+
+#[test]
+fn a_header_less_limit_that_counts_refusals_is_measured_at_it_after_the_first_cuts() {
+    // 20 requests/s with a burst of 5, refused requests counted, the delay in retry-after-ms,
+    // no headers, 96 workers, answers after 50 ms: a refusal soon after a cut measures the
+    // limit by what the provider took since the cut, the requests it refused meanwhile with
+    // those it accepted (it counted them): not by those it accepted alone, which held the rate
+    // at four fifths of the limit for as long as the creep took to find it again.
+    let mut provider = ModelProvider::full(20.0, 5.0, true);
+    let run = drive(&mut provider, 96, 50, 15_000, |wait, unix_ms| {
+        let mut o = with_headers(429, &[("retry-after-ms", &wait.to_string())], unix_ms);
+        o.error_type = "rate_limit_exceeded".into();
+        o
+    });
+    let accepted = (run.sent.len() - run.refused.len()) as f64;
+    let allowed = 5.0 + 20.0 * 15.0;
+    assert!(
+        accepted >= 0.9 * allowed,
+        "{accepted} accepted in 15 s of the {allowed} allowed; refused at {:?}",
+        run.refused
+    );
+}
