@@ -791,15 +791,15 @@ fn cold_herd_on(reports: Reports, counts_refused: bool) -> (u64, Vec<u64>) {
 fn a_cold_herd_on_a_rolling_window_ends_near_its_ideal() {
     // 40 at once, 10 in any rolling second (no headers, no delay named), answers after 50 ms:
     // the ideal is 10 at 0, 1, 2 and 3 s, the last answered at 3.05 s. Each place in the window
-    // frees a second after its answer (not a second and a margin after its grant): 1.26x, the
-    // rest slow start's first 0.6 s.
+    // frees a second after its answer (not a second and a margin after its grant): 1.22x, the
+    // rest slow start's first 0.5 s (0.6 s and 3.84 s when it began at 4 a second).
     let (end, refused) = cold_herd(AT_ONCE);
     eprintln!(
         "herd: done at {end} ms, {} refused at {refused:?}",
         refused.len()
     );
     assert!(
-        end <= 3_860,
+        end <= 3_760,
         "done at {end} ms (ideal 3050), refused at {refused:?}"
     );
     assert!(
@@ -822,7 +822,7 @@ fn a_cold_herd_on_a_window_that_counts_its_refusals_is_refused_once() {
     );
     assert_eq!(refused.len(), 1, "refused at {refused:?}");
     assert!(
-        end <= 3_860,
+        end <= 3_760,
         "done at {end} ms (ideal 3050), refused at {refused:?}"
     );
 }

@@ -251,11 +251,13 @@ fn events_tell_what_happened_and_counters_follow_the_advice() {
         ev[0].message
     );
     assert_eq!((ev[0].key.as_str(), ev[0].unix_ms), ("k", T0_UNIX));
-    // A key nothing limited was probing from 240/min: the refusal halves it.
+    // A key nothing limited was probing from its first contact's rate: the refusal halves it.
+    let start = bucket::aimd::START_PER_SEC * 60.0;
     assert!(
-        ev[1]
-            .message
-            .starts_with("requests limit lowered from 240 to 120/minute"),
+        ev[1].message.starts_with(&format!(
+            "requests limit lowered from {start:.0} to {:.0}/minute",
+            start / 2.0
+        )),
         "{}",
         ev[1].message
     );
