@@ -13,6 +13,12 @@ import time
 import httpx2
 import openai
 
+# The SDK imports a resource's module when the resource is first named, and the types of its
+# answers with it: imported here, so that the run's first requests do not (a long-lived
+# process has them).
+import openai.resources.chat.completions.completions  # noqa: F401
+import openai.types.chat  # noqa: F401
+
 import llmctl
 from llmctl.httpx import AsyncLimitedTransport
 
