@@ -18,8 +18,12 @@ use std::time::{Duration, Instant};
 const JUMP_FROM: f64 = 0.5;
 /// ...to at least this share is a window beginning again, if...
 const JUMP_TO: f64 = 0.8;
-/// ...the reset jumped back to at least this share of the longest reset seen.
+/// ...the reset jumped back to at least this share of the longest reset seen, and...
 const RESET_TO: f64 = 0.6;
+/// ...remaining rose by at least this many units. A small continuous bucket kept near empty
+/// (another consumer of the key takes what it refills, so it is never seen full) reads 0 or 1
+/// remaining, each with most of its time to full left: from 0 to 1 is no window beginning.
+const MIN_JUMP: f64 = 2.0;
 /// How early a window's stated end may be taken as passed (a reset read in whole seconds is
 /// up to a second short, and answers take a while to come back).
 const END_SLACK: Duration = Duration::from_millis(50);
@@ -80,7 +84,7 @@ impl Bucket {
         r.max_reset = r.max_reset.max(reset);
         let jumped = passed
             && was_low
-            && remaining > r.remaining
+            && remaining >= r.remaining + MIN_JUMP
             && remaining >= JUMP_TO * r.max_remaining
             && reset >= r.max_reset.mul_f64(RESET_TO)
             && !reset.is_zero();
@@ -193,6 +197,51 @@ mod tests {
             let dt = f64::from((i * 104_729) % 900) / 1000.0;
             t += Duration::from_secs_f64(dt);
             level = (level + 10.0 * dt).min(100.0);
+        }
+        assert!(b.window.is_none());
+    }
+
+    #[test]
+    fn a_small_bucket_another_consumer_keeps_near_empty_is_never_taken_for_a_window() {
+        // A burst of 5 at 20/s, another consumer taking 30 % of it (so it refills 14/s for us
+        // and is never seen full): the readings are 0, 1 or 2 remaining, each with its time to
+        // full. From 0 to 1 remaining with most of the longest reset left looks like a window
+        // of 1 beginning again, and held the key at a few requests a window.
+        let t0 = Instant::now();
+        let mut b = Bucket::learned(Dimension::Requests, t0);
+        // Empty, full in 250 ms; 260 ms later (a cooldown), 1 left and full in 170 ms.
+        assert!(!b.read_window(
+            0.0,
+            Duration::from_millis(250),
+            Duration::from_millis(1),
+            0.0,
+            t0
+        ));
+        let t1 = t0 + Duration::from_millis(260);
+        assert!(
+            !b.read_window(
+                1.0,
+                Duration::from_millis(170),
+                Duration::from_millis(1),
+                0.0,
+                t1
+            ),
+            "a window of 1 taken from a bucket of 5"
+        );
+        let (cap, per_s) = (3.5, 14.0);
+        let mut level = 0.0f64;
+        let mut t = t1;
+        for i in 0..2000u32 {
+            let reset = Duration::from_secs_f64((cap - level) / per_s);
+            assert!(
+                !b.read_window(level.floor(), reset, Duration::from_millis(1), 0.0, t),
+                "reading {i}: {} remaining, reset {reset:?}",
+                level.floor()
+            );
+            let dt = f64::from((i * 104_729) % 400) / 1000.0;
+            t += Duration::from_secs_f64(dt);
+            let spend = f64::from((i * 7919) % 3);
+            level = ((level + per_s * dt).min(cap) - spend).max(0.0);
         }
         assert!(b.window.is_none());
     }
