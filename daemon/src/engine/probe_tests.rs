@@ -230,16 +230,19 @@ fn drive(
     run
 }
 
+/// A header-less provider's 429 naming its delay in retry-after-ms.
+fn refused_after_ms(wait: u64, unix_ms: i64) -> Outcome {
+    let mut o = with_headers(429, &[("retry-after-ms", &wait.to_string())], unix_ms);
+    o.error_type = "rate_limit_exceeded".into();
+    o
+}
+
 #[test]
 fn a_header_less_limit_is_found_and_held_without_oscillation() {
     // No config, no headers: 20 requests/s with a burst of 5, rejected requests counted, 96
     // workers, answers after 50 ms, the provider's delay in retry-after-ms.
     let mut provider = ModelProvider::full(20.0, 5.0, true);
-    let run = drive(&mut provider, 96, 50, 120_000, |wait, unix_ms| {
-        let mut o = with_headers(429, &[("retry-after-ms", &wait.to_string())], unix_ms);
-        o.error_type = "rate_limit_exceeded".into();
-        o
-    });
+    let run = drive(&mut provider, 96, 50, 120_000, refused_after_ms);
     let after = Run::after;
     // Once found (the first 10 s), the limit is used: at least 90 % of 20/s...
     let rate = after(&run.sent, 10_000) - after(&run.refused, 10_000);
@@ -927,11 +930,7 @@ fn a_header_less_limit_that_counts_refusals_is_measured_at_it_after_the_first_cu
     // those it accepted (it counted them): not by those it accepted alone, which held the rate
     // at four fifths of the limit for as long as the creep took to find it again.
     let mut provider = ModelProvider::full(20.0, 5.0, true);
-    let run = drive(&mut provider, 96, 50, 15_000, |wait, unix_ms| {
-        let mut o = with_headers(429, &[("retry-after-ms", &wait.to_string())], unix_ms);
-        o.error_type = "rate_limit_exceeded".into();
-        o
-    });
+    let run = drive(&mut provider, 96, 50, 15_000, refused_after_ms);
     let accepted = (run.sent.len() - run.refused.len()) as f64;
     let allowed = 5.0 + 20.0 * 15.0;
     assert!(
