@@ -293,8 +293,8 @@ impl Aimd {
 
     /// A refusal of a bucket probed by `probe` (None: not probed yet, and made now if it cuts)
     /// whose rate in force was `current` (None: no limit), on a bucket of `period_ms`. True
-    /// when it cut (a refusal that does not cut may still lower a window's allowance: see
-    /// `rate`).
+    /// when it cut (a refusal that does not cut may still lower a window's allowance:
+    /// `uncount`).
     pub fn refused(
         probe: &mut Option<Aimd>,
         current: Option<f64>,

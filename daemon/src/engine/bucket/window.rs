@@ -206,7 +206,7 @@ mod tests {
         // A burst of 5 at 20/s, another consumer taking 30 % of it (so it refills 14/s for us
         // and is never seen full): the readings are 0, 1 or 2 remaining, each with its time to
         // full. From 0 to 1 remaining with most of the longest reset left looks like a window
-        // of 1 beginning again, and held the key at a few requests a window.
+        // of 2 beginning again, and held the key at 2 requests every 0.3 s.
         let t0 = Instant::now();
         let mut b = Bucket::learned(Dimension::Requests, t0);
         // Empty, full in 250 ms; 260 ms later (a cooldown), 1 left and full in 170 ms.
@@ -226,7 +226,7 @@ mod tests {
                 0.0,
                 t1
             ),
-            "a window of 1 taken from a bucket of 5"
+            "a window of 2 taken from a bucket of 5"
         );
         let (cap, per_s) = (3.5, 14.0);
         let mut level = 0.0f64;
