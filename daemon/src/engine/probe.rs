@@ -125,11 +125,10 @@ pub struct Aimd {
     plateau_since: Option<Instant>,
     /// Its last cut was to what the provider took in the second before a refusal that named
     /// nothing: a window of a second, most likely, so no second takes more than its rate's
-    /// share of one (`window_allowance`), and its burst is a whole second's.
-    window: bool,
-    /// When the request whose refusal found that window was granted: the grants of the second
-    /// before it, those refused then left out, are its allowance.
-    window_counted_to: Option<Instant>,
+    /// share of one (`window_allowance`), and its burst is a whole second's. Held: when the
+    /// request whose refusal found that window was granted (the grants of the second before
+    /// it, those refused then left out, are its allowance).
+    window: Option<Instant>,
 }
 
 /// What a provider's refusal (a 429 or 529) tells a bucket's probe.
@@ -181,8 +180,7 @@ impl Aimd {
             before_cut: f64::INFINITY,
             steady: 0,
             plateau_since: None,
-            window: false,
-            window_counted_to: None,
+            window: None,
         }
     }
 
@@ -236,7 +234,7 @@ impl Aimd {
     /// `aimd::WINDOW` may take more (the daemon's grants, less those refused, in
     /// `RecentGrants`).
     pub fn window_allowance(&self, period_ms: f64) -> Option<u64> {
-        self.window.then(|| {
+        self.window.map(|_| {
             // A second's share of its rate: the margin of `aimd::WINDOW` is not allowance.
             (self.rate / period_ms * 1000.0).floor().max(1.0) as u64
         })
@@ -360,7 +358,7 @@ impl Aimd {
         // A window is taken for one at first contact (a herd's first refusal) or kept while it
         // holds; a refusal of a probe that crept above a limit it held is a bucket's as often,
         // and a window's margin would cost it a tenth of its rate.
-        let was_window = probe.as_ref().is_some_and(|a| a.window);
+        let was_window = probe.as_ref().is_some_and(|a| a.window.is_some());
         let (rate, refused_rate, measured, window) = match r.last_window {
             Some(n) if n < rate => {
                 let r = n.max(current * deepest);
@@ -399,8 +397,7 @@ impl Aimd {
             0
         };
         a.plateau_since = None;
-        a.window = window;
-        a.window_counted_to = window.then_some(r.granted_at);
+        a.window = window.then_some(r.granted_at);
         a.fault_until = r.fault_until;
         a.last_refusal = Some(now);
         a.before_cut = before_cut;
@@ -419,7 +416,7 @@ impl Aimd {
     /// then: sent at the same moment, or answered after it): the provider did not take it, so
     /// the window allows one fewer.
     fn uncount(&mut self, r: &ProviderRefusal, period_ms: f64) {
-        let Some(to) = self.window_counted_to.filter(|_| self.window) else {
+        let Some(to) = self.window else {
             return;
         };
         let counted = r.granted_at <= to

@@ -237,6 +237,13 @@ fn refused_after_ms(wait: u64, unix_ms: i64) -> Outcome {
     o
 }
 
+/// A header-less provider's 429 that names no delay.
+fn refused_naming_nothing(unix_ms: i64) -> Outcome {
+    let mut o = with_headers(429, &[], unix_ms);
+    o.error_type = "rate_limit_exceeded".into();
+    o
+}
+
 #[test]
 fn a_header_less_limit_is_found_and_held_without_oscillation() {
     // No config, no headers: 20 requests/s with a burst of 5, rejected requests counted, 96
@@ -709,11 +716,7 @@ fn one_shot_jobs(
             let (answered, job, lease_id, answer) = flights.remove(0);
             let mut o = match answer {
                 Answer::Ok => ok(200),
-                Answer::Refused => {
-                    let mut o = with_headers(429, &[], T0_UNIX + answered as i64);
-                    o.error_type = "rate_limit_exceeded".into();
-                    o
-                }
+                Answer::Refused => refused_naming_nothing(T0_UNIX + answered as i64),
                 Answer::TooMany => refused_for_concurrency(),
             };
             if reports.stamped {
@@ -910,8 +913,7 @@ fn refusals_answered_out_of_order_leave_a_windows_allowance_at_what_the_provider
     }
     let answered = ms + 50;
     for (_, l) in refused.iter().rev() {
-        let mut o = with_headers(429, &[], T0_UNIX + answered as i64);
-        o.error_type = "rate_limit_exceeded".into();
+        let o = refused_naming_nothing(T0_UNIX + answered as i64);
         fx.e.report(l, &o, fx.now(answered)).expect("report");
     }
     let (limit, source) = requests_limit(&mut fx, answered);
