@@ -267,8 +267,10 @@ impl Proxy {
         };
         // A WebSocket (Codex opens the Responses API over one first) would carry requests
         // the proxy cannot limit one by one: refused at once, with no request upstream, as
-        // Codex takes to mean "use HTTPS" (it falls back at once on a 426).
-        if req.headers().contains_key(http::header::UPGRADE) {
+        // Codex takes to mean "use HTTPS" (it falls back at once on a 426). Any other upgrade
+        // offer (`h2c` from `curl --http2` or Java's HttpClient) is optional for the server:
+        // ignored, and the request served as it came (the offer is not forwarded).
+        if offers_websocket(req.headers()) {
             self.count_refusal("upgrade");
             return (
                 shape::error(
@@ -651,6 +653,19 @@ impl Proxy {
         };
         (attempt.run().await, key)
     }
+}
+
+/// Whether a request asks to become a WebSocket (`Upgrade: websocket`, any case, among other
+/// protocols offered).
+fn offers_websocket(h: &http::HeaderMap) -> bool {
+    h.get_all(http::header::UPGRADE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|p| {
+            let name = p.trim().split('/').next().unwrap_or("");
+            name.eq_ignore_ascii_case("websocket")
+        })
 }
 
 fn count(

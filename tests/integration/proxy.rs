@@ -1409,3 +1409,42 @@ async fn a_closed_plan_window_is_refused_at_once_naming_its_reset_with_nothing_s
         );
     }
 }
+
+/// `curl --http2` offers `Upgrade: h2c` (as Java's HttpClient does): an offer a server may
+/// ignore, so the proxy serves the request over HTTP/1.1, limited, and forwards no offer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upgrade_offer_other_than_websocket_is_ignored_and_the_request_served() {
+    let daemon = Daemon::start("");
+    let (addr, seen) = raw_upstream(Some(json_answer(&serde_json::json!({
+        "id": "x", "object": "chat.completion", "choices": [],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}
+    }))))
+    .await;
+    let proxy = proxy_for(&daemon, &format!("http://{addr}"), "").await;
+    let url = format!("{}/openai/v1/chat/completions", proxy.url());
+    let out = tokio::process::Command::new("curl")
+        .args([
+            "--http2",
+            "-sS",
+            "-i",
+            "-H",
+            "content-type: application/json",
+            "-d",
+        ])
+        .arg(chat("h2c-model"))
+        .arg(&url)
+        .output()
+        .await
+        .expect("curl runs");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+    assert!(text.contains("\"usage\""), "{text}");
+    let got = seen.lock().expect("seen").clone();
+    assert_eq!(got.len(), 1, "one request upstream");
+    let head = got[0].to_ascii_lowercase();
+    assert!(
+        !head.contains("upgrade:") && !head.contains("http2-settings"),
+        "{head}"
+    );
+    settled(&daemon, "openai/h2c-model", 5).await;
+}
