@@ -39,3 +39,55 @@ pub fn status(s: &tonic::Status) -> ExitCode {
     };
     fail(code, s.message())
 }
+
+/// What a shell reports for a command its reader stopped reading (killed by SIGPIPE: 128 + 13).
+pub const CLOSED_PIPE: i32 = 141;
+
+/// Ends the process as a closed pipe ends it: quietly, with [`CLOSED_PIPE`].
+pub fn closed_pipe() -> ExitCode {
+    std::process::exit(CLOSED_PIPE)
+}
+
+/// Makes a write to a closed pipe end the process quietly, as `ls | head` ends `ls`: exit
+/// status 141, no message, no backtrace. Rust ignores SIGPIPE, so `println!` on a pipe whose
+/// reader left panics instead ("failed printing to stdout: Broken pipe"); every other panic
+/// is reported as before.
+pub fn quiet_on_closed_pipe() {
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if is_closed_pipe(message) {
+            std::process::exit(CLOSED_PIPE);
+        }
+        report(info);
+    }));
+}
+
+/// Whether a panic's message is the standard library's for printing to a closed pipe.
+fn is_closed_pipe(message: &str) -> bool {
+    (message.starts_with("failed printing to stdout")
+        || message.starts_with("failed printing to stderr"))
+        && message.to_ascii_lowercase().contains("broken pipe")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn only_the_closed_pipe_message_is_quiet() {
+        let io = std::io::Error::from_raw_os_error(32);
+        assert!(super::is_closed_pipe(&format!(
+            "failed printing to stdout: {io}"
+        )));
+        assert!(!super::is_closed_pipe(
+            "failed printing to stdout: No space left on device"
+        ));
+        assert!(!super::is_closed_pipe(
+            "called `Option::unwrap()` on a `None` value"
+        ));
+    }
+}

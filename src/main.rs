@@ -71,6 +71,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    exit::quiet_on_closed_pipe();
     let cli = Cli::parse();
     let socket = cli
         .socket

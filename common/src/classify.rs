@@ -16,6 +16,10 @@ pub enum Class {
     /// The caller does not know what happened (it left without reporting): says nothing
     /// about the key's health, and nobody waits for advice.
     Unknown,
+    /// The caller gave up on a request it had sent (a closed connection, a cancelled task, an
+    /// aborted promise), before or while the answer came: never a refusal or a failure, and
+    /// nobody waits for advice.
+    Cancelled,
 }
 
 impl Class {
@@ -64,6 +68,9 @@ fn type_class(error_type: &str) -> Option<Class> {
     }
 }
 
+/// The error type of a request its caller gave up on after sending it.
+pub const CANCELLED: &str = "cancelled";
+
 /// Classifies one answer: `status` 0 means none came (timeout or connection error).
 pub fn classify(status: u16, error_type: &str) -> Class {
     if is_quota_exhausted(error_type) {
@@ -73,6 +80,9 @@ pub fn classify(status: u16, error_type: &str) -> Class {
     }
     if status == 0 && matches!(error_type, "unreported" | "unknown") {
         return Class::Unknown;
+    }
+    if error_type == CANCELLED && (status == 0 || (200..300).contains(&status)) {
+        return Class::Cancelled;
     }
     match status {
         200..=299 if error_type.is_empty() => Class::Success,

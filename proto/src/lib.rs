@@ -23,6 +23,7 @@ impl v1::RefusalReason {
             Self::TooLarge => "too_large",
             Self::DailyQuota => "daily_quota",
             Self::PlanWindow => "plan_window",
+            Self::Cancelled => "cancelled",
         }
     }
 }

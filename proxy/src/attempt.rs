@@ -220,6 +220,7 @@ impl Attempt {
                         estimate: self.estimate(),
                         attempt,
                         first_attempt_unix_ms: first_attempt_ms,
+                        sent: false,
                     };
                     (Some(lease), Some(self.in_flight()))
                 }
@@ -308,6 +309,10 @@ impl Attempt {
             };
             let client = self.proxy.clients.for_upstream(&self.up);
             let read_timeout = self.proxy.config.read_timeout;
+            let mut guard = guard;
+            if let Some(g) = guard.as_mut() {
+                g.sent = true;
+            }
             let sent = tokio::time::timeout(read_timeout, client.request(req)).await;
             let next = match sent {
                 Ok(Ok(resp)) if resp.status().is_success() => {

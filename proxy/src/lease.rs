@@ -12,8 +12,10 @@ use std::sync::Arc;
 /// A report's error message is cut to this many characters.
 const MAX_ERROR_MESSAGE: usize = 2000;
 
-/// One attempt's lease, reported exactly once: by its owner, or when dropped unreported (the
-/// caller went away while it waited for the upstream) as an outcome nobody knows.
+/// One attempt's lease, settled exactly once: reported by its owner, or, when dropped unsettled
+/// (the caller went away), at once: given back whole when its request was never sent, else
+/// reported cancelled (a request made: its slot freed, its tokens at the estimate, never a
+/// refusal).
 pub(crate) struct LeaseGuard {
     pub(crate) proxy: Arc<Proxy>,
     pub(crate) lease_id: String,
@@ -21,6 +23,8 @@ pub(crate) struct LeaseGuard {
     pub(crate) estimate: (u64, u64),
     pub(crate) attempt: u32,
     pub(crate) first_attempt_unix_ms: i64,
+    /// Whether the request went upstream.
+    pub(crate) sent: bool,
 }
 
 impl LeaseGuard {
@@ -37,6 +41,15 @@ impl Drop for LeaseGuard {
         if self.lease_id.is_empty() {
             return;
         }
+        let (proxy, client) = (self.proxy.clone(), std::mem::take(&mut self.client_id));
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        if !self.sent {
+            let lease = std::mem::take(&mut self.lease_id);
+            rt.spawn(async move { proxy.limiter.withdraw(&client, lease).await });
+            return;
+        }
         let req = report_request(
             &self.lease_id,
             0,
@@ -44,19 +57,16 @@ impl Drop for LeaseGuard {
             None,
             self.estimate,
             Some((
-                "unreported".into(),
+                llmctl_common::classify::CANCELLED.into(),
                 "the caller went away before the upstream answered".into(),
             )),
             false,
             self.attempt,
             self.first_attempt_unix_ms,
         );
-        let (proxy, client) = (self.proxy.clone(), std::mem::take(&mut self.client_id));
-        if let Ok(rt) = tokio::runtime::Handle::try_current() {
-            rt.spawn(async move {
-                proxy.limiter.report(&client, req).await;
-            });
-        }
+        rt.spawn(async move {
+            proxy.limiter.report(&client, req).await;
+        });
     }
 }
 

@@ -177,15 +177,17 @@ impl Limiter {
         true
     }
 
+    /// Asks the daemon for a lease. Safe to drop: a caller that goes away while this waits
+    /// withdraws the wait, and a grant that arrives as it leaves is given back
+    /// (`llmctl_client::acquire_abandonable`).
     pub async fn acquire(&self, req: pb::AcquireRequest) -> Grant {
-        let mut client = match self.client(&req.client_id).await {
+        let client = match self.client(&req.client_id).await {
             Ok(c) => c,
             Err(why) => return Grant::Unreachable(why),
         };
         let limit = Duration::from_millis(req.max_wait_ms.max(0) as u64) + CALL_TIMEOUT;
-        match tokio::time::timeout(limit, client.acquire(req)).await {
+        match tokio::time::timeout(limit, llmctl_client::acquire_abandonable(&client, req)).await {
             Ok(Ok(r)) => {
-                let r = r.into_inner();
                 if r.reason_code != RefusalReason::Stopping as i32 {
                     self.answered().await;
                 }
@@ -205,6 +207,29 @@ impl Limiter {
             }
             Ok(Err(s)) => Grant::Error(s),
             Err(_) => Grant::Unreachable(self.failed("Acquire timed out".into()).await),
+        }
+    }
+
+    /// Gives back a lease whose request was never sent (its caller went away first): every
+    /// unit it took goes back. Nothing happens when the daemon cannot be asked (the lease then
+    /// lapses at its estimate, its slot freed with the session).
+    pub async fn withdraw(&self, client_id: &str, lease_id: String) {
+        let Ok(mut client) = self.client(client_id).await else {
+            return;
+        };
+        let req = pb::WithdrawRequest {
+            acquire_id: String::new(),
+            lease_id,
+        };
+        match tokio::time::timeout(CALL_TIMEOUT, client.withdraw(req)).await {
+            Ok(Ok(_)) => self.answered().await,
+            Ok(Err(s)) if is_unreachable(&s) => {
+                self.failed(s.message().to_string()).await;
+            }
+            Ok(Err(s)) => tracing::warn!("llmctl proxy: a withdraw was refused: {}", s.message()),
+            Err(_) => {
+                self.failed("Withdraw timed out".into()).await;
+            }
         }
     }
 

@@ -164,6 +164,7 @@ pub async fn acquire(args: AcquireArgs, socket: PathBuf) -> ExitCode {
         route_group: Some(args.route_group).filter(|g| !g.is_empty()),
         profile: Some(args.profile).filter(|p| !p.is_empty()),
         output_tokens_declared: args.output_undeclared.then_some(false),
+        acquire_id: String::new(),
     };
     let r = match client.acquire(req).await {
         Ok(r) => r.into_inner(),

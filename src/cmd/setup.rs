@@ -110,13 +110,25 @@ fn check(args: CheckArgs) -> ExitCode {
 
 pub fn completions<C: CommandFactory>(args: CompletionsArgs) -> ExitCode {
     let mut command = C::command();
-    clap_complete::generate(args.shell, &mut command, "llmctl", &mut std::io::stdout());
-    ExitCode::SUCCESS
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut command, "llmctl", &mut script);
+    print_all(&script, "the completion script")
+}
+
+/// Writes `bytes` to stdout: quietly ended by a closed pipe, any other failure said.
+fn print_all(bytes: &[u8], what: &str) -> ExitCode {
+    use std::io::Write;
+    match std::io::stdout().lock().write_all(bytes) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => exit::closed_pipe(),
+        Err(e) => exit::fail(exit::SOFTWARE, format!("cannot write {what}: {e}")),
+    }
 }
 
 pub fn man<C: CommandFactory>() -> ExitCode {
-    match clap_mangen::Man::new(C::command()).render(&mut std::io::stdout()) {
-        Ok(()) => ExitCode::SUCCESS,
+    let mut page = Vec::new();
+    match clap_mangen::Man::new(C::command()).render(&mut page) {
+        Ok(()) => print_all(&page, "the manual page"),
         Err(e) => exit::fail(exit::SOFTWARE, format!("cannot write the manual page: {e}")),
     }
 }

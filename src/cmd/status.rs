@@ -23,6 +23,16 @@ pub fn key_json(k: &pb::KeyStatus) -> Value {
     v["settled_at_estimate_total"] = json!(k.settled_at_estimate_total);
     v["plan_windows"] = k.plan_windows.iter().map(window_json).collect();
     v["fleet_line"] = json!(k.fleet_line);
+    // Callers that gave up, and the ledger of leases (granted = settled + withdrawn + expired
+    // + outstanding).
+    for (name, n) in [
+        ("cancelled_total", k.cancelled_total),
+        ("settled_total", k.settled_total),
+        ("withdrawn_total", k.withdrawn_total),
+        ("expired_total", k.expired_total),
+    ] {
+        v[name] = json!(n);
+    }
     v
 }
 
@@ -189,6 +199,10 @@ pub fn key_line(k: &pb::KeyStatus) -> String {
             "retries {} give-ups {} fallbacks {}",
             k.retries_total, k.give_ups_total, k.fallbacks_total
         ));
+    }
+    if k.cancelled_total > 0 {
+        // Callers that gave up (timeouts, Esc, Ctrl-C, killed agents): never refusals.
+        parts.push(format!("cancelled {}", k.cancelled_total));
     }
     let breaker = k.breaker_kind().unwrap_or_default();
     if matches!(breaker, pb::BreakerState::Open | pb::BreakerState::HalfOpen) {

@@ -1,5 +1,6 @@
 //! End-to-end tests: each starts the real `llmctl` binary on a temporary socket and data dir.
 
+mod abandoned;
 mod abuse;
 mod agents;
 mod chaos;

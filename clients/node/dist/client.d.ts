@@ -47,6 +47,13 @@ export declare class Client {
     /** Reserves capacity on `key` (and its ancestors), waiting in the daemon up to `maxWait` ms.
      * Throws `NotGranted` (or `RunBudgetExceeded`) when capacity will not come in time. */
     acquire(key: string | null, options?: AcquireOptions): Promise<Lease>;
+    /** One Acquire call that an abort gives up on without leaving anything behind: the caller's
+     * promise is rejected at once with the signal's reason, the wait is withdrawn (Withdraw by
+     * its acquire id), and a grant the call brings as it ends is given back (Withdraw by its
+     * lease id); the call itself is cut only when the daemon does not answer the withdrawal. */
+    private acquireWithdrawable;
+    /** Withdraws an abandoned wait and gives back the grant its call brings, if any. */
+    private giveBack;
     /** The phase of the daemon's absence (conformance/fail_static.json), "up" while it answers. */
     private phase;
     /** While the daemon is away past its restart: waits for `name`'s turn at the rate and

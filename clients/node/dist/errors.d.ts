@@ -14,6 +14,8 @@ export declare class Unavailable extends LlmctlError {
 export type ReasonCode = "capacity" | "concurrency" | "cooldown" | "breaker_open" | "run_budget" | "route_group" | "stopping" | "too_large" | "daily_quota"
 /** A plan window (5-hour, 7-day) of the key's account is closed until `notBefore`. */
  | "plan_window"
+/** The caller withdrew the call (an abort) before it was granted. */
+ | "cancelled"
 /** The daemon is away and what this client last knew of the key allows no call in time. */
  | "fail_static" | `${number}` | "";
 /** The daemon could not grant the lease within `maxWait`. `notBefore` is the earliest time asking

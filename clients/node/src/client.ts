@@ -4,6 +4,7 @@
  */
 
 import * as net from "node:net";
+import { randomBytes } from "node:crypto";
 import { createClient, type Client as RpcClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import {
@@ -37,6 +38,8 @@ export { reasonCode } from "./wire.js";
 
 /** While failing open, a warning at most this often. */
 const WARN_EVERY_MS = 60_000;
+/** The longest giving back an abandoned wait or grant may take. */
+const WITHDRAW_TIMEOUT_MS = 5_000;
 
 function stopping(resp: AcquireResponse): boolean {
   return !resp.granted && resp.reasonCode === RefusalReason.STOPPING;
@@ -160,8 +163,10 @@ export class Client {
       routeGroup: options.routeGroup || undefined,
       profile: options.profile || undefined,
       outputTokensDeclared: options.outputTokensDeclared,
+      // What Withdraw names when the caller aborts while the call waits.
+      acquireId: randomBytes(16).toString("hex"),
     };
-    const call = () => this.rpc.acquire(req, { timeoutMs: maxWait + this.callTimeoutMs, signal: options.signal });
+    const call = () => this.acquireWithdrawable(req, maxWait + this.callTimeoutMs, options.signal);
     let resp: AcquireResponse | null = null;
     let epoch = this.epoch;
     for (;;) {
@@ -216,6 +221,49 @@ export class Client {
     this.static.granted(asked, Date.now());
     lease.onDone = () => this.static.released(asked);
     return lease;
+  }
+
+  /** One Acquire call that an abort gives up on without leaving anything behind: the caller's
+   * promise is rejected at once with the signal's reason, the wait is withdrawn (Withdraw by
+   * its acquire id), and a grant the call brings as it ends is given back (Withdraw by its
+   * lease id); the call itself is cut only when the daemon does not answer the withdrawal. */
+  private acquireWithdrawable(req: { acquireId: string } & Parameters<RpcClient<typeof Limiter>["acquire"]>[0], timeoutMs: number, signal?: AbortSignal): Promise<AcquireResponse> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    const cut = new AbortController();
+    const answer = this.rpc.acquire(req, { timeoutMs, signal: cut.signal });
+    if (!signal) return answer;
+    return new Promise<AcquireResponse>((resolve, reject) => {
+      const onAbort = () => {
+        reject(signal.reason);
+        void this.giveBack(req.acquireId, answer, cut);
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      answer.then(
+        (r) => {
+          signal.removeEventListener("abort", onAbort);
+          resolve(r);
+        },
+        (e: unknown) => {
+          signal.removeEventListener("abort", onAbort);
+          reject(e);
+        },
+      );
+    });
+  }
+
+  /** Withdraws an abandoned wait and gives back the grant its call brings, if any. */
+  private async giveBack(acquireId: string, answer: Promise<AcquireResponse>, cut: AbortController): Promise<void> {
+    const timer = setTimeout(() => cut.abort(), WITHDRAW_TIMEOUT_MS);
+    try {
+      await this.rpc.withdraw({ acquireId }, { timeoutMs: WITHDRAW_TIMEOUT_MS });
+      const r = await answer;
+      if (r.granted) await this.rpc.withdraw({ leaseId: r.leaseId }, { timeoutMs: WITHDRAW_TIMEOUT_MS });
+    } catch {
+      // The daemon away: the call is cut, and whatever it held lapses with the session.
+      cut.abort();
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** The phase of the daemon's absence (conformance/fail_static.json), "up" while it answers. */

@@ -33,6 +33,8 @@ export type ReasonCode =
   | "daily_quota"
   /** A plan window (5-hour, 7-day) of the key's account is closed until `notBefore`. */
   | "plan_window"
+  /** The caller withdrew the call (an abort) before it was granted. */
+  | "cancelled"
   /** The daemon is away and what this client last knew of the key allows no call in time. */
   | "fail_static"
   | `${number}`

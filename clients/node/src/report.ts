@@ -38,6 +38,8 @@ export function limitHeaders(h: HeadersLike | undefined): Record<string, string>
 }
 
 /** Advice computed without the daemon (fail-open): retry what a retry may fix, a few times. */
+/** The error type of a request its caller gave up on after sending it (conformance/advice.json). */
+export const CANCELLED = "cancelled";
 /** Attempts a call makes while the daemon cannot be asked (conformance/advice.json). */
 export const FAIL_OPEN_ATTEMPTS = 4;
 const RETRYABLE = new Set([408, 409, 429, 500, 502, 503, 504, 529]);
@@ -52,6 +54,9 @@ export function localAdvice(o: ReportOptions, attempt: number): Advice {
   }
   if (o.status >= 200 && o.status < 300 && !type) {
     return { action: "done", retryAfterMs: 0, fallbackKey: "", reason: "" };
+  }
+  if (type === CANCELLED && (o.status === 0 || (o.status >= 200 && o.status < 300))) {
+    return { action: "give_up", retryAfterMs: 0, fallbackKey: "", reason: "the caller gave up on the request" };
   }
   let retryable = o.status === 0 || RETRYABLE.has(o.status) || o.status >= 500;
   if (o.status >= 200 && o.status < 300) {

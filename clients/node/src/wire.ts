@@ -41,6 +41,8 @@ export function reasonCode(code: RefusalReason): ReasonCode {
       return "daily_quota";
     case RefusalReason.PLAN_WINDOW:
       return "plan_window";
+    case RefusalReason.CANCELLED:
+      return "cancelled";
     case RefusalReason.UNSPECIFIED:
       return "";
     default:

@@ -11,7 +11,10 @@ use tonic::transport::{Channel, Endpoint};
 
 pub use llmctl_proto::v1 as pb;
 
+pub mod giving_up;
 pub mod time;
+
+pub use giving_up::{acquire_abandonable, acquire_lease, new_acquire_id, Lease};
 
 #[derive(Debug, Error)]
 pub enum ConnectError {

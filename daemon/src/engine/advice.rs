@@ -135,6 +135,7 @@ impl Engine {
                     "the outcome is unknown (the caller left without a report)".into(),
                 )
             }
+            Class::Cancelled => return Advice::give_up("the caller gave up on the request".into()),
             Class::Fatal(why) => return self.advise_fatal(lease, &key, why, outcome),
             c => c.clone(),
         };
@@ -333,6 +334,7 @@ mod tests {
                 Class::Success => "success",
                 c if c.is_retryable() => "retryable",
                 Class::Fatal(_) => "fatal",
+                Class::Cancelled => "cancelled",
                 _ => "unknown",
             };
             assert_eq!(got, c["daemon_class"], "{name}: {class:?}");

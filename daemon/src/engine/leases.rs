@@ -45,18 +45,23 @@ pub(super) struct Probes {
 }
 
 impl Engine {
-    /// A lease granted to a caller that went away before it heard of it: nothing was sent, so
-    /// every unit goes back.
-    pub fn abandon(&mut self, lease_id: &str, now: Now) {
+    /// A lease whose request was never sent (its caller went away before it heard of the grant,
+    /// or withdrew it): every unit goes back, and the key counts it withdrawn and cancelled.
+    /// False when no such lease is outstanding (already settled, expired, or unknown).
+    pub fn abandon(&mut self, lease_id: &str, now: Now) -> bool {
         let Ok(lease_no) = self.lease_no(lease_id) else {
-            return;
+            return false;
         };
         let Some(lease) = self.leases.remove(&lease_no) else {
-            return;
+            return false;
         };
         self.settle(&lease, Some(&Outcome::default()), false, now.mono);
         self.clear_probe(&lease, lease_no);
+        let stats = &mut self.keys[lease.key].stats;
+        stats.withdrawn_total += 1;
+        stats.cancelled_total += 1;
         self.pump(now);
+        true
     }
 
     /// Drops the expiry entries of settled leases once they outnumber the live ones, so the
@@ -163,6 +168,7 @@ impl Engine {
             };
             self.settle(&lease, None, true, now.mono);
             self.clear_probe(&lease, lease_no);
+            self.keys[lease.key].stats.expired_total += 1;
             let name = self.keys[lease.key].name.clone();
             self.event(
                 now,

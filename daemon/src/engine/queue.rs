@@ -165,6 +165,24 @@ impl Engine {
         })
     }
 
+    /// The caller gave up (withdrew, or its call went away): leaves the queue, counted
+    /// cancelled and not refused, and is answered so.
+    pub fn withdraw_waiter(&mut self, wid: WaiterId, now: Now) -> Option<Refusal> {
+        let id = {
+            let prio = self.waiter_priority.get(&wid)?;
+            self.queue.get(&(Reverse(*prio), wid))?.key
+        };
+        let mut refusal = self.remove_waiter(wid, now, None)?;
+        let stats = &mut self.keys[id].stats;
+        stats.rejected_total = stats.rejected_total.saturating_sub(1);
+        stats.cancelled_total += 1;
+        refusal.code = RefusalCode::Cancelled;
+        refusal.not_before_unix_ms = 0;
+        refusal.reason = format!("the caller withdrew its wait on key {:?}", refusal.key);
+        self.pump(now);
+        Some(refusal)
+    }
+
     /// The caller went away (or the daemon stops): leaves the queue and says when it might
     /// succeed.
     pub fn cancel(&mut self, wid: WaiterId, now: Now) -> Option<Refusal> {

@@ -95,6 +95,10 @@ impl Engine {
         let class = advice::classify(outcome.status, &outcome.error_type);
         let id = lease.key;
         self.settle_answer(&lease, outcome, now);
+        self.keys[id].stats.settled_total += 1;
+        if class == Class::Cancelled {
+            self.keys[id].stats.cancelled_total += 1;
+        }
         if class == Class::Success {
             self.count_success(&lease, outcome, now);
         }

@@ -249,3 +249,58 @@ fn an_abandoned_grant_on_a_reserved_output_key_gives_max_tokens_back() {
     fx.e.abandon(&id, fx.now(0));
     assert_eq!(fx.level("k", Dimension::OutputTokens, 0), 10_000.0);
 }
+
+/// A caller that gives up is never taken for a refusal or a failure: waits withdrawn, grants
+/// given back unsent and requests reported cancelled are counted `cancelled`, free their slots
+/// at once, and the ledger of leases balances.
+#[test]
+fn requests_their_callers_abandon_free_their_slots_and_teach_nothing() {
+    let mut l = limits(vec![rate(Dimension::Requests, 600.0, 10.0)]);
+    l.max_concurrency = Some(2);
+    let mut fx = Fx::new(vec![("k", l)]).filled();
+    let sent = lease(&fx.acquire("k", 100, 50, 0, 0));
+    let unsent = lease(&fx.acquire("k", 100, 50, 0, 0));
+    let queued = waiter(&fx.acquire("k", 100, 50, 10_000, 0));
+    // The waiter gives up: it leaves the queue, not refused.
+    let r =
+        fx.e.withdraw_waiter(queued, fx.now(1))
+            .expect("was waiting");
+    assert_eq!(r.code, RefusalCode::Cancelled);
+    assert!(fx.e.withdraw_waiter(queued, fx.now(1)).is_none());
+    // A grant never sent goes back whole: its request unit too.
+    let before = fx.level("k", Dimension::Requests, 1);
+    assert!(fx.e.abandon(&unsent, fx.now(1)));
+    assert!(!fx.e.abandon(&unsent, fx.now(1)), "once");
+    let after = fx.level("k", Dimension::Requests, 1);
+    assert_eq!(after, before + 1.0);
+    // A request sent, then abandoned: counted as made, its slot freed, no advice to wait for.
+    let mut o = ok(0);
+    o.error_type = "cancelled".into();
+    let advice = fx.e.report(&sent, &o, fx.now(2)).expect("report");
+    assert_eq!(advice.action, Action::GiveUp);
+    // Only the refill of 1 ms (10 a second): the request unit stays taken.
+    let refill = 0.01;
+    assert!((fx.level("k", Dimension::Requests, 2) - (after + refill)).abs() < 1e-9);
+    // Mid-stream, the same.
+    let streamed = lease(&fx.acquire("k", 100, 50, 0, 3));
+    let mut o = ok(200);
+    o.error_type = "cancelled".into();
+    o.stream_started = true;
+    fx.e.report(&streamed, &o, fx.now(4)).expect("report");
+    let st = fx.key_status("k", 5);
+    assert_eq!(st.in_flight, 0);
+    assert_eq!(st.cancelled_total, 4);
+    assert_eq!(st.rejected_total, 0, "a withdrawn wait is not a refusal");
+    assert_eq!(st.rate_limited_total, 0);
+    assert_eq!(st.breaker, super::breaker::BreakerState::Closed);
+    assert_eq!(st.learned_concurrency, None);
+    assert_eq!(
+        (
+            st.granted_total,
+            st.settled_total,
+            st.withdrawn_total,
+            st.expired_total
+        ),
+        (3, 2, 1, 0)
+    );
+}

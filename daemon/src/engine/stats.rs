@@ -53,6 +53,13 @@ pub(super) struct KeyStats {
     pub(super) activity: Activity,
     /// Limit header values ignored as absurd.
     pub(super) headers_ignored_total: u64,
+    /// Requests their callers abandoned (waits withdrawn, grants given back, requests
+    /// reported cancelled), and how each lease ended: the ledger `granted = settled +
+    /// withdrawn + expired + outstanding`.
+    pub(super) cancelled_total: u64,
+    pub(super) settled_total: u64,
+    pub(super) withdrawn_total: u64,
+    pub(super) expired_total: u64,
 }
 
 /// Successes and refusals since a cut: a provider that went on refusing after a cut was at

@@ -149,6 +149,8 @@ pub enum RefusalCode {
     DailyQuota,
     /// A plan window (5-hour, 7-day) of the key's account is closed until `not_before`.
     PlanWindow,
+    /// The caller withdrew the call before it was granted.
+    Cancelled,
 }
 
 pub type WaiterId = u64;

@@ -90,6 +90,7 @@ pub(super) fn refusal_reason(code: RefusalCode) -> pb::RefusalReason {
         RefusalCode::TooLarge => pb::RefusalReason::TooLarge,
         RefusalCode::DailyQuota => pb::RefusalReason::DailyQuota,
         RefusalCode::PlanWindow => pb::RefusalReason::PlanWindow,
+        RefusalCode::Cancelled => pb::RefusalReason::Cancelled,
     }
 }
 
@@ -140,6 +141,32 @@ pub(super) fn acquire_request(
         uid,
         pid,
     })
+}
+
+/// The most bytes of an acquire id.
+pub const MAX_ACQUIRE_ID_BYTES: usize = 64;
+
+/// An Acquire's or a Withdraw's acquire id, checked, with the caller's user; None when empty.
+pub(super) fn acquire_name(
+    id: &str,
+    uid: Option<u32>,
+) -> Result<Option<super::waiting::AcquireName>, Status> {
+    if id.is_empty() {
+        return Ok(None);
+    }
+    llmctl_proto::text::check_name("acquire_id", id, false, MAX_ACQUIRE_ID_BYTES, "3f9c2a…")
+        .map_err(Status::invalid_argument)?;
+    Ok(Some((uid, id.to_string())))
+}
+
+/// The answer to an Acquire its caller withdrew before it came.
+pub(super) fn withdrawn_before(key: &str) -> pb::AcquireResponse {
+    pb::AcquireResponse {
+        key: key.to_string(),
+        reason: "the caller withdrew this call before it arrived".into(),
+        reason_code: pb::RefusalReason::Cancelled as i32,
+        ..Default::default()
+    }
 }
 
 /// A Report as the engine takes it (its lease id, and the outcome read at `unix_ms`), checked:

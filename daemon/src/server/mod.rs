@@ -90,6 +90,8 @@ pub(crate) struct Core {
     pub sessions: HashMap<String, SessionInfo>,
     pub closing: bool,
     pub metrics: Option<Arc<crate::metrics::Metrics>>,
+    /// Waiting Acquire calls by the id their callers gave them, for Withdraw.
+    pub named: waiting::Named,
 }
 
 impl Core {
@@ -368,6 +370,7 @@ async fn start(opts: &DaemonOptions) -> Result<(Started, tokio::net::UnixListene
             sessions: HashMap::new(),
             closing: false,
             metrics: metrics.clone(),
+            named: waiting::Named::default(),
         }),
         driver: Notify::new(),
         persist: Notify::new(),

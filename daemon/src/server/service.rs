@@ -31,7 +31,9 @@ impl pb::limiter_server::Limiter for LimiterService {
         self.shared.called();
         let uid = super::peer::uid(&request);
         let pid = super::peer::pid(&request);
-        let req = acquire_request(request.into_inner(), uid, pid)?;
+        let wire = request.into_inner();
+        let name = acquire_name(&wire.acquire_id, uid)?;
+        let req = acquire_request(wire, uid, pid)?;
         let max_wait = req.max_wait;
         let (tx, rx) = oneshot::channel();
         let t = now();
@@ -40,9 +42,17 @@ impl pb::limiter_server::Limiter for LimiterService {
             if core.closing {
                 return Err(stopping());
             }
+            if let Some(name) = &name {
+                if core.named.withdrawn_early(name, t.mono) {
+                    return Ok(Response::new(withdrawn_before(&req.key)));
+                }
+            }
             let acquired = core.engine.acquire(&req, t);
             if let Ok(Acquired::Queued(wid)) = acquired {
                 core.waiters.insert(wid, tx);
+                if let Some(name) = &name {
+                    core.named.waits(name.clone(), wid);
+                }
             }
             // Even a refused call may have moved the queue: hand those answers out now.
             core.deliver(t);
@@ -65,11 +75,45 @@ impl pb::limiter_server::Limiter for LimiterService {
                     wid,
                     rx,
                     done: false,
+                    name,
                 };
                 waiting.wait(max_wait).await
             }
         };
         Ok(Response::new(resp))
+    }
+
+    async fn withdraw(
+        &self,
+        request: Request<pb::WithdrawRequest>,
+    ) -> Result<Response<pb::WithdrawResponse>, Status> {
+        self.shared.called();
+        let uid = super::peer::uid(&request);
+        let r = request.into_inner();
+        let name = acquire_name(&r.acquire_id, uid)?;
+        if name.is_none() && r.lease_id.is_empty() {
+            return Err(Status::invalid_argument(
+                "Withdraw names neither an acquire_id nor a lease_id; give the acquire_id of a waiting Acquire or the lease_id of a grant whose request was never sent",
+            ));
+        }
+        let t = now();
+        let withdrawn = {
+            let mut core = self.shared.core();
+            let mut withdrawn = false;
+            if !r.lease_id.is_empty() {
+                core.engine
+                    .check_reporter(&r.lease_id, uid)
+                    .map_err(status_of)?;
+                withdrawn |= core.engine.abandon(&r.lease_id, t);
+            }
+            if let Some(name) = name {
+                withdrawn |= core.withdraw_named(name, t);
+            }
+            core.deliver(t);
+            withdrawn
+        };
+        self.shared.driver.notify_one();
+        Ok(Response::new(pb::WithdrawResponse { withdrawn }))
     }
 
     async fn report(

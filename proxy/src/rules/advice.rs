@@ -33,6 +33,7 @@ pub fn local_advice(
         Class::Fatal(why) => {
             return LocalAdvice::GiveUp(format!("{why}; decided without the llmctl daemon"))
         }
+        Class::Cancelled => return LocalAdvice::GiveUp("the caller gave up on the request".into()),
         // An error inside a 200 is retried only before output reached the caller, and only
         // when it says the provider was busy.
         _ if (200..300).contains(&status) => {

@@ -127,6 +127,8 @@ fn figures(r: &KeyRow<'_>) -> Vec<Line<'static>> {
             )),
             label("  requests "),
             Span::from(k.requests_total.to_string()),
+            label("  cancelled "),
+            Span::from(k.cancelled_total.to_string()),
         ]),
     ];
     if k.output_tokens_estimate > 0 {

@@ -455,6 +455,10 @@ _RETRYABLE = {408, 409, 429, 500, 502, 503, 504, 529}
 FAIL_OPEN_ATTEMPTS = 4
 
 
+CANCELLED = "cancelled"
+"""The error type of a request its caller gave up on after sending it (conformance/advice.json)."""
+
+
 def local_advice(outcome: Outcome, attempt: int = 1) -> Advice:
     """Advice when the daemon cannot be asked (fail open): the same classes, no shared state,
     at most `FAIL_OPEN_ATTEMPTS` attempts (the rules: conformance/advice.json)."""
@@ -465,6 +469,8 @@ def local_advice(outcome: Outcome, attempt: int = 1) -> Advice:
         )
     if 200 <= status < 300 and not etype:
         return Advice("done", 0.0, None, "")
+    if etype == CANCELLED and (status == 0 or 200 <= status < 300):
+        return Advice("give_up", 0.0, None, "the caller gave up on the request")
     retryable = status in _RETRYABLE or status >= 500 or status == 0
     if 200 <= status < 300:
         retryable = not outcome.stream_started and any(w in etype for w in ("overloaded", "rate_limit"))

@@ -56,20 +56,56 @@ class Connection:
         self, req: pb.AcquireRequest, timeout: float, wait_for_ready: bool = False
     ) -> pb.AcquireResponse:
         """Acquire as a future, so that a caller interrupted while it waits (Ctrl-C, say) takes
-        the waiter out of the daemon's queue."""
+        the waiter out of the daemon's queue (Withdraw by its acquire id) and gives back a
+        grant that arrives as it leaves: nothing is held past the interruption."""
+        if not req.acquire_id:
+            req.acquire_id = new_acquire_id()
         future = self._stub.Acquire.future(req, timeout=timeout, wait_for_ready=wait_for_ready)
         try:
             resp: pb.AcquireResponse = future.result()
         except grpc.RpcError:
             raise
         except BaseException:
-            future.cancel()
+            self._withdraw(future, req.acquire_id)
             raise
         return resp
+
+    def _withdraw(self, future: Any, acquire_id: str) -> None:
+        """The wait is withdrawn; its call then answers at once, and a grant it brings goes back."""
+        try:
+            self._stub.Withdraw(pb.WithdrawRequest(acquire_id=acquire_id), timeout=WITHDRAW_TIMEOUT)
+            resp = future.result(timeout=WITHDRAW_TIMEOUT)
+            if resp.granted:
+                self._stub.Withdraw(pb.WithdrawRequest(lease_id=resp.lease_id), timeout=WITHDRAW_TIMEOUT)
+        except BaseException:  # the daemon away, or a second interruption: the call is cut
+            future.cancel()
 
     def close(self) -> None:
         self._session.close()
         self._channel.close()
+
+
+WITHDRAW_TIMEOUT = 5.0
+"""The longest giving back an abandoned wait or grant may take."""
+
+_WITHDRAWING: "set[asyncio.Task[None]]" = set()
+"""Withdrawals under way (held so that they finish)."""
+
+
+def new_acquire_id() -> str:
+    """A fresh id for one Acquire (what Withdraw names)."""
+    return os.urandom(16).hex()
+
+
+async def _withdraw(stub: Any, call: Any, answer: "asyncio.Future[Any]", acquire_id: str) -> None:
+    """Withdraws an abandoned wait, and gives back the grant its call brings, if any."""
+    try:
+        await stub.Withdraw(pb.WithdrawRequest(acquire_id=acquire_id), timeout=WITHDRAW_TIMEOUT)
+        resp = await asyncio.wait_for(answer, WITHDRAW_TIMEOUT)
+        if resp.granted:
+            await stub.Withdraw(pb.WithdrawRequest(lease_id=resp.lease_id), timeout=WITHDRAW_TIMEOUT)
+    except (Exception, asyncio.CancelledError):  # the daemon away: the call is cut
+        call.cancel()
 
 
 class _SessionKeeper:
@@ -201,10 +237,22 @@ class AsyncConnection:
     async def acquire(
         self, req: pb.AcquireRequest, timeout: float, wait_for_ready: bool = False
     ) -> pb.AcquireResponse:
-        # Cancelling the awaiting task cancels the call, which takes the waiter out of the queue.
-        resp: pb.AcquireResponse = await self._stub.Acquire(
-            req, timeout=timeout, wait_for_ready=wait_for_ready
-        )
+        """A task cancelled while it waits takes the waiter out of the daemon's queue (Withdraw
+        by its acquire id) and gives back a grant that arrives as it leaves, in a task of its
+        own: nothing is held past the cancellation."""
+        if not req.acquire_id:
+            req.acquire_id = new_acquire_id()
+        stub = self._stub
+        call = stub.Acquire(req, timeout=timeout, wait_for_ready=wait_for_ready)
+        answer: asyncio.Future[pb.AcquireResponse] = asyncio.ensure_future(call)
+        try:
+            resp: pb.AcquireResponse = await asyncio.shield(answer)
+        except asyncio.CancelledError:
+            withdrawal = _withdraw(stub, call, answer, req.acquire_id)
+            task = asyncio.get_running_loop().create_task(withdrawal)
+            _WITHDRAWING.add(task)
+            task.add_done_callback(_WITHDRAWING.discard)
+            raise
         return resp
 
     async def aclose(self) -> None:

@@ -20,6 +20,7 @@ class RefusalReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     REFUSAL_REASON_TOO_LARGE: _ClassVar[RefusalReason]
     REFUSAL_REASON_DAILY_QUOTA: _ClassVar[RefusalReason]
     REFUSAL_REASON_PLAN_WINDOW: _ClassVar[RefusalReason]
+    REFUSAL_REASON_CANCELLED: _ClassVar[RefusalReason]
 
 class Advice(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -105,6 +106,7 @@ REFUSAL_REASON_STOPPING: RefusalReason
 REFUSAL_REASON_TOO_LARGE: RefusalReason
 REFUSAL_REASON_DAILY_QUOTA: RefusalReason
 REFUSAL_REASON_PLAN_WINDOW: RefusalReason
+REFUSAL_REASON_CANCELLED: RefusalReason
 ADVICE_UNSPECIFIED: Advice
 DONE: Advice
 RETRY: Advice
@@ -153,6 +155,20 @@ ACCOUNTING_SOURCE_USAGE: AccountingSource
 ACCOUNTING_SOURCE_HEADERS: AccountingSource
 ACCOUNTING_SOURCE_DEFAULT: AccountingSource
 
+class WithdrawRequest(_message.Message):
+    __slots__ = ("acquire_id", "lease_id")
+    ACQUIRE_ID_FIELD_NUMBER: _ClassVar[int]
+    LEASE_ID_FIELD_NUMBER: _ClassVar[int]
+    acquire_id: str
+    lease_id: str
+    def __init__(self, acquire_id: _Optional[str] = ..., lease_id: _Optional[str] = ...) -> None: ...
+
+class WithdrawResponse(_message.Message):
+    __slots__ = ("withdrawn",)
+    WITHDRAWN_FIELD_NUMBER: _ClassVar[int]
+    withdrawn: bool
+    def __init__(self, withdrawn: bool = ...) -> None: ...
+
 class ResetRequest(_message.Message):
     __slots__ = ("key",)
     KEY_FIELD_NUMBER: _ClassVar[int]
@@ -172,7 +188,7 @@ class ResetResponse(_message.Message):
     def __init__(self, learned_limits: _Optional[int] = ..., debt: _Optional[float] = ..., cooldown_ended: bool = ..., breaker_closed: bool = ...) -> None: ...
 
 class AcquireRequest(_message.Message):
-    __slots__ = ("key", "requests", "input_tokens", "output_tokens", "priority", "max_wait_ms", "client_id", "run_id", "route_group", "profile", "output_tokens_declared")
+    __slots__ = ("key", "requests", "input_tokens", "output_tokens", "priority", "max_wait_ms", "client_id", "run_id", "route_group", "profile", "output_tokens_declared", "acquire_id")
     KEY_FIELD_NUMBER: _ClassVar[int]
     REQUESTS_FIELD_NUMBER: _ClassVar[int]
     INPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
@@ -184,6 +200,7 @@ class AcquireRequest(_message.Message):
     ROUTE_GROUP_FIELD_NUMBER: _ClassVar[int]
     PROFILE_FIELD_NUMBER: _ClassVar[int]
     OUTPUT_TOKENS_DECLARED_FIELD_NUMBER: _ClassVar[int]
+    ACQUIRE_ID_FIELD_NUMBER: _ClassVar[int]
     key: str
     requests: int
     input_tokens: int
@@ -195,7 +212,8 @@ class AcquireRequest(_message.Message):
     route_group: str
     profile: str
     output_tokens_declared: bool
-    def __init__(self, key: _Optional[str] = ..., requests: _Optional[int] = ..., input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., priority: _Optional[int] = ..., max_wait_ms: _Optional[int] = ..., client_id: _Optional[str] = ..., run_id: _Optional[str] = ..., route_group: _Optional[str] = ..., profile: _Optional[str] = ..., output_tokens_declared: bool = ...) -> None: ...
+    acquire_id: str
+    def __init__(self, key: _Optional[str] = ..., requests: _Optional[int] = ..., input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., priority: _Optional[int] = ..., max_wait_ms: _Optional[int] = ..., client_id: _Optional[str] = ..., run_id: _Optional[str] = ..., route_group: _Optional[str] = ..., profile: _Optional[str] = ..., output_tokens_declared: bool = ..., acquire_id: _Optional[str] = ...) -> None: ...
 
 class AcquireResponse(_message.Message):
     __slots__ = ("granted", "lease_id", "key", "waited_ms", "not_before_unix_ms", "reason", "expires_unix_ms", "reason_code")
@@ -473,7 +491,7 @@ class Bucket(_message.Message):
     def __init__(self, dimension: _Optional[str] = ..., period: _Optional[str] = ..., limit: _Optional[float] = ..., capacity: _Optional[float] = ..., level: _Optional[float] = ..., source: _Optional[str] = ..., capacity_source: _Optional[str] = ..., configured_limit: _Optional[float] = ..., configured_capacity: _Optional[float] = ..., learned_limit: _Optional[float] = ..., learned_capacity: _Optional[float] = ..., learned_source: _Optional[str] = ..., dimension_code: _Optional[_Union[Dimension, str]] = ..., period_code: _Optional[_Union[Period, str]] = ..., source_code: _Optional[_Union[LimitSource, str]] = ..., capacity_source_code: _Optional[_Union[LimitSource, str]] = ..., learned_source_code: _Optional[_Union[LimitSource, str]] = ...) -> None: ...
 
 class KeyStatus(_message.Message):
-    __slots__ = ("key", "buckets", "in_flight", "max_concurrency", "queue_depth", "queue_wait_p50_ms", "queue_wait_p95_ms", "rate_limited_total", "rate_limited_per_minute", "tokens_reserved", "tokens_used", "cooldown_remaining_ms", "fallbacks_total", "requests_total", "granted_total", "cooldown_reason", "tokens_outstanding", "ancestors", "last_headers", "requests_per_second", "rejected_total", "fallbacks_per_minute", "retries_total", "give_ups_total", "breaker", "breaker_open_remaining_ms", "provider", "output_counted_as", "output_counted_as_source", "headers_ignored_total", "fleet_shared", "fleet_share", "fleet_slots", "output_tokens_estimate", "undeclared_tokens_reserved", "undeclared_tokens_used", "concurrency_source", "learned_concurrency", "daily_quota_until_unix_ms", "daily_quota", "fixed_window_ms", "breaker_code", "provider_code", "output_counted_as_code", "output_counted_as_source_code", "concurrency_source_code", "settled_at_estimate_total", "plan_windows", "fleet_line")
+    __slots__ = ("key", "buckets", "in_flight", "max_concurrency", "queue_depth", "queue_wait_p50_ms", "queue_wait_p95_ms", "rate_limited_total", "rate_limited_per_minute", "tokens_reserved", "tokens_used", "cooldown_remaining_ms", "fallbacks_total", "requests_total", "granted_total", "cooldown_reason", "tokens_outstanding", "ancestors", "last_headers", "requests_per_second", "rejected_total", "fallbacks_per_minute", "retries_total", "give_ups_total", "breaker", "breaker_open_remaining_ms", "provider", "output_counted_as", "output_counted_as_source", "headers_ignored_total", "fleet_shared", "fleet_share", "fleet_slots", "output_tokens_estimate", "undeclared_tokens_reserved", "undeclared_tokens_used", "concurrency_source", "learned_concurrency", "daily_quota_until_unix_ms", "daily_quota", "fixed_window_ms", "breaker_code", "provider_code", "output_counted_as_code", "output_counted_as_source_code", "concurrency_source_code", "settled_at_estimate_total", "plan_windows", "fleet_line", "cancelled_total", "settled_total", "withdrawn_total", "expired_total")
     class LastHeadersEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -530,6 +548,10 @@ class KeyStatus(_message.Message):
     SETTLED_AT_ESTIMATE_TOTAL_FIELD_NUMBER: _ClassVar[int]
     PLAN_WINDOWS_FIELD_NUMBER: _ClassVar[int]
     FLEET_LINE_FIELD_NUMBER: _ClassVar[int]
+    CANCELLED_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    SETTLED_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    WITHDRAWN_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    EXPIRED_TOTAL_FIELD_NUMBER: _ClassVar[int]
     key: str
     buckets: _containers.RepeatedCompositeFieldContainer[Bucket]
     in_flight: int
@@ -579,7 +601,11 @@ class KeyStatus(_message.Message):
     settled_at_estimate_total: int
     plan_windows: _containers.RepeatedCompositeFieldContainer[PlanWindow]
     fleet_line: bool
-    def __init__(self, key: _Optional[str] = ..., buckets: _Optional[_Iterable[_Union[Bucket, _Mapping]]] = ..., in_flight: _Optional[int] = ..., max_concurrency: _Optional[int] = ..., queue_depth: _Optional[int] = ..., queue_wait_p50_ms: _Optional[int] = ..., queue_wait_p95_ms: _Optional[int] = ..., rate_limited_total: _Optional[int] = ..., rate_limited_per_minute: _Optional[float] = ..., tokens_reserved: _Optional[int] = ..., tokens_used: _Optional[int] = ..., cooldown_remaining_ms: _Optional[int] = ..., fallbacks_total: _Optional[int] = ..., requests_total: _Optional[int] = ..., granted_total: _Optional[int] = ..., cooldown_reason: _Optional[str] = ..., tokens_outstanding: _Optional[int] = ..., ancestors: _Optional[_Iterable[str]] = ..., last_headers: _Optional[_Mapping[str, str]] = ..., requests_per_second: _Optional[float] = ..., rejected_total: _Optional[int] = ..., fallbacks_per_minute: _Optional[float] = ..., retries_total: _Optional[int] = ..., give_ups_total: _Optional[int] = ..., breaker: _Optional[str] = ..., breaker_open_remaining_ms: _Optional[int] = ..., provider: _Optional[str] = ..., output_counted_as: _Optional[str] = ..., output_counted_as_source: _Optional[str] = ..., headers_ignored_total: _Optional[int] = ..., fleet_shared: bool = ..., fleet_share: _Optional[float] = ..., fleet_slots: _Optional[int] = ..., output_tokens_estimate: _Optional[int] = ..., undeclared_tokens_reserved: _Optional[int] = ..., undeclared_tokens_used: _Optional[int] = ..., concurrency_source: _Optional[str] = ..., learned_concurrency: _Optional[int] = ..., daily_quota_until_unix_ms: _Optional[int] = ..., daily_quota: _Optional[str] = ..., fixed_window_ms: _Optional[int] = ..., breaker_code: _Optional[_Union[BreakerState, str]] = ..., provider_code: _Optional[_Union[Provider, str]] = ..., output_counted_as_code: _Optional[_Union[OutputCounting, str]] = ..., output_counted_as_source_code: _Optional[_Union[AccountingSource, str]] = ..., concurrency_source_code: _Optional[_Union[LimitSource, str]] = ..., settled_at_estimate_total: _Optional[int] = ..., plan_windows: _Optional[_Iterable[_Union[PlanWindow, _Mapping]]] = ..., fleet_line: bool = ...) -> None: ...
+    cancelled_total: int
+    settled_total: int
+    withdrawn_total: int
+    expired_total: int
+    def __init__(self, key: _Optional[str] = ..., buckets: _Optional[_Iterable[_Union[Bucket, _Mapping]]] = ..., in_flight: _Optional[int] = ..., max_concurrency: _Optional[int] = ..., queue_depth: _Optional[int] = ..., queue_wait_p50_ms: _Optional[int] = ..., queue_wait_p95_ms: _Optional[int] = ..., rate_limited_total: _Optional[int] = ..., rate_limited_per_minute: _Optional[float] = ..., tokens_reserved: _Optional[int] = ..., tokens_used: _Optional[int] = ..., cooldown_remaining_ms: _Optional[int] = ..., fallbacks_total: _Optional[int] = ..., requests_total: _Optional[int] = ..., granted_total: _Optional[int] = ..., cooldown_reason: _Optional[str] = ..., tokens_outstanding: _Optional[int] = ..., ancestors: _Optional[_Iterable[str]] = ..., last_headers: _Optional[_Mapping[str, str]] = ..., requests_per_second: _Optional[float] = ..., rejected_total: _Optional[int] = ..., fallbacks_per_minute: _Optional[float] = ..., retries_total: _Optional[int] = ..., give_ups_total: _Optional[int] = ..., breaker: _Optional[str] = ..., breaker_open_remaining_ms: _Optional[int] = ..., provider: _Optional[str] = ..., output_counted_as: _Optional[str] = ..., output_counted_as_source: _Optional[str] = ..., headers_ignored_total: _Optional[int] = ..., fleet_shared: bool = ..., fleet_share: _Optional[float] = ..., fleet_slots: _Optional[int] = ..., output_tokens_estimate: _Optional[int] = ..., undeclared_tokens_reserved: _Optional[int] = ..., undeclared_tokens_used: _Optional[int] = ..., concurrency_source: _Optional[str] = ..., learned_concurrency: _Optional[int] = ..., daily_quota_until_unix_ms: _Optional[int] = ..., daily_quota: _Optional[str] = ..., fixed_window_ms: _Optional[int] = ..., breaker_code: _Optional[_Union[BreakerState, str]] = ..., provider_code: _Optional[_Union[Provider, str]] = ..., output_counted_as_code: _Optional[_Union[OutputCounting, str]] = ..., output_counted_as_source_code: _Optional[_Union[AccountingSource, str]] = ..., concurrency_source_code: _Optional[_Union[LimitSource, str]] = ..., settled_at_estimate_total: _Optional[int] = ..., plan_windows: _Optional[_Iterable[_Union[PlanWindow, _Mapping]]] = ..., fleet_line: bool = ..., cancelled_total: _Optional[int] = ..., settled_total: _Optional[int] = ..., withdrawn_total: _Optional[int] = ..., expired_total: _Optional[int] = ...) -> None: ...
 
 class PlanWindow(_message.Message):
     __slots__ = ("name", "label", "used", "resets_at_unix_ms", "window_minutes", "status", "closed", "binding")

@@ -91,6 +91,11 @@ class LimiterStub(object):
                 request_serializer=llmctl_dot_v1_dot_limiter__pb2.ResetRequest.SerializeToString,
                 response_deserializer=llmctl_dot_v1_dot_limiter__pb2.ResetResponse.FromString,
                 _registered_method=True)
+        self.Withdraw = channel.unary_unary(
+                '/llmctl.v1.Limiter/Withdraw',
+                request_serializer=llmctl_dot_v1_dot_limiter__pb2.WithdrawRequest.SerializeToString,
+                response_deserializer=llmctl_dot_v1_dot_limiter__pb2.WithdrawResponse.FromString,
+                _registered_method=True)
 
 
 class LimiterServicer(object):
@@ -179,6 +184,15 @@ class LimiterServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Withdraw(self, request, context):
+        """For a caller that gave up: takes its Acquire out of the queue (by acquire_id), or gives
+        back a lease whose request was never sent (by lease_id). Nothing it withdraws is counted
+        against a limit, a breaker or a learned rate; the key counts it cancelled.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_LimiterServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -236,6 +250,11 @@ def add_LimiterServicer_to_server(servicer, server):
                     servicer.Reset,
                     request_deserializer=llmctl_dot_v1_dot_limiter__pb2.ResetRequest.FromString,
                     response_serializer=llmctl_dot_v1_dot_limiter__pb2.ResetResponse.SerializeToString,
+            ),
+            'Withdraw': grpc.unary_unary_rpc_method_handler(
+                    servicer.Withdraw,
+                    request_deserializer=llmctl_dot_v1_dot_limiter__pb2.WithdrawRequest.FromString,
+                    response_serializer=llmctl_dot_v1_dot_limiter__pb2.WithdrawResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -537,6 +556,33 @@ class Limiter(object):
             '/llmctl.v1.Limiter/Reset',
             llmctl_dot_v1_dot_limiter__pb2.ResetRequest.SerializeToString,
             llmctl_dot_v1_dot_limiter__pb2.ResetResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Withdraw(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/llmctl.v1.Limiter/Withdraw',
+            llmctl_dot_v1_dot_limiter__pb2.WithdrawRequest.SerializeToString,
+            llmctl_dot_v1_dot_limiter__pb2.WithdrawResponse.FromString,
             options,
             channel_credentials,
             insecure,

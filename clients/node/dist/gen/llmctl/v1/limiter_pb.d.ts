@@ -5,6 +5,49 @@ import type { Message } from "@bufbuild/protobuf";
  */
 export declare const file_llmctl_v1_limiter: GenFile;
 /**
+ * @generated from message llmctl.v1.WithdrawRequest
+ */
+export type WithdrawRequest = Message<"llmctl.v1.WithdrawRequest"> & {
+    /**
+     * The acquire_id of an Acquire still waiting: it leaves the queue and answers at once, not
+     * granted, with REFUSAL_REASON_CANCELLED. An Acquire already answered is not changed (a
+     * grant it carries is the caller's to withdraw by lease_id); one not seen yet is refused
+     * when it comes (for 30 s).
+     *
+     * @generated from field: string acquire_id = 1;
+     */
+    acquireId: string;
+    /**
+     * A granted lease whose request was never sent: every unit it took goes back, as if it was
+     * never granted. Only the user (uid) that acquired it may. A lease already settled is left
+     * as it is (withdrawn is false).
+     *
+     * @generated from field: string lease_id = 2;
+     */
+    leaseId: string;
+};
+/**
+ * Describes the message llmctl.v1.WithdrawRequest.
+ * Use `create(WithdrawRequestSchema)` to create a new message.
+ */
+export declare const WithdrawRequestSchema: GenMessage<WithdrawRequest>;
+/**
+ * @generated from message llmctl.v1.WithdrawResponse
+ */
+export type WithdrawResponse = Message<"llmctl.v1.WithdrawResponse"> & {
+    /**
+     * True when a waiting Acquire left the queue or a lease was given back.
+     *
+     * @generated from field: bool withdrawn = 1;
+     */
+    withdrawn: boolean;
+};
+/**
+ * Describes the message llmctl.v1.WithdrawResponse.
+ * Use `create(WithdrawResponseSchema)` to create a new message.
+ */
+export declare const WithdrawResponseSchema: GenMessage<WithdrawResponse>;
+/**
  * @generated from message llmctl.v1.ResetRequest
  */
 export type ResetRequest = Message<"llmctl.v1.ResetRequest"> & {
@@ -145,6 +188,15 @@ export type AcquireRequest = Message<"llmctl.v1.AcquireRequest"> & {
      * @generated from field: optional bool output_tokens_declared = 11;
      */
     outputTokensDeclared?: boolean | undefined;
+    /**
+     * A caller-chosen id for this call, at most 64 bytes of visible characters (empty: none):
+     * Withdraw names it when the caller gives up while the call waits. A caller that gives up
+     * keeps the call open until it answers (at once, once withdrawn) and withdraws any grant
+     * it brings by its lease_id: so no grant is lost in flight to a caller already gone.
+     *
+     * @generated from field: string acquire_id = 12;
+     */
+    acquireId: string;
 };
 /**
  * Describes the message llmctl.v1.AcquireRequest.
@@ -1288,6 +1340,30 @@ export type KeyStatus = Message<"llmctl.v1.KeyStatus"> & {
      * @generated from field: bool fleet_line = 49;
      */
     fleetLine: boolean;
+    /**
+     * Requests their callers abandoned: waits withdrawn (or whose call went away), grants given
+     * back unsent, and requests reported cancelled after they were sent (a closed connection at
+     * the proxy, a cancelled task or future, an aborted promise). Never counted as refusals.
+     *
+     * @generated from field: int64 cancelled_total = 50;
+     */
+    cancelledTotal: bigint;
+    /**
+     * The ledger of this key's leases: every lease granted (granted_total) ends reported
+     * (settled_total), given back unsent (withdrawn_total) or at its TTL (expired_total), or is
+     * still outstanding.
+     *
+     * @generated from field: int64 settled_total = 51;
+     */
+    settledTotal: bigint;
+    /**
+     * @generated from field: int64 withdrawn_total = 52;
+     */
+    withdrawnTotal: bigint;
+    /**
+     * @generated from field: int64 expired_total = 53;
+     */
+    expiredTotal: bigint;
 };
 /**
  * Describes the message llmctl.v1.KeyStatus.
@@ -1620,7 +1696,13 @@ export declare enum RefusalReason {
      *
      * @generated from enum value: REFUSAL_REASON_PLAN_WINDOW = 10;
      */
-    PLAN_WINDOW = 10
+    PLAN_WINDOW = 10,
+    /**
+     * The caller withdrew the call (Withdraw) before it was granted.
+     *
+     * @generated from enum value: REFUSAL_REASON_CANCELLED = 11;
+     */
+    CANCELLED = 11
 }
 /**
  * Describes the enum llmctl.v1.RefusalReason.
@@ -2130,5 +2212,17 @@ export declare const Limiter: GenService<{
         methodKind: "unary";
         input: typeof ResetRequestSchema;
         output: typeof ResetResponseSchema;
+    };
+    /**
+     * For a caller that gave up: takes its Acquire out of the queue (by acquire_id), or gives
+     * back a lease whose request was never sent (by lease_id). Nothing it withdraws is counted
+     * against a limit, a breaker or a learned rate; the key counts it cancelled.
+     *
+     * @generated from rpc llmctl.v1.Limiter.Withdraw
+     */
+    withdraw: {
+        methodKind: "unary";
+        input: typeof WithdrawRequestSchema;
+        output: typeof WithdrawResponseSchema;
     };
 }>;

@@ -13,7 +13,57 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file llmctl/v1/limiter.proto.
  */
 export const file_llmctl_v1_limiter: GenFile = /*@__PURE__*/
-  fileDesc("ChdsbG1jdGwvdjEvbGltaXRlci5wcm90bxIJbGxtY3RsLnYxIhsKDFJlc2V0UmVxdWVzdBILCgNrZXkYASABKAkiZQoNUmVzZXRSZXNwb25zZRIWCg5sZWFybmVkX2xpbWl0cxgBIAEoAxIMCgRkZWJ0GAIgASgBEhYKDmNvb2xkb3duX2VuZGVkGAMgASgIEhYKDmJyZWFrZXJfY2xvc2VkGAQgASgIIrICCg5BY3F1aXJlUmVxdWVzdBILCgNrZXkYASABKAkSEAoIcmVxdWVzdHMYAiABKAMSFAoMaW5wdXRfdG9rZW5zGAMgASgDEhUKDW91dHB1dF90b2tlbnMYBCABKAMSEAoIcHJpb3JpdHkYBSABKAUSEwoLbWF4X3dhaXRfbXMYBiABKAMSEQoJY2xpZW50X2lkGAcgASgJEg4KBnJ1bl9pZBgIIAEoCRIYCgtyb3V0ZV9ncm91cBgJIAEoCUgAiAEBEhQKB3Byb2ZpbGUYCiABKAlIAYgBARIjChZvdXRwdXRfdG9rZW5zX2RlY2xhcmVkGAsgASgISAKIAQFCDgoMX3JvdXRlX2dyb3VwQgoKCF9wcm9maWxlQhkKF19vdXRwdXRfdG9rZW5zX2RlY2xhcmVkIsgBCg9BY3F1aXJlUmVzcG9uc2USDwoHZ3JhbnRlZBgBIAEoCBIQCghsZWFzZV9pZBgCIAEoCRILCgNrZXkYAyABKAkSEQoJd2FpdGVkX21zGAQgASgDEhoKEm5vdF9iZWZvcmVfdW5peF9tcxgFIAEoAxIOCgZyZWFzb24YBiABKAkSFwoPZXhwaXJlc191bml4X21zGAcgASgDEi0KC3JlYXNvbl9jb2RlGAggASgOMhgubGxtY3RsLnYxLlJlZnVzYWxSZWFzb24iigMKDVJlcG9ydFJlcXVlc3QSEAoIbGVhc2VfaWQYASABKAkSEwoLc3RhdHVzX2NvZGUYAiABKAUSNgoHaGVhZGVycxgDIAMoCzIlLmxsbWN0bC52MS5SZXBvcnRSZXF1ZXN0LkhlYWRlcnNFbnRyeRIUCgxpbnB1dF90b2tlbnMYBCABKAMSGwoTY2FjaGVkX2lucHV0X3Rva2VucxgFIAEoAxIVCg1vdXRwdXRfdG9rZW5zGAYgASgDEhIKCmVycm9yX3R5cGUYByABKAkSFQoNZXJyb3JfbWVzc2FnZRgIIAEoCRIWCg5zdHJlYW1fc3RhcnRlZBgJIAEoCBIPCgdhdHRlbXB0GAogASgFEhMKC3VzYWdlX2tub3duGAsgASgIEh0KFWZpcnN0X2F0dGVtcHRfdW5peF9tcxgMIAEoAxIYChBhbnN3ZXJlZF91bml4X21zGA0gASgDGi4KDEhlYWRlcnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBInEKDlJlcG9ydFJlc3BvbnNlEiEKBmFkdmljZRgBIAEoDjIRLmxsbWN0bC52MS5BZHZpY2USFgoOcmV0cnlfYWZ0ZXJfbXMYAiABKAMSFAoMZmFsbGJhY2tfa2V5GAMgASgJEg4KBnJlYXNvbhgEIAEoCSJDCg9Db29sZG93blJlcXVlc3QSCwoDa2V5GAEgASgJEhMKC2R1cmF0aW9uX21zGAIgASgDEg4KBnJlYXNvbhgDIAEoCSIpChBDb29sZG93blJlc3BvbnNlEhUKDXVudGlsX3VuaXhfbXMYASABKAMiIwoNU3RhdHVzUmVxdWVzdBISCgprZXlfcHJlZml4GAEgASgJIjcKDFdhdGNoUmVxdWVzdBITCgtpbnRlcnZhbF9tcxgBIAEoAxISCgprZXlfcHJlZml4GAIgASgJIpQDCg5TdGF0dXNSZXNwb25zZRIiCgRrZXlzGAEgAygLMhQubGxtY3RsLnYxLktleVN0YXR1cxITCgtub3dfdW5peF9tcxgCIAEoAxIXCg9zdGFydGVkX3VuaXhfbXMYAyABKAMSEAoIc2Vzc2lvbnMYBCABKAMSDgoGc29ja2V0GAUgASgJEiAKBmV2ZW50cxgGIAMoCzIQLmxsbWN0bC52MS5FdmVudBIdChVkdXBsaWNhdGVzX3N1cHByZXNzZWQYByABKAMSIgoEcnVucxgIIAMoCzIULmxsbWN0bC52MS5SdW5TdGF0dXMSHgoWY2xhaW1zX2xvc3RfYXRfdW5peF9tcxgJIAEoAxIjChtzdG9yZV9mYWlsaW5nX3NpbmNlX3VuaXhfbXMYCiABKAMSEwoLc3RvcmVfZXJyb3IYCyABKAkSKAoHY2xpZW50cxgMIAMoCzIXLmxsbWN0bC52MS5DbGllbnRTdGF0dXMSJQoFZmxlZXQYDSABKAsyFi5sbG1jdGwudjEuRmxlZXRTdGF0dXMipwEKC0ZsZWV0U3RhdHVzEgwKBGhvc3QYASABKAkSDQoFcmVkaXMYAiABKAkSEQoJY29ubmVjdGVkGAMgASgIEg0KBWhvc3RzGAQgASgDEhIKCmxhc3RfZXJyb3IYBSABKAkSEAoIc2xpY2VfbXMYBiABKAMSHAoUcmVkaXNfY29tbWFuZHNfdG90YWwYByABKAMSFQoNcmVkaXNfY2x1c3RlchgIIAEoCCK2AgoJUnVuU3RhdHVzEg4KBnJ1bl9pZBgBIAEoCRINCgVjYWxscxgCIAEoAxIPCgdyZXRyaWVzGAMgASgDEhcKD3N0YXJ0ZWRfdW5peF9tcxgEIAEoAxIPCgd3YWxsX21zGAUgASgDEhEKCW1heF9jYWxscxgGIAEoAxITCgttYXhfcmV0cmllcxgHIAEoAxIYChBtYXhfd2FsbF90aW1lX21zGAggASgDEhEKCWV4aGF1c3RlZBgJIAEoCRIbChNyZXF1ZXN0c19wZXJfc2Vjb25kGAogASgBEhkKEXRva2Vuc19wZXJfbWludXRlGAsgASgBEhEKCWluX2ZsaWdodBgMIAEoAxITCgtxdWV1ZV9kZXB0aBgNIAEoAxIaChJyYXRlX2xpbWl0ZWRfdG90YWwYDiABKAMi8gEKDENsaWVudFN0YXR1cxIRCgljbGllbnRfaWQYASABKAkSCwoDcGlkGAIgASgFEhQKDHByb2Nlc3NfbmFtZRgDIAEoCRILCgN1aWQYBCABKAMSDAoEdXNlchgFIAEoCRIbChNyZXF1ZXN0c19wZXJfc2Vjb25kGAYgASgBEhkKEXRva2Vuc19wZXJfbWludXRlGAcgASgBEhEKCWluX2ZsaWdodBgIIAEoAxITCgtxdWV1ZV9kZXB0aBgJIAEoAxIaChJyYXRlX2xpbWl0ZWRfdG90YWwYCiABKAMSFQoNZ3JhbnRlZF90b3RhbBgLIAEoAyJnChNTZXRSdW5CdWRnZXRSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIRCgltYXhfY2FsbHMYAiABKAMSEwoLbWF4X3JldHJpZXMYAyABKAMSGAoQbWF4X3dhbGxfdGltZV9tcxgEIAEoAyIWChRTZXRSdW5CdWRnZXRSZXNwb25zZSJtCgVFdmVudBIPCgd1bml4X21zGAEgASgDEgsKA2tleRgCIAEoCRIMCgRraW5kGAMgASgJEg8KB21lc3NhZ2UYBCABKAkSJwoJa2luZF9jb2RlGAUgASgOMhQubGxtY3RsLnYxLkV2ZW50S2luZCLyAwoGQnVja2V0EhEKCWRpbWVuc2lvbhgBIAEoCRIOCgZwZXJpb2QYAiABKAkSDQoFbGltaXQYAyABKAESEAoIY2FwYWNpdHkYBCABKAESDQoFbGV2ZWwYBSABKAESDgoGc291cmNlGAYgASgJEhcKD2NhcGFjaXR5X3NvdXJjZRgHIAEoCRIYChBjb25maWd1cmVkX2xpbWl0GAggASgBEhsKE2NvbmZpZ3VyZWRfY2FwYWNpdHkYCSABKAESFQoNbGVhcm5lZF9saW1pdBgKIAEoARIYChBsZWFybmVkX2NhcGFjaXR5GAsgASgBEhYKDmxlYXJuZWRfc291cmNlGAwgASgJEiwKDmRpbWVuc2lvbl9jb2RlGA0gASgOMhQubGxtY3RsLnYxLkRpbWVuc2lvbhImCgtwZXJpb2RfY29kZRgOIAEoDjIRLmxsbWN0bC52MS5QZXJpb2QSKwoLc291cmNlX2NvZGUYDyABKA4yFi5sbG1jdGwudjEuTGltaXRTb3VyY2USNAoUY2FwYWNpdHlfc291cmNlX2NvZGUYECABKA4yFi5sbG1jdGwudjEuTGltaXRTb3VyY2USMwoTbGVhcm5lZF9zb3VyY2VfY29kZRgRIAEoDjIWLmxsbWN0bC52MS5MaW1pdFNvdXJjZSKHDAoJS2V5U3RhdHVzEgsKA2tleRgBIAEoCRIiCgdidWNrZXRzGAIgAygLMhEubGxtY3RsLnYxLkJ1Y2tldBIRCglpbl9mbGlnaHQYAyABKAMSFwoPbWF4X2NvbmN1cnJlbmN5GAQgASgDEhMKC3F1ZXVlX2RlcHRoGAUgASgDEhkKEXF1ZXVlX3dhaXRfcDUwX21zGAYgASgDEhkKEXF1ZXVlX3dhaXRfcDk1X21zGAcgASgDEhoKEnJhdGVfbGltaXRlZF90b3RhbBgIIAEoAxIfChdyYXRlX2xpbWl0ZWRfcGVyX21pbnV0ZRgJIAEoARIXCg90b2tlbnNfcmVzZXJ2ZWQYCiABKAMSEwoLdG9rZW5zX3VzZWQYCyABKAMSHQoVY29vbGRvd25fcmVtYWluaW5nX21zGAwgASgDEhcKD2ZhbGxiYWNrc190b3RhbBgNIAEoAxIWCg5yZXF1ZXN0c190b3RhbBgOIAEoAxIVCg1ncmFudGVkX3RvdGFsGA8gASgDEhcKD2Nvb2xkb3duX3JlYXNvbhgQIAEoCRIaChJ0b2tlbnNfb3V0c3RhbmRpbmcYESABKAMSEQoJYW5jZXN0b3JzGBIgAygJEjsKDGxhc3RfaGVhZGVycxgTIAMoCzIlLmxsbWN0bC52MS5LZXlTdGF0dXMuTGFzdEhlYWRlcnNFbnRyeRIbChNyZXF1ZXN0c19wZXJfc2Vjb25kGBQgASgBEhYKDnJlamVjdGVkX3RvdGFsGBUgASgDEhwKFGZhbGxiYWNrc19wZXJfbWludXRlGBYgASgBEhUKDXJldHJpZXNfdG90YWwYFyABKAMSFgoOZ2l2ZV91cHNfdG90YWwYGCABKAMSDwoHYnJlYWtlchgZIAEoCRIhChlicmVha2VyX29wZW5fcmVtYWluaW5nX21zGBogASgDEhAKCHByb3ZpZGVyGBsgASgJEhkKEW91dHB1dF9jb3VudGVkX2FzGBwgASgJEiAKGG91dHB1dF9jb3VudGVkX2FzX3NvdXJjZRgdIAEoCRIdChVoZWFkZXJzX2lnbm9yZWRfdG90YWwYHiABKAMSFAoMZmxlZXRfc2hhcmVkGB8gASgIEhMKC2ZsZWV0X3NoYXJlGCAgASgBEhMKC2ZsZWV0X3Nsb3RzGCEgASgDEh4KFm91dHB1dF90b2tlbnNfZXN0aW1hdGUYIiABKAMSIgoadW5kZWNsYXJlZF90b2tlbnNfcmVzZXJ2ZWQYIyABKAMSHgoWdW5kZWNsYXJlZF90b2tlbnNfdXNlZBgkIAEoAxIaChJjb25jdXJyZW5jeV9zb3VyY2UYJSABKAkSGwoTbGVhcm5lZF9jb25jdXJyZW5jeRgmIAEoAxIhChlkYWlseV9xdW90YV91bnRpbF91bml4X21zGCcgASgDEhMKC2RhaWx5X3F1b3RhGCggASgJEhcKD2ZpeGVkX3dpbmRvd19tcxgpIAEoAxItCgxicmVha2VyX2NvZGUYKiABKA4yFy5sbG1jdGwudjEuQnJlYWtlclN0YXRlEioKDXByb3ZpZGVyX2NvZGUYKyABKA4yEy5sbG1jdGwudjEuUHJvdmlkZXISOQoWb3V0cHV0X2NvdW50ZWRfYXNfY29kZRgsIAEoDjIZLmxsbWN0bC52MS5PdXRwdXRDb3VudGluZxJCCh1vdXRwdXRfY291bnRlZF9hc19zb3VyY2VfY29kZRgtIAEoDjIbLmxsbWN0bC52MS5BY2NvdW50aW5nU291cmNlEjcKF2NvbmN1cnJlbmN5X3NvdXJjZV9jb2RlGC4gASgOMhYubGxtY3RsLnYxLkxpbWl0U291cmNlEiEKGXNldHRsZWRfYXRfZXN0aW1hdGVfdG90YWwYLyABKAMSKwoMcGxhbl93aW5kb3dzGDAgAygLMhUubGxtY3RsLnYxLlBsYW5XaW5kb3cSEgoKZmxlZXRfbGluZRgxIAEoCBoyChBMYXN0SGVhZGVyc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEimwEKClBsYW5XaW5kb3cSDAoEbmFtZRgBIAEoCRINCgVsYWJlbBgCIAEoCRIMCgR1c2VkGAMgASgBEhkKEXJlc2V0c19hdF91bml4X21zGAQgASgDEhYKDndpbmRvd19taW51dGVzGAUgASgDEg4KBnN0YXR1cxgGIAEoCRIOCgZjbG9zZWQYByABKAgSDwoHYmluZGluZxgIIAEoCCJICgxDbGFpbVJlcXVlc3QSCwoDa2V5GAEgASgJEg4KBnR0bF9tcxgCIAEoAxIbChNhY2NlcHRfbG9zdF9oaXN0b3J5GAMgASgIIqkBCg1DbGFpbVJlc3BvbnNlEi0KBXN0YXRlGAEgASgOMh4ubGxtY3RsLnYxLkNsYWltUmVzcG9uc2UuU3RhdGUSDgoGcmVzdWx0GAIgASgMEhUKDXNpbmNlX3VuaXhfbXMYAyABKAMiQgoFU3RhdGUSFQoRU1RBVEVfVU5TUEVDSUZJRUQQABILCgdDTEFJTUVEEAESCwoHUEVORElORxACEggKBERPTkUQAyIuCg9Db21wbGV0ZVJlcXVlc3QSCwoDa2V5GAEgASgJEg4KBnJlc3VsdBgCIAEoDCISChBDb21wbGV0ZVJlc3BvbnNlIjAKDlNlc3Npb25SZXF1ZXN0EhEKCWNsaWVudF9pZBgBIAEoCRILCgNwaWQYAiABKAUiIQoMU2Vzc2lvbkV2ZW50EhEKCWNsaWVudF9pZBgBIAEoCSINCgtQaW5nUmVxdWVzdCIOCgxQaW5nUmVzcG9uc2Uq5AIKDVJlZnVzYWxSZWFzb24SHgoaUkVGVVNBTF9SRUFTT05fVU5TUEVDSUZJRUQQABIbChdSRUZVU0FMX1JFQVNPTl9DQVBBQ0lUWRABEh4KGlJFRlVTQUxfUkVBU09OX0NPTkNVUlJFTkNZEAISGwoXUkVGVVNBTF9SRUFTT05fQ09PTERPV04QAxIfChtSRUZVU0FMX1JFQVNPTl9CUkVBS0VSX09QRU4QBBIdChlSRUZVU0FMX1JFQVNPTl9SVU5fQlVER0VUEAUSHgoaUkVGVVNBTF9SRUFTT05fUk9VVEVfR1JPVVAQBhIbChdSRUZVU0FMX1JFQVNPTl9TVE9QUElORxAHEhwKGFJFRlVTQUxfUkVBU09OX1RPT19MQVJHRRAIEh4KGlJFRlVTQUxfUkVBU09OX0RBSUxZX1FVT1RBEAkSHgoaUkVGVVNBTF9SRUFTT05fUExBTl9XSU5ET1cQCipQCgZBZHZpY2USFgoSQURWSUNFX1VOU1BFQ0lGSUVEEAASCAoERE9ORRABEgkKBVJFVFJZEAISCwoHR0lWRV9VUBADEgwKCEZBTExCQUNLEAQqpAIKCUV2ZW50S2luZBIaChZFVkVOVF9LSU5EX1VOU1BFQ0lGSUVEEAASFwoTRVZFTlRfS0lORF9DT09MRE9XThABEhYKEkVWRU5UX0tJTkRfR0lWRV9VUBACEhcKE0VWRU5UX0tJTkRfRkFMTEJBQ0sQAxIWChJFVkVOVF9LSU5EX0JSRUFLRVIQBBIWChJFVkVOVF9LSU5EX0VYUElSRUQQBRIXChNFVkVOVF9LSU5EX1JFTEVBU0VEEAYSGQoVRVZFTlRfS0lORF9DQUxJQlJBVEVEEAcSFAoQRVZFTlRfS0lORF9SRVNFVBAIEhsKF0VWRU5UX0tJTkRfUkVDT05GSUdVUkVEEAkSGgoWRVZFTlRfS0lORF9QTEFOX1dJTkRPVxAKKo0BCglEaW1lbnNpb24SGQoVRElNRU5TSU9OX1VOU1BFQ0lGSUVEEAASFgoSRElNRU5TSU9OX1JFUVVFU1RTEAESFAoQRElNRU5TSU9OX1RPS0VOUxACEhoKFkRJTUVOU0lPTl9JTlBVVF9UT0tFTlMQAxIbChdESU1FTlNJT05fT1VUUFVUX1RPS0VOUxAEKkMKBlBlcmlvZBIWChJQRVJJT0RfVU5TUEVDSUZJRUQQABIRCg1QRVJJT0RfTUlOVVRFEAESDgoKUEVSSU9EX0RBWRACKnUKC0xpbWl0U291cmNlEhwKGExJTUlUX1NPVVJDRV9VTlNQRUNJRklFRBAAEhcKE0xJTUlUX1NPVVJDRV9DT05GSUcQARIYChRMSU1JVF9TT1VSQ0VfSEVBREVSUxACEhUKEUxJTUlUX1NPVVJDRV9BSU1EEAMqfAoMQnJlYWtlclN0YXRlEh0KGUJSRUFLRVJfU1RBVEVfVU5TUEVDSUZJRUQQABIYChRCUkVBS0VSX1NUQVRFX0NMT1NFRBABEhYKEkJSRUFLRVJfU1RBVEVfT1BFThACEhsKF0JSRUFLRVJfU1RBVEVfSEFMRl9PUEVOEAMqkAEKCFByb3ZpZGVyEhgKFFBST1ZJREVSX1VOU1BFQ0lGSUVEEAASEwoPUFJPVklERVJfT1BFTkFJEAESEgoOUFJPVklERVJfQVpVUkUQAhIWChJQUk9WSURFUl9BTlRIUk9QSUMQAxITCg9QUk9WSURFUl9HRU1JTkkQBBIUChBQUk9WSURFUl9HRU5FUklDEAUqawoOT3V0cHV0Q291bnRpbmcSHwobT1VUUFVUX0NPVU5USU5HX1VOU1BFQ0lGSUVEEAASGgoWT1VUUFVUX0NPVU5USU5HX0FDVFVBTBABEhwKGE9VVFBVVF9DT1VOVElOR19SRVNFUlZFRBACKs4BChBBY2NvdW50aW5nU291cmNlEiEKHUFDQ09VTlRJTkdfU09VUkNFX1VOU1BFQ0lGSUVEEAASHAoYQUNDT1VOVElOR19TT1VSQ0VfQ09ORklHEAESHgoaQUNDT1VOVElOR19TT1VSQ0VfUFJPVklERVIQAhIbChdBQ0NPVU5USU5HX1NPVVJDRV9VU0FHRRADEh0KGUFDQ09VTlRJTkdfU09VUkNFX0hFQURFUlMQBBIdChlBQ0NPVU5USU5HX1NPVVJDRV9ERUZBVUxUEAUy1QUKB0xpbWl0ZXISQAoHQWNxdWlyZRIZLmxsbWN0bC52MS5BY3F1aXJlUmVxdWVzdBoaLmxsbWN0bC52MS5BY3F1aXJlUmVzcG9uc2USPQoGUmVwb3J0EhgubGxtY3RsLnYxLlJlcG9ydFJlcXVlc3QaGS5sbG1jdGwudjEuUmVwb3J0UmVzcG9uc2USQwoIQ29vbGRvd24SGi5sbG1jdGwudjEuQ29vbGRvd25SZXF1ZXN0GhsubGxtY3RsLnYxLkNvb2xkb3duUmVzcG9uc2USPQoGU3RhdHVzEhgubGxtY3RsLnYxLlN0YXR1c1JlcXVlc3QaGS5sbG1jdGwudjEuU3RhdHVzUmVzcG9uc2USPQoFV2F0Y2gSFy5sbG1jdGwudjEuV2F0Y2hSZXF1ZXN0GhkubGxtY3RsLnYxLlN0YXR1c1Jlc3BvbnNlMAESOgoFQ2xhaW0SFy5sbG1jdGwudjEuQ2xhaW1SZXF1ZXN0GhgubGxtY3RsLnYxLkNsYWltUmVzcG9uc2USQwoIQ29tcGxldGUSGi5sbG1jdGwudjEuQ29tcGxldGVSZXF1ZXN0GhsubGxtY3RsLnYxLkNvbXBsZXRlUmVzcG9uc2USPwoHU2Vzc2lvbhIZLmxsbWN0bC52MS5TZXNzaW9uUmVxdWVzdBoXLmxsbWN0bC52MS5TZXNzaW9uRXZlbnQwARI3CgRQaW5nEhYubGxtY3RsLnYxLlBpbmdSZXF1ZXN0GhcubGxtY3RsLnYxLlBpbmdSZXNwb25zZRJPCgxTZXRSdW5CdWRnZXQSHi5sbG1jdGwudjEuU2V0UnVuQnVkZ2V0UmVxdWVzdBofLmxsbWN0bC52MS5TZXRSdW5CdWRnZXRSZXNwb25zZRI6CgVSZXNldBIXLmxsbWN0bC52MS5SZXNldFJlcXVlc3QaGC5sbG1jdGwudjEuUmVzZXRSZXNwb25zZUJfCg1kZXYubGxtY3RsLnYxQgxMaW1pdGVyUHJvdG9QAVoyZ2l0aHViLmNvbS9sbG1jdGwvbGxtY3RsL2dlbi9nby9sbG1jdGwvdjE7bGxtY3RsdjGqAglMbG1jdGwuVjFiBnByb3RvMw");
+  fileDesc("ChdsbG1jdGwvdjEvbGltaXRlci5wcm90bxIJbGxtY3RsLnYxIjcKD1dpdGhkcmF3UmVxdWVzdBISCgphY3F1aXJlX2lkGAEgASgJEhAKCGxlYXNlX2lkGAIgASgJIiUKEFdpdGhkcmF3UmVzcG9uc2USEQoJd2l0aGRyYXduGAEgASgIIhsKDFJlc2V0UmVxdWVzdBILCgNrZXkYASABKAkiZQoNUmVzZXRSZXNwb25zZRIWCg5sZWFybmVkX2xpbWl0cxgBIAEoAxIMCgRkZWJ0GAIgASgBEhYKDmNvb2xkb3duX2VuZGVkGAMgASgIEhYKDmJyZWFrZXJfY2xvc2VkGAQgASgIIsYCCg5BY3F1aXJlUmVxdWVzdBILCgNrZXkYASABKAkSEAoIcmVxdWVzdHMYAiABKAMSFAoMaW5wdXRfdG9rZW5zGAMgASgDEhUKDW91dHB1dF90b2tlbnMYBCABKAMSEAoIcHJpb3JpdHkYBSABKAUSEwoLbWF4X3dhaXRfbXMYBiABKAMSEQoJY2xpZW50X2lkGAcgASgJEg4KBnJ1bl9pZBgIIAEoCRIYCgtyb3V0ZV9ncm91cBgJIAEoCUgAiAEBEhQKB3Byb2ZpbGUYCiABKAlIAYgBARIjChZvdXRwdXRfdG9rZW5zX2RlY2xhcmVkGAsgASgISAKIAQESEgoKYWNxdWlyZV9pZBgMIAEoCUIOCgxfcm91dGVfZ3JvdXBCCgoIX3Byb2ZpbGVCGQoXX291dHB1dF90b2tlbnNfZGVjbGFyZWQiyAEKD0FjcXVpcmVSZXNwb25zZRIPCgdncmFudGVkGAEgASgIEhAKCGxlYXNlX2lkGAIgASgJEgsKA2tleRgDIAEoCRIRCgl3YWl0ZWRfbXMYBCABKAMSGgoSbm90X2JlZm9yZV91bml4X21zGAUgASgDEg4KBnJlYXNvbhgGIAEoCRIXCg9leHBpcmVzX3VuaXhfbXMYByABKAMSLQoLcmVhc29uX2NvZGUYCCABKA4yGC5sbG1jdGwudjEuUmVmdXNhbFJlYXNvbiKKAwoNUmVwb3J0UmVxdWVzdBIQCghsZWFzZV9pZBgBIAEoCRITCgtzdGF0dXNfY29kZRgCIAEoBRI2CgdoZWFkZXJzGAMgAygLMiUubGxtY3RsLnYxLlJlcG9ydFJlcXVlc3QuSGVhZGVyc0VudHJ5EhQKDGlucHV0X3Rva2VucxgEIAEoAxIbChNjYWNoZWRfaW5wdXRfdG9rZW5zGAUgASgDEhUKDW91dHB1dF90b2tlbnMYBiABKAMSEgoKZXJyb3JfdHlwZRgHIAEoCRIVCg1lcnJvcl9tZXNzYWdlGAggASgJEhYKDnN0cmVhbV9zdGFydGVkGAkgASgIEg8KB2F0dGVtcHQYCiABKAUSEwoLdXNhZ2Vfa25vd24YCyABKAgSHQoVZmlyc3RfYXR0ZW1wdF91bml4X21zGAwgASgDEhgKEGFuc3dlcmVkX3VuaXhfbXMYDSABKAMaLgoMSGVhZGVyc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEicQoOUmVwb3J0UmVzcG9uc2USIQoGYWR2aWNlGAEgASgOMhEubGxtY3RsLnYxLkFkdmljZRIWCg5yZXRyeV9hZnRlcl9tcxgCIAEoAxIUCgxmYWxsYmFja19rZXkYAyABKAkSDgoGcmVhc29uGAQgASgJIkMKD0Nvb2xkb3duUmVxdWVzdBILCgNrZXkYASABKAkSEwoLZHVyYXRpb25fbXMYAiABKAMSDgoGcmVhc29uGAMgASgJIikKEENvb2xkb3duUmVzcG9uc2USFQoNdW50aWxfdW5peF9tcxgBIAEoAyIjCg1TdGF0dXNSZXF1ZXN0EhIKCmtleV9wcmVmaXgYASABKAkiNwoMV2F0Y2hSZXF1ZXN0EhMKC2ludGVydmFsX21zGAEgASgDEhIKCmtleV9wcmVmaXgYAiABKAkilAMKDlN0YXR1c1Jlc3BvbnNlEiIKBGtleXMYASADKAsyFC5sbG1jdGwudjEuS2V5U3RhdHVzEhMKC25vd191bml4X21zGAIgASgDEhcKD3N0YXJ0ZWRfdW5peF9tcxgDIAEoAxIQCghzZXNzaW9ucxgEIAEoAxIOCgZzb2NrZXQYBSABKAkSIAoGZXZlbnRzGAYgAygLMhAubGxtY3RsLnYxLkV2ZW50Eh0KFWR1cGxpY2F0ZXNfc3VwcHJlc3NlZBgHIAEoAxIiCgRydW5zGAggAygLMhQubGxtY3RsLnYxLlJ1blN0YXR1cxIeChZjbGFpbXNfbG9zdF9hdF91bml4X21zGAkgASgDEiMKG3N0b3JlX2ZhaWxpbmdfc2luY2VfdW5peF9tcxgKIAEoAxITCgtzdG9yZV9lcnJvchgLIAEoCRIoCgdjbGllbnRzGAwgAygLMhcubGxtY3RsLnYxLkNsaWVudFN0YXR1cxIlCgVmbGVldBgNIAEoCzIWLmxsbWN0bC52MS5GbGVldFN0YXR1cyKnAQoLRmxlZXRTdGF0dXMSDAoEaG9zdBgBIAEoCRINCgVyZWRpcxgCIAEoCRIRCgljb25uZWN0ZWQYAyABKAgSDQoFaG9zdHMYBCABKAMSEgoKbGFzdF9lcnJvchgFIAEoCRIQCghzbGljZV9tcxgGIAEoAxIcChRyZWRpc19jb21tYW5kc190b3RhbBgHIAEoAxIVCg1yZWRpc19jbHVzdGVyGAggASgIIrYCCglSdW5TdGF0dXMSDgoGcnVuX2lkGAEgASgJEg0KBWNhbGxzGAIgASgDEg8KB3JldHJpZXMYAyABKAMSFwoPc3RhcnRlZF91bml4X21zGAQgASgDEg8KB3dhbGxfbXMYBSABKAMSEQoJbWF4X2NhbGxzGAYgASgDEhMKC21heF9yZXRyaWVzGAcgASgDEhgKEG1heF93YWxsX3RpbWVfbXMYCCABKAMSEQoJZXhoYXVzdGVkGAkgASgJEhsKE3JlcXVlc3RzX3Blcl9zZWNvbmQYCiABKAESGQoRdG9rZW5zX3Blcl9taW51dGUYCyABKAESEQoJaW5fZmxpZ2h0GAwgASgDEhMKC3F1ZXVlX2RlcHRoGA0gASgDEhoKEnJhdGVfbGltaXRlZF90b3RhbBgOIAEoAyLyAQoMQ2xpZW50U3RhdHVzEhEKCWNsaWVudF9pZBgBIAEoCRILCgNwaWQYAiABKAUSFAoMcHJvY2Vzc19uYW1lGAMgASgJEgsKA3VpZBgEIAEoAxIMCgR1c2VyGAUgASgJEhsKE3JlcXVlc3RzX3Blcl9zZWNvbmQYBiABKAESGQoRdG9rZW5zX3Blcl9taW51dGUYByABKAESEQoJaW5fZmxpZ2h0GAggASgDEhMKC3F1ZXVlX2RlcHRoGAkgASgDEhoKEnJhdGVfbGltaXRlZF90b3RhbBgKIAEoAxIVCg1ncmFudGVkX3RvdGFsGAsgASgDImcKE1NldFJ1bkJ1ZGdldFJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhEKCW1heF9jYWxscxgCIAEoAxITCgttYXhfcmV0cmllcxgDIAEoAxIYChBtYXhfd2FsbF90aW1lX21zGAQgASgDIhYKFFNldFJ1bkJ1ZGdldFJlc3BvbnNlIm0KBUV2ZW50Eg8KB3VuaXhfbXMYASABKAMSCwoDa2V5GAIgASgJEgwKBGtpbmQYAyABKAkSDwoHbWVzc2FnZRgEIAEoCRInCglraW5kX2NvZGUYBSABKA4yFC5sbG1jdGwudjEuRXZlbnRLaW5kIvIDCgZCdWNrZXQSEQoJZGltZW5zaW9uGAEgASgJEg4KBnBlcmlvZBgCIAEoCRINCgVsaW1pdBgDIAEoARIQCghjYXBhY2l0eRgEIAEoARINCgVsZXZlbBgFIAEoARIOCgZzb3VyY2UYBiABKAkSFwoPY2FwYWNpdHlfc291cmNlGAcgASgJEhgKEGNvbmZpZ3VyZWRfbGltaXQYCCABKAESGwoTY29uZmlndXJlZF9jYXBhY2l0eRgJIAEoARIVCg1sZWFybmVkX2xpbWl0GAogASgBEhgKEGxlYXJuZWRfY2FwYWNpdHkYCyABKAESFgoObGVhcm5lZF9zb3VyY2UYDCABKAkSLAoOZGltZW5zaW9uX2NvZGUYDSABKA4yFC5sbG1jdGwudjEuRGltZW5zaW9uEiYKC3BlcmlvZF9jb2RlGA4gASgOMhEubGxtY3RsLnYxLlBlcmlvZBIrCgtzb3VyY2VfY29kZRgPIAEoDjIWLmxsbWN0bC52MS5MaW1pdFNvdXJjZRI0ChRjYXBhY2l0eV9zb3VyY2VfY29kZRgQIAEoDjIWLmxsbWN0bC52MS5MaW1pdFNvdXJjZRIzChNsZWFybmVkX3NvdXJjZV9jb2RlGBEgASgOMhYubGxtY3RsLnYxLkxpbWl0U291cmNlIucMCglLZXlTdGF0dXMSCwoDa2V5GAEgASgJEiIKB2J1Y2tldHMYAiADKAsyES5sbG1jdGwudjEuQnVja2V0EhEKCWluX2ZsaWdodBgDIAEoAxIXCg9tYXhfY29uY3VycmVuY3kYBCABKAMSEwoLcXVldWVfZGVwdGgYBSABKAMSGQoRcXVldWVfd2FpdF9wNTBfbXMYBiABKAMSGQoRcXVldWVfd2FpdF9wOTVfbXMYByABKAMSGgoScmF0ZV9saW1pdGVkX3RvdGFsGAggASgDEh8KF3JhdGVfbGltaXRlZF9wZXJfbWludXRlGAkgASgBEhcKD3Rva2Vuc19yZXNlcnZlZBgKIAEoAxITCgt0b2tlbnNfdXNlZBgLIAEoAxIdChVjb29sZG93bl9yZW1haW5pbmdfbXMYDCABKAMSFwoPZmFsbGJhY2tzX3RvdGFsGA0gASgDEhYKDnJlcXVlc3RzX3RvdGFsGA4gASgDEhUKDWdyYW50ZWRfdG90YWwYDyABKAMSFwoPY29vbGRvd25fcmVhc29uGBAgASgJEhoKEnRva2Vuc19vdXRzdGFuZGluZxgRIAEoAxIRCglhbmNlc3RvcnMYEiADKAkSOwoMbGFzdF9oZWFkZXJzGBMgAygLMiUubGxtY3RsLnYxLktleVN0YXR1cy5MYXN0SGVhZGVyc0VudHJ5EhsKE3JlcXVlc3RzX3Blcl9zZWNvbmQYFCABKAESFgoOcmVqZWN0ZWRfdG90YWwYFSABKAMSHAoUZmFsbGJhY2tzX3Blcl9taW51dGUYFiABKAESFQoNcmV0cmllc190b3RhbBgXIAEoAxIWCg5naXZlX3Vwc190b3RhbBgYIAEoAxIPCgdicmVha2VyGBkgASgJEiEKGWJyZWFrZXJfb3Blbl9yZW1haW5pbmdfbXMYGiABKAMSEAoIcHJvdmlkZXIYGyABKAkSGQoRb3V0cHV0X2NvdW50ZWRfYXMYHCABKAkSIAoYb3V0cHV0X2NvdW50ZWRfYXNfc291cmNlGB0gASgJEh0KFWhlYWRlcnNfaWdub3JlZF90b3RhbBgeIAEoAxIUCgxmbGVldF9zaGFyZWQYHyABKAgSEwoLZmxlZXRfc2hhcmUYICABKAESEwoLZmxlZXRfc2xvdHMYISABKAMSHgoWb3V0cHV0X3Rva2Vuc19lc3RpbWF0ZRgiIAEoAxIiChp1bmRlY2xhcmVkX3Rva2Vuc19yZXNlcnZlZBgjIAEoAxIeChZ1bmRlY2xhcmVkX3Rva2Vuc191c2VkGCQgASgDEhoKEmNvbmN1cnJlbmN5X3NvdXJjZRglIAEoCRIbChNsZWFybmVkX2NvbmN1cnJlbmN5GCYgASgDEiEKGWRhaWx5X3F1b3RhX3VudGlsX3VuaXhfbXMYJyABKAMSEwoLZGFpbHlfcXVvdGEYKCABKAkSFwoPZml4ZWRfd2luZG93X21zGCkgASgDEi0KDGJyZWFrZXJfY29kZRgqIAEoDjIXLmxsbWN0bC52MS5CcmVha2VyU3RhdGUSKgoNcHJvdmlkZXJfY29kZRgrIAEoDjITLmxsbWN0bC52MS5Qcm92aWRlchI5ChZvdXRwdXRfY291bnRlZF9hc19jb2RlGCwgASgOMhkubGxtY3RsLnYxLk91dHB1dENvdW50aW5nEkIKHW91dHB1dF9jb3VudGVkX2FzX3NvdXJjZV9jb2RlGC0gASgOMhsubGxtY3RsLnYxLkFjY291bnRpbmdTb3VyY2USNwoXY29uY3VycmVuY3lfc291cmNlX2NvZGUYLiABKA4yFi5sbG1jdGwudjEuTGltaXRTb3VyY2USIQoZc2V0dGxlZF9hdF9lc3RpbWF0ZV90b3RhbBgvIAEoAxIrCgxwbGFuX3dpbmRvd3MYMCADKAsyFS5sbG1jdGwudjEuUGxhbldpbmRvdxISCgpmbGVldF9saW5lGDEgASgIEhcKD2NhbmNlbGxlZF90b3RhbBgyIAEoAxIVCg1zZXR0bGVkX3RvdGFsGDMgASgDEhcKD3dpdGhkcmF3bl90b3RhbBg0IAEoAxIVCg1leHBpcmVkX3RvdGFsGDUgASgDGjIKEExhc3RIZWFkZXJzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKbAQoKUGxhbldpbmRvdxIMCgRuYW1lGAEgASgJEg0KBWxhYmVsGAIgASgJEgwKBHVzZWQYAyABKAESGQoRcmVzZXRzX2F0X3VuaXhfbXMYBCABKAMSFgoOd2luZG93X21pbnV0ZXMYBSABKAMSDgoGc3RhdHVzGAYgASgJEg4KBmNsb3NlZBgHIAEoCBIPCgdiaW5kaW5nGAggASgIIkgKDENsYWltUmVxdWVzdBILCgNrZXkYASABKAkSDgoGdHRsX21zGAIgASgDEhsKE2FjY2VwdF9sb3N0X2hpc3RvcnkYAyABKAgiqQEKDUNsYWltUmVzcG9uc2USLQoFc3RhdGUYASABKA4yHi5sbG1jdGwudjEuQ2xhaW1SZXNwb25zZS5TdGF0ZRIOCgZyZXN1bHQYAiABKAwSFQoNc2luY2VfdW5peF9tcxgDIAEoAyJCCgVTdGF0ZRIVChFTVEFURV9VTlNQRUNJRklFRBAAEgsKB0NMQUlNRUQQARILCgdQRU5ESU5HEAISCAoERE9ORRADIi4KD0NvbXBsZXRlUmVxdWVzdBILCgNrZXkYASABKAkSDgoGcmVzdWx0GAIgASgMIhIKEENvbXBsZXRlUmVzcG9uc2UiMAoOU2Vzc2lvblJlcXVlc3QSEQoJY2xpZW50X2lkGAEgASgJEgsKA3BpZBgCIAEoBSIhCgxTZXNzaW9uRXZlbnQSEQoJY2xpZW50X2lkGAEgASgJIg0KC1BpbmdSZXF1ZXN0Ig4KDFBpbmdSZXNwb25zZSqCAwoNUmVmdXNhbFJlYXNvbhIeChpSRUZVU0FMX1JFQVNPTl9VTlNQRUNJRklFRBAAEhsKF1JFRlVTQUxfUkVBU09OX0NBUEFDSVRZEAESHgoaUkVGVVNBTF9SRUFTT05fQ09OQ1VSUkVOQ1kQAhIbChdSRUZVU0FMX1JFQVNPTl9DT09MRE9XThADEh8KG1JFRlVTQUxfUkVBU09OX0JSRUFLRVJfT1BFThAEEh0KGVJFRlVTQUxfUkVBU09OX1JVTl9CVURHRVQQBRIeChpSRUZVU0FMX1JFQVNPTl9ST1VURV9HUk9VUBAGEhsKF1JFRlVTQUxfUkVBU09OX1NUT1BQSU5HEAcSHAoYUkVGVVNBTF9SRUFTT05fVE9PX0xBUkdFEAgSHgoaUkVGVVNBTF9SRUFTT05fREFJTFlfUVVPVEEQCRIeChpSRUZVU0FMX1JFQVNPTl9QTEFOX1dJTkRPVxAKEhwKGFJFRlVTQUxfUkVBU09OX0NBTkNFTExFRBALKlAKBkFkdmljZRIWChJBRFZJQ0VfVU5TUEVDSUZJRUQQABIICgRET05FEAESCQoFUkVUUlkQAhILCgdHSVZFX1VQEAMSDAoIRkFMTEJBQ0sQBCqkAgoJRXZlbnRLaW5kEhoKFkVWRU5UX0tJTkRfVU5TUEVDSUZJRUQQABIXChNFVkVOVF9LSU5EX0NPT0xET1dOEAESFgoSRVZFTlRfS0lORF9HSVZFX1VQEAISFwoTRVZFTlRfS0lORF9GQUxMQkFDSxADEhYKEkVWRU5UX0tJTkRfQlJFQUtFUhAEEhYKEkVWRU5UX0tJTkRfRVhQSVJFRBAFEhcKE0VWRU5UX0tJTkRfUkVMRUFTRUQQBhIZChVFVkVOVF9LSU5EX0NBTElCUkFURUQQBxIUChBFVkVOVF9LSU5EX1JFU0VUEAgSGwoXRVZFTlRfS0lORF9SRUNPTkZJR1VSRUQQCRIaChZFVkVOVF9LSU5EX1BMQU5fV0lORE9XEAoqjQEKCURpbWVuc2lvbhIZChVESU1FTlNJT05fVU5TUEVDSUZJRUQQABIWChJESU1FTlNJT05fUkVRVUVTVFMQARIUChBESU1FTlNJT05fVE9LRU5TEAISGgoWRElNRU5TSU9OX0lOUFVUX1RPS0VOUxADEhsKF0RJTUVOU0lPTl9PVVRQVVRfVE9LRU5TEAQqQwoGUGVyaW9kEhYKElBFUklPRF9VTlNQRUNJRklFRBAAEhEKDVBFUklPRF9NSU5VVEUQARIOCgpQRVJJT0RfREFZEAIqdQoLTGltaXRTb3VyY2USHAoYTElNSVRfU09VUkNFX1VOU1BFQ0lGSUVEEAASFwoTTElNSVRfU09VUkNFX0NPTkZJRxABEhgKFExJTUlUX1NPVVJDRV9IRUFERVJTEAISFQoRTElNSVRfU09VUkNFX0FJTUQQAyp8CgxCcmVha2VyU3RhdGUSHQoZQlJFQUtFUl9TVEFURV9VTlNQRUNJRklFRBAAEhgKFEJSRUFLRVJfU1RBVEVfQ0xPU0VEEAESFgoSQlJFQUtFUl9TVEFURV9PUEVOEAISGwoXQlJFQUtFUl9TVEFURV9IQUxGX09QRU4QAyqQAQoIUHJvdmlkZXISGAoUUFJPVklERVJfVU5TUEVDSUZJRUQQABITCg9QUk9WSURFUl9PUEVOQUkQARISCg5QUk9WSURFUl9BWlVSRRACEhYKElBST1ZJREVSX0FOVEhST1BJQxADEhMKD1BST1ZJREVSX0dFTUlOSRAEEhQKEFBST1ZJREVSX0dFTkVSSUMQBSprCg5PdXRwdXRDb3VudGluZxIfChtPVVRQVVRfQ09VTlRJTkdfVU5TUEVDSUZJRUQQABIaChZPVVRQVVRfQ09VTlRJTkdfQUNUVUFMEAESHAoYT1VUUFVUX0NPVU5USU5HX1JFU0VSVkVEEAIqzgEKEEFjY291bnRpbmdTb3VyY2USIQodQUNDT1VOVElOR19TT1VSQ0VfVU5TUEVDSUZJRUQQABIcChhBQ0NPVU5USU5HX1NPVVJDRV9DT05GSUcQARIeChpBQ0NPVU5USU5HX1NPVVJDRV9QUk9WSURFUhACEhsKF0FDQ09VTlRJTkdfU09VUkNFX1VTQUdFEAMSHQoZQUNDT1VOVElOR19TT1VSQ0VfSEVBREVSUxAEEh0KGUFDQ09VTlRJTkdfU09VUkNFX0RFRkFVTFQQBTKaBgoHTGltaXRlchJACgdBY3F1aXJlEhkubGxtY3RsLnYxLkFjcXVpcmVSZXF1ZXN0GhoubGxtY3RsLnYxLkFjcXVpcmVSZXNwb25zZRI9CgZSZXBvcnQSGC5sbG1jdGwudjEuUmVwb3J0UmVxdWVzdBoZLmxsbWN0bC52MS5SZXBvcnRSZXNwb25zZRJDCghDb29sZG93bhIaLmxsbWN0bC52MS5Db29sZG93blJlcXVlc3QaGy5sbG1jdGwudjEuQ29vbGRvd25SZXNwb25zZRI9CgZTdGF0dXMSGC5sbG1jdGwudjEuU3RhdHVzUmVxdWVzdBoZLmxsbWN0bC52MS5TdGF0dXNSZXNwb25zZRI9CgVXYXRjaBIXLmxsbWN0bC52MS5XYXRjaFJlcXVlc3QaGS5sbG1jdGwudjEuU3RhdHVzUmVzcG9uc2UwARI6CgVDbGFpbRIXLmxsbWN0bC52MS5DbGFpbVJlcXVlc3QaGC5sbG1jdGwudjEuQ2xhaW1SZXNwb25zZRJDCghDb21wbGV0ZRIaLmxsbWN0bC52MS5Db21wbGV0ZVJlcXVlc3QaGy5sbG1jdGwudjEuQ29tcGxldGVSZXNwb25zZRI/CgdTZXNzaW9uEhkubGxtY3RsLnYxLlNlc3Npb25SZXF1ZXN0GhcubGxtY3RsLnYxLlNlc3Npb25FdmVudDABEjcKBFBpbmcSFi5sbG1jdGwudjEuUGluZ1JlcXVlc3QaFy5sbG1jdGwudjEuUGluZ1Jlc3BvbnNlEk8KDFNldFJ1bkJ1ZGdldBIeLmxsbWN0bC52MS5TZXRSdW5CdWRnZXRSZXF1ZXN0Gh8ubGxtY3RsLnYxLlNldFJ1bkJ1ZGdldFJlc3BvbnNlEjoKBVJlc2V0EhcubGxtY3RsLnYxLlJlc2V0UmVxdWVzdBoYLmxsbWN0bC52MS5SZXNldFJlc3BvbnNlEkMKCFdpdGhkcmF3EhoubGxtY3RsLnYxLldpdGhkcmF3UmVxdWVzdBobLmxsbWN0bC52MS5XaXRoZHJhd1Jlc3BvbnNlQl8KDWRldi5sbG1jdGwudjFCDExpbWl0ZXJQcm90b1ABWjJnaXRodWIuY29tL2xsbWN0bC9sbG1jdGwvZ2VuL2dvL2xsbWN0bC92MTtsbG1jdGx2MaoCCUxsbWN0bC5WMWIGcHJvdG8z");
+
+/**
+ * @generated from message llmctl.v1.WithdrawRequest
+ */
+export type WithdrawRequest = Message<"llmctl.v1.WithdrawRequest"> & {
+  /**
+   * The acquire_id of an Acquire still waiting: it leaves the queue and answers at once, not
+   * granted, with REFUSAL_REASON_CANCELLED. An Acquire already answered is not changed (a
+   * grant it carries is the caller's to withdraw by lease_id); one not seen yet is refused
+   * when it comes (for 30 s).
+   *
+   * @generated from field: string acquire_id = 1;
+   */
+  acquireId: string;
+
+  /**
+   * A granted lease whose request was never sent: every unit it took goes back, as if it was
+   * never granted. Only the user (uid) that acquired it may. A lease already settled is left
+   * as it is (withdrawn is false).
+   *
+   * @generated from field: string lease_id = 2;
+   */
+  leaseId: string;
+};
+
+/**
+ * Describes the message llmctl.v1.WithdrawRequest.
+ * Use `create(WithdrawRequestSchema)` to create a new message.
+ */
+export const WithdrawRequestSchema: GenMessage<WithdrawRequest> = /*@__PURE__*/
+  messageDesc(file_llmctl_v1_limiter, 0);
+
+/**
+ * @generated from message llmctl.v1.WithdrawResponse
+ */
+export type WithdrawResponse = Message<"llmctl.v1.WithdrawResponse"> & {
+  /**
+   * True when a waiting Acquire left the queue or a lease was given back.
+   *
+   * @generated from field: bool withdrawn = 1;
+   */
+  withdrawn: boolean;
+};
+
+/**
+ * Describes the message llmctl.v1.WithdrawResponse.
+ * Use `create(WithdrawResponseSchema)` to create a new message.
+ */
+export const WithdrawResponseSchema: GenMessage<WithdrawResponse> = /*@__PURE__*/
+  messageDesc(file_llmctl_v1_limiter, 1);
 
 /**
  * @generated from message llmctl.v1.ResetRequest
@@ -33,7 +83,7 @@ export type ResetRequest = Message<"llmctl.v1.ResetRequest"> & {
  * Use `create(ResetRequestSchema)` to create a new message.
  */
 export const ResetRequestSchema: GenMessage<ResetRequest> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 0);
+  messageDesc(file_llmctl_v1_limiter, 2);
 
 /**
  * @generated from message llmctl.v1.ResetResponse
@@ -73,7 +123,7 @@ export type ResetResponse = Message<"llmctl.v1.ResetResponse"> & {
  * Use `create(ResetResponseSchema)` to create a new message.
  */
 export const ResetResponseSchema: GenMessage<ResetResponse> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 1);
+  messageDesc(file_llmctl_v1_limiter, 3);
 
 /**
  * @generated from message llmctl.v1.AcquireRequest
@@ -175,6 +225,16 @@ export type AcquireRequest = Message<"llmctl.v1.AcquireRequest"> & {
    * @generated from field: optional bool output_tokens_declared = 11;
    */
   outputTokensDeclared?: boolean | undefined;
+
+  /**
+   * A caller-chosen id for this call, at most 64 bytes of visible characters (empty: none):
+   * Withdraw names it when the caller gives up while the call waits. A caller that gives up
+   * keeps the call open until it answers (at once, once withdrawn) and withdraws any grant
+   * it brings by its lease_id: so no grant is lost in flight to a caller already gone.
+   *
+   * @generated from field: string acquire_id = 12;
+   */
+  acquireId: string;
 };
 
 /**
@@ -182,7 +242,7 @@ export type AcquireRequest = Message<"llmctl.v1.AcquireRequest"> & {
  * Use `create(AcquireRequestSchema)` to create a new message.
  */
 export const AcquireRequestSchema: GenMessage<AcquireRequest> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 2);
+  messageDesc(file_llmctl_v1_limiter, 4);
 
 /**
  * @generated from message llmctl.v1.AcquireResponse
@@ -253,7 +313,7 @@ export type AcquireResponse = Message<"llmctl.v1.AcquireResponse"> & {
  * Use `create(AcquireResponseSchema)` to create a new message.
  */
 export const AcquireResponseSchema: GenMessage<AcquireResponse> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 3);
+  messageDesc(file_llmctl_v1_limiter, 5);
 
 /**
  * @generated from message llmctl.v1.ReportRequest
@@ -370,7 +430,7 @@ export type ReportRequest = Message<"llmctl.v1.ReportRequest"> & {
  * Use `create(ReportRequestSchema)` to create a new message.
  */
 export const ReportRequestSchema: GenMessage<ReportRequest> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 4);
+  messageDesc(file_llmctl_v1_limiter, 6);
 
 /**
  * @generated from message llmctl.v1.ReportResponse
@@ -411,7 +471,7 @@ export type ReportResponse = Message<"llmctl.v1.ReportResponse"> & {
  * Use `create(ReportResponseSchema)` to create a new message.
  */
 export const ReportResponseSchema: GenMessage<ReportResponse> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 5);
+  messageDesc(file_llmctl_v1_limiter, 7);
 
 /**
  * @generated from message llmctl.v1.CooldownRequest
@@ -444,7 +504,7 @@ export type CooldownRequest = Message<"llmctl.v1.CooldownRequest"> & {
  * Use `create(CooldownRequestSchema)` to create a new message.
  */
 export const CooldownRequestSchema: GenMessage<CooldownRequest> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 6);
+  messageDesc(file_llmctl_v1_limiter, 8);
 
 /**
  * @generated from message llmctl.v1.CooldownResponse
@@ -463,7 +523,7 @@ export type CooldownResponse = Message<"llmctl.v1.CooldownResponse"> & {
  * Use `create(CooldownResponseSchema)` to create a new message.
  */
 export const CooldownResponseSchema: GenMessage<CooldownResponse> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 7);
+  messageDesc(file_llmctl_v1_limiter, 9);
 
 /**
  * @generated from message llmctl.v1.StatusRequest
@@ -482,7 +542,7 @@ export type StatusRequest = Message<"llmctl.v1.StatusRequest"> & {
  * Use `create(StatusRequestSchema)` to create a new message.
  */
 export const StatusRequestSchema: GenMessage<StatusRequest> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 8);
+  messageDesc(file_llmctl_v1_limiter, 10);
 
 /**
  * @generated from message llmctl.v1.WatchRequest
@@ -509,7 +569,7 @@ export type WatchRequest = Message<"llmctl.v1.WatchRequest"> & {
  * Use `create(WatchRequestSchema)` to create a new message.
  */
 export const WatchRequestSchema: GenMessage<WatchRequest> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 9);
+  messageDesc(file_llmctl_v1_limiter, 11);
 
 /**
  * @generated from message llmctl.v1.StatusResponse
@@ -619,7 +679,7 @@ export type StatusResponse = Message<"llmctl.v1.StatusResponse"> & {
  * Use `create(StatusResponseSchema)` to create a new message.
  */
 export const StatusResponseSchema: GenMessage<StatusResponse> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 10);
+  messageDesc(file_llmctl_v1_limiter, 12);
 
 /**
  * A daemon in a fleet ([fleet] in the config, or --fleet-redis).
@@ -692,7 +752,7 @@ export type FleetStatus = Message<"llmctl.v1.FleetStatus"> & {
  * Use `create(FleetStatusSchema)` to create a new message.
  */
 export const FleetStatusSchema: GenMessage<FleetStatus> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 11);
+  messageDesc(file_llmctl_v1_limiter, 13);
 
 /**
  * @generated from message llmctl.v1.RunStatus
@@ -802,7 +862,7 @@ export type RunStatus = Message<"llmctl.v1.RunStatus"> & {
  * Use `create(RunStatusSchema)` to create a new message.
  */
 export const RunStatusSchema: GenMessage<RunStatus> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 12);
+  messageDesc(file_llmctl_v1_limiter, 14);
 
 /**
  * A client process (by the client_id its leases carry) and what it spends.
@@ -893,7 +953,7 @@ export type ClientStatus = Message<"llmctl.v1.ClientStatus"> & {
  * Use `create(ClientStatusSchema)` to create a new message.
  */
 export const ClientStatusSchema: GenMessage<ClientStatus> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 13);
+  messageDesc(file_llmctl_v1_limiter, 15);
 
 /**
  * @generated from message llmctl.v1.SetRunBudgetRequest
@@ -935,7 +995,7 @@ export type SetRunBudgetRequest = Message<"llmctl.v1.SetRunBudgetRequest"> & {
  * Use `create(SetRunBudgetRequestSchema)` to create a new message.
  */
 export const SetRunBudgetRequestSchema: GenMessage<SetRunBudgetRequest> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 14);
+  messageDesc(file_llmctl_v1_limiter, 16);
 
 /**
  * @generated from message llmctl.v1.SetRunBudgetResponse
@@ -948,7 +1008,7 @@ export type SetRunBudgetResponse = Message<"llmctl.v1.SetRunBudgetResponse"> & {
  * Use `create(SetRunBudgetResponseSchema)` to create a new message.
  */
 export const SetRunBudgetResponseSchema: GenMessage<SetRunBudgetResponse> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 15);
+  messageDesc(file_llmctl_v1_limiter, 17);
 
 /**
  * @generated from message llmctl.v1.Event
@@ -997,7 +1057,7 @@ export type Event = Message<"llmctl.v1.Event"> & {
  * Use `create(EventSchema)` to create a new message.
  */
 export const EventSchema: GenMessage<Event> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 16);
+  messageDesc(file_llmctl_v1_limiter, 18);
 
 /**
  * One bucket of one dimension on one key.
@@ -1135,7 +1195,7 @@ export type Bucket = Message<"llmctl.v1.Bucket"> & {
  * Use `create(BucketSchema)` to create a new message.
  */
 export const BucketSchema: GenMessage<Bucket> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 17);
+  messageDesc(file_llmctl_v1_limiter, 19);
 
 /**
  * @generated from message llmctl.v1.KeyStatus
@@ -1501,6 +1561,34 @@ export type KeyStatus = Message<"llmctl.v1.KeyStatus"> & {
    * @generated from field: bool fleet_line = 49;
    */
   fleetLine: boolean;
+
+  /**
+   * Requests their callers abandoned: waits withdrawn (or whose call went away), grants given
+   * back unsent, and requests reported cancelled after they were sent (a closed connection at
+   * the proxy, a cancelled task or future, an aborted promise). Never counted as refusals.
+   *
+   * @generated from field: int64 cancelled_total = 50;
+   */
+  cancelledTotal: bigint;
+
+  /**
+   * The ledger of this key's leases: every lease granted (granted_total) ends reported
+   * (settled_total), given back unsent (withdrawn_total) or at its TTL (expired_total), or is
+   * still outstanding.
+   *
+   * @generated from field: int64 settled_total = 51;
+   */
+  settledTotal: bigint;
+
+  /**
+   * @generated from field: int64 withdrawn_total = 52;
+   */
+  withdrawnTotal: bigint;
+
+  /**
+   * @generated from field: int64 expired_total = 53;
+   */
+  expiredTotal: bigint;
 };
 
 /**
@@ -1508,7 +1596,7 @@ export type KeyStatus = Message<"llmctl.v1.KeyStatus"> & {
  * Use `create(KeyStatusSchema)` to create a new message.
  */
 export const KeyStatusSchema: GenMessage<KeyStatus> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 18);
+  messageDesc(file_llmctl_v1_limiter, 20);
 
 /**
  * One window of a subscription plan.
@@ -1579,7 +1667,7 @@ export type PlanWindow = Message<"llmctl.v1.PlanWindow"> & {
  * Use `create(PlanWindowSchema)` to create a new message.
  */
 export const PlanWindowSchema: GenMessage<PlanWindow> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 19);
+  messageDesc(file_llmctl_v1_limiter, 21);
 
 /**
  * @generated from message llmctl.v1.ClaimRequest
@@ -1616,7 +1704,7 @@ export type ClaimRequest = Message<"llmctl.v1.ClaimRequest"> & {
  * Use `create(ClaimRequestSchema)` to create a new message.
  */
 export const ClaimRequestSchema: GenMessage<ClaimRequest> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 20);
+  messageDesc(file_llmctl_v1_limiter, 22);
 
 /**
  * @generated from message llmctl.v1.ClaimResponse
@@ -1650,7 +1738,7 @@ export type ClaimResponse = Message<"llmctl.v1.ClaimResponse"> & {
  * Use `create(ClaimResponseSchema)` to create a new message.
  */
 export const ClaimResponseSchema: GenMessage<ClaimResponse> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 21);
+  messageDesc(file_llmctl_v1_limiter, 23);
 
 /**
  * What a Claim found.
@@ -1691,7 +1779,7 @@ export enum ClaimResponse_State {
  * Describes the enum llmctl.v1.ClaimResponse.State.
  */
 export const ClaimResponse_StateSchema: GenEnum<ClaimResponse_State> = /*@__PURE__*/
-  enumDesc(file_llmctl_v1_limiter, 21, 0);
+  enumDesc(file_llmctl_v1_limiter, 23, 0);
 
 /**
  * @generated from message llmctl.v1.CompleteRequest
@@ -1718,7 +1806,7 @@ export type CompleteRequest = Message<"llmctl.v1.CompleteRequest"> & {
  * Use `create(CompleteRequestSchema)` to create a new message.
  */
 export const CompleteRequestSchema: GenMessage<CompleteRequest> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 22);
+  messageDesc(file_llmctl_v1_limiter, 24);
 
 /**
  * @generated from message llmctl.v1.CompleteResponse
@@ -1731,7 +1819,7 @@ export type CompleteResponse = Message<"llmctl.v1.CompleteResponse"> & {
  * Use `create(CompleteResponseSchema)` to create a new message.
  */
 export const CompleteResponseSchema: GenMessage<CompleteResponse> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 23);
+  messageDesc(file_llmctl_v1_limiter, 25);
 
 /**
  * @generated from message llmctl.v1.SessionRequest
@@ -1758,7 +1846,7 @@ export type SessionRequest = Message<"llmctl.v1.SessionRequest"> & {
  * Use `create(SessionRequestSchema)` to create a new message.
  */
 export const SessionRequestSchema: GenMessage<SessionRequest> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 24);
+  messageDesc(file_llmctl_v1_limiter, 26);
 
 /**
  * @generated from message llmctl.v1.SessionEvent
@@ -1777,7 +1865,7 @@ export type SessionEvent = Message<"llmctl.v1.SessionEvent"> & {
  * Use `create(SessionEventSchema)` to create a new message.
  */
 export const SessionEventSchema: GenMessage<SessionEvent> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 25);
+  messageDesc(file_llmctl_v1_limiter, 27);
 
 /**
  * @generated from message llmctl.v1.PingRequest
@@ -1790,7 +1878,7 @@ export type PingRequest = Message<"llmctl.v1.PingRequest"> & {
  * Use `create(PingRequestSchema)` to create a new message.
  */
 export const PingRequestSchema: GenMessage<PingRequest> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 26);
+  messageDesc(file_llmctl_v1_limiter, 28);
 
 /**
  * @generated from message llmctl.v1.PingResponse
@@ -1803,7 +1891,7 @@ export type PingResponse = Message<"llmctl.v1.PingResponse"> & {
  * Use `create(PingResponseSchema)` to create a new message.
  */
 export const PingResponseSchema: GenMessage<PingResponse> = /*@__PURE__*/
-  messageDesc(file_llmctl_v1_limiter, 27);
+  messageDesc(file_llmctl_v1_limiter, 29);
 
 /**
  * Why an Acquire was not granted.
@@ -1896,6 +1984,13 @@ export enum RefusalReason {
    * @generated from enum value: REFUSAL_REASON_PLAN_WINDOW = 10;
    */
   PLAN_WINDOW = 10,
+
+  /**
+   * The caller withdrew the call (Withdraw) before it was granted.
+   *
+   * @generated from enum value: REFUSAL_REASON_CANCELLED = 11;
+   */
+  CANCELLED = 11,
 }
 
 /**
@@ -2473,6 +2568,18 @@ export const Limiter: GenService<{
     methodKind: "unary";
     input: typeof ResetRequestSchema;
     output: typeof ResetResponseSchema;
+  },
+  /**
+   * For a caller that gave up: takes its Acquire out of the queue (by acquire_id), or gives
+   * back a lease whose request was never sent (by lease_id). Nothing it withdraws is counted
+   * against a limit, a breaker or a learned rate; the key counts it cancelled.
+   *
+   * @generated from rpc llmctl.v1.Limiter.Withdraw
+   */
+  withdraw: {
+    methodKind: "unary";
+    input: typeof WithdrawRequestSchema;
+    output: typeof WithdrawResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_llmctl_v1_limiter, 0);
