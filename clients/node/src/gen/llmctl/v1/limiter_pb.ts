@@ -1581,11 +1581,15 @@ export type KeyStatus = Message<"llmctl.v1.KeyStatus"> & {
   settledTotal: bigint;
 
   /**
+   * Leases given back unsent (Withdraw by lease_id, or a grant whose caller had gone).
+   *
    * @generated from field: int64 withdrawn_total = 52;
    */
   withdrawnTotal: bigint;
 
   /**
+   * Leases settled at their estimate when their TTL ran out (never reported).
+   *
    * @generated from field: int64 expired_total = 53;
    */
   expiredTotal: bigint;
