@@ -4,7 +4,7 @@
 
 use crate::harness::{eventually, Daemon};
 use llmctl_client::pb;
-use llmctl_proxy::{ProxyConfig, Running};
+use llmctl_proxy::Running;
 use llmctl_sim::provider::{FakeProvider, ProviderConfig};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -22,13 +22,18 @@ async fn slow_provider(latency: Duration) -> FakeProvider {
 }
 
 async fn proxy_for(daemon: &Daemon, upstream: &str) -> Running {
-    let text = format!(
-        "[proxy]\nlisten = \"127.0.0.1:0\"\n[proxy.upstreams.openai]\nurl = \"{upstream}\"\n"
-    );
-    let config = ProxyConfig::parse(&text, "test").expect("proxy config");
-    Running::start(config, daemon.socket.clone())
+    crate::proxy::proxy_for(daemon, upstream, "").await
+}
+
+/// What the daemon says of `name` now.
+async fn key(daemon: &Daemon, name: &str) -> pb::KeyStatus {
+    daemon
+        .status()
         .await
-        .expect("proxy starts")
+        .keys
+        .into_iter()
+        .find(|k| k.key == name)
+        .expect("the key")
 }
 
 fn chat_body(model: &str, stream: bool) -> String {
@@ -95,30 +100,18 @@ async fn cuts_free_every_slot(stream: bool) {
         )
         .await;
     }
-    let key = daemon
-        .status()
-        .await
-        .keys
-        .into_iter()
-        .find(|k| k.key == "openai/m")
-        .expect("the key");
+    let k = key(&daemon, "openai/m").await;
     assert!(
-        key.cancelled_total >= 24,
+        k.cancelled_total >= 24,
         "every cut counted cancelled: {}",
-        key.cancelled_total
+        k.cancelled_total
     );
-    assert_eq!(key.rate_limited_total, 0, "a cancel is not a refusal");
-    assert_eq!(key.learned_concurrency, 0, "a cancel teaches no limit");
-    assert_eq!(key.breaker, "closed");
+    assert_eq!(k.rate_limited_total, 0, "a cancel is not a refusal");
+    assert_eq!(k.learned_concurrency, 0, "a cancel teaches no limit");
+    assert_eq!(k.breaker, "closed");
     // Every lease granted is accounted for: reported, or withdrawn before anything was sent.
     eventually(Duration::from_secs(5), "the ledger balances", || async {
-        let k = daemon
-            .status()
-            .await
-            .keys
-            .into_iter()
-            .find(|k| k.key == "openai/m")
-            .expect("the key");
+        let k = key(&daemon, "openai/m").await;
         k.granted_total == k.settled_total + k.withdrawn_total && k.expired_total == 0
     })
     .await;
@@ -212,23 +205,11 @@ async fn a_dropped_acquire_or_lease_of_the_rust_client_holds_nothing() {
     lease.mark_sent();
     drop(lease);
     eventually(Duration::from_secs(5), "the sent lease settled", || async {
-        let k = daemon
-            .status()
-            .await
-            .keys
-            .into_iter()
-            .find(|k| k.key == "k/m")
-            .expect("the key");
+        let k = key(&daemon, "k/m").await;
         k.in_flight == 0 && k.tokens_outstanding == 0 && k.settled_total == 21
     })
     .await;
-    let k = daemon
-        .status()
-        .await
-        .keys
-        .into_iter()
-        .find(|k| k.key == "k/m")
-        .expect("the key");
+    let k = key(&daemon, "k/m").await;
     assert_eq!(
         k.granted_total,
         k.settled_total + k.withdrawn_total,
@@ -339,13 +320,7 @@ async fn a_thousand_requests_cut_at_random_moments_leave_every_ledger_balanced()
             Duration::from_secs(10),
             &format!("{name}: nothing held and the ledger balanced (seed {seed})"),
             || async {
-                let k = daemon
-                    .status()
-                    .await
-                    .keys
-                    .into_iter()
-                    .find(|k| k.key == name)
-                    .expect("the key");
+                let k = key(&daemon, name).await;
                 k.in_flight == 0
                     && k.queue_depth == 0
                     && k.tokens_outstanding == 0
@@ -353,13 +328,7 @@ async fn a_thousand_requests_cut_at_random_moments_leave_every_ledger_balanced()
             },
         )
         .await;
-        let k = daemon
-            .status()
-            .await
-            .keys
-            .into_iter()
-            .find(|k| k.key == name)
-            .expect("the key");
+        let k = key(&daemon, name).await;
         assert!(k.granted_total > 100, "{name}: {}", k.granted_total);
         assert!(k.cancelled_total > 100, "{name}: {}", k.cancelled_total);
         assert_eq!(k.expired_total, 0, "{name}");

@@ -79,7 +79,7 @@ fn quick() -> ProviderConfig {
 }
 
 /// A proxy in this process on a free port, `openai` and `anthropic` pointed at `upstream`.
-async fn proxy_for(daemon: &Daemon, upstream: &str, extra: &str) -> Running {
+pub(crate) async fn proxy_for(daemon: &Daemon, upstream: &str, extra: &str) -> Running {
     let text = format!(
         "[proxy]\nlisten = \"127.0.0.1:0\"\n{extra}\n[proxy.upstreams.openai]\nurl = \"{upstream}\"\n[proxy.upstreams.anthropic]\nurl = \"{upstream}\"\n[proxy.upstreams.gemini]\nurl = \"{upstream}\"\n"
     );
