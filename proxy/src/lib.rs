@@ -4,7 +4,8 @@
 //! back untouched and reported.
 //!
 //! - `config`: the `[proxy]` table; `routes`: which calls are limited;
-//! - `forward`: one request's route and body; `attempt`: its attempts (lease, forward, advice,
+//! - `forward`: one request's route; `intake`: a limited request's body read within the body
+//!   budget; `stats`: the proxy's own figures (`/_llmctl/metrics`); `attempt`: its attempts (lease, forward, advice,
 //!   report); `lease`: a lease reported once; `steer`: the steering and forwarded headers;
 //! - `body`: an answer watched as it passes; `budget`: the request-body bytes held in memory; `shape`: the proxy's own answers;
 //! - `limiter`: the daemon's side; `upstream`: connections to upstreams; `server`: the listener;
@@ -16,6 +17,7 @@ pub mod budget;
 pub mod config;
 mod connections;
 pub mod forward;
+mod intake;
 mod lease;
 pub mod limiter;
 mod peer;
@@ -23,6 +25,7 @@ pub mod routes;
 pub mod rules;
 pub mod server;
 pub mod shape;
+mod stats;
 mod steer;
 pub mod upstream;
 
