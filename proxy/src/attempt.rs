@@ -205,7 +205,7 @@ impl Attempt {
             // A lease, or none while the daemon cannot be asked and the proxy fails open.
             let asked = Instant::now();
             let remaining = deadline.saturating_duration_since(asked);
-            let (guard, tracked) = match self
+            let (mut guard, tracked) = match self
                 .proxy
                 .limiter
                 .acquire(self.acquire_request(remaining))
@@ -309,7 +309,6 @@ impl Attempt {
             };
             let client = self.proxy.clients.for_upstream(&self.up);
             let read_timeout = self.proxy.config.read_timeout;
-            let mut guard = guard;
             if let Some(g) = guard.as_mut() {
                 g.sent = true;
             }

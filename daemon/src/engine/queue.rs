@@ -103,14 +103,19 @@ impl Engine {
         Some(at)
     }
 
+    /// Takes a waiter out of the queue, counting nothing.
+    fn dequeue(&mut self, wid: WaiterId) -> Option<Waiter> {
+        let prio = self.waiter_priority.remove(&wid)?;
+        self.queue.remove(&(Reverse(prio), wid))
+    }
+
     pub(super) fn remove_waiter(
         &mut self,
         wid: WaiterId,
         now: Now,
         not_before: Option<Instant>,
     ) -> Option<Refusal> {
-        let prio = self.waiter_priority.remove(&wid)?;
-        let w = self.queue.remove(&(Reverse(prio), wid))?;
+        let w = self.dequeue(wid)?;
         let key = &mut self.keys[w.key];
         key.stats.rejected_total += 1;
         let (code, reason, not_before_unix_ms) = match not_before {
@@ -168,17 +173,16 @@ impl Engine {
     /// The caller gave up (withdrew, or its call went away): leaves the queue, counted
     /// cancelled and not refused, and is answered so.
     pub fn withdraw_waiter(&mut self, wid: WaiterId, now: Now) -> Option<Refusal> {
-        let id = {
-            let prio = self.waiter_priority.get(&wid)?;
-            self.queue.get(&(Reverse(*prio), wid))?.key
+        let w = self.dequeue(wid)?;
+        let key = &mut self.keys[w.key];
+        key.stats.cancelled_total += 1;
+        let refusal = Refusal {
+            key: key.name.clone(),
+            not_before_unix_ms: 0,
+            code: RefusalCode::Cancelled,
+            reason: format!("the caller withdrew its wait on key {:?}", key.name),
+            waited: now.mono.saturating_duration_since(w.enqueued),
         };
-        let mut refusal = self.remove_waiter(wid, now, None)?;
-        let stats = &mut self.keys[id].stats;
-        stats.rejected_total = stats.rejected_total.saturating_sub(1);
-        stats.cancelled_total += 1;
-        refusal.code = RefusalCode::Cancelled;
-        refusal.not_before_unix_ms = 0;
-        refusal.reason = format!("the caller withdrew its wait on key {:?}", refusal.key);
         self.pump(now);
         Some(refusal)
     }

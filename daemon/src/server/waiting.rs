@@ -5,7 +5,7 @@ use super::convert::{answer, refused};
 use super::{now, Core, Shared};
 use crate::engine::{Now, Refusal, RefusalCode, WaiterAnswer, WaiterId};
 use llmctl_proto::v1 as pb;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
@@ -20,37 +20,47 @@ const EARLY_FOR: Duration = Duration::from_secs(30);
 const MAX_EARLY: usize = 4096;
 
 /// Waiting Acquire calls by the id their callers gave them, and ids withdrawn before their
-/// call was seen.
+/// call was seen (looked up on every named Acquire: a set, with their ages in order beside it).
 #[derive(Default)]
 pub(crate) struct Named {
     waiting: HashMap<AcquireName, WaiterId>,
-    early: VecDeque<(Instant, AcquireName)>,
+    early: HashSet<AcquireName>,
+    early_order: VecDeque<(Instant, AcquireName)>,
 }
 
 impl Named {
     /// Whether `name` was withdrawn before its call came (forgotten once asked).
     pub(crate) fn withdrawn_early(&mut self, name: &AcquireName, now: Instant) -> bool {
         self.forget_old(now);
-        match self.early.iter().position(|(_, n)| n == name) {
-            Some(i) => {
-                self.early.remove(i);
-                true
-            }
-            None => false,
-        }
+        // Its place in the order goes when it ages out (or is pushed out).
+        self.early.remove(name)
     }
 
     pub(crate) fn waits(&mut self, name: AcquireName, wid: WaiterId) {
         self.waiting.insert(name, wid);
     }
 
+    /// Remembers a Withdraw that found no waiting call, the oldest forgotten past the bound.
+    fn withdrawn_before_seen(&mut self, name: AcquireName, now: Instant) {
+        self.forget_old(now);
+        if self.early_order.len() >= MAX_EARLY {
+            if let Some((_, oldest)) = self.early_order.pop_front() {
+                self.early.remove(&oldest);
+            }
+        }
+        if self.early.insert(name.clone()) {
+            self.early_order.push_back((now, name));
+        }
+    }
+
     fn forget_old(&mut self, now: Instant) {
-        while self
-            .early
-            .front()
-            .is_some_and(|(at, _)| now.saturating_duration_since(*at) > EARLY_FOR)
-        {
-            self.early.pop_front();
+        while let Some((at, _)) = self.early_order.front() {
+            if now.saturating_duration_since(*at) <= EARLY_FOR {
+                break;
+            }
+            if let Some((_, name)) = self.early_order.pop_front() {
+                self.early.remove(&name);
+            }
         }
     }
 }
@@ -63,12 +73,7 @@ impl Core {
         // An answer produced but not handed out goes to its caller first.
         self.deliver(t);
         let Some(&wid) = self.named.waiting.get(&name) else {
-            let named = &mut self.named;
-            named.forget_old(t.mono);
-            if named.early.len() >= MAX_EARLY {
-                named.early.pop_front();
-            }
-            named.early.push_back((t.mono, name));
+            self.named.withdrawn_before_seen(name, t.mono);
             return false;
         };
         if !self.waiters.contains_key(&wid) {
@@ -175,5 +180,38 @@ impl Drop for Waiting {
             }
         }
         core.deliver(t);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn name(id: &str) -> AcquireName {
+        (Some(1000), id.to_string())
+    }
+
+    #[test]
+    fn a_withdraw_before_its_call_refuses_the_call_once_within_its_time_and_bound() {
+        let t0 = Instant::now();
+        let mut n = Named::default();
+        n.withdrawn_before_seen(name("a"), t0);
+        assert!(
+            !n.withdrawn_early(&(Some(1001), "a".into()), t0),
+            "another user's id"
+        );
+        assert!(n.withdrawn_early(&name("a"), t0));
+        assert!(!n.withdrawn_early(&name("a"), t0), "once");
+        n.withdrawn_before_seen(name("b"), t0);
+        assert!(!n.withdrawn_early(&name("b"), t0 + EARLY_FOR + Duration::from_millis(1)));
+        for i in 0..=MAX_EARLY {
+            n.withdrawn_before_seen(name(&i.to_string()), t0);
+        }
+        assert!(
+            !n.withdrawn_early(&name("0"), t0),
+            "the oldest forgotten past the bound"
+        );
+        assert!(n.withdrawn_early(&name(&MAX_EARLY.to_string()), t0));
+        assert!(n.early.len() < MAX_EARLY && n.early_order.len() <= MAX_EARLY);
     }
 }
