@@ -27,12 +27,8 @@ async fn proxy_for(daemon: &Daemon, upstream: &str) -> Running {
 
 /// What the daemon says of `name` now.
 async fn key(daemon: &Daemon, name: &str) -> pb::KeyStatus {
-    daemon
-        .status()
+    crate::proxy::key_status(daemon, name)
         .await
-        .keys
-        .into_iter()
-        .find(|k| k.key == name)
         .expect("the key")
 }
 
@@ -64,12 +60,8 @@ async fn send_and_cut(addr: &str, model: &str, stream: bool, cut: Duration) -> b
 }
 
 async fn in_flight(daemon: &Daemon, key: &str) -> i64 {
-    daemon
-        .status()
+    crate::proxy::key_status(daemon, key)
         .await
-        .keys
-        .into_iter()
-        .find(|k| k.key == key)
         .map_or(0, |k| k.in_flight)
 }
 
@@ -368,4 +360,151 @@ async fn read_until_cut(addr: &str, model: &str, stream: bool, cut: Duration) {
         }
     };
     let _ = tokio::time::timeout(cut, read).await;
+}
+
+/// conformance/giving_up.json, the rows of the roads "proxy" and "rust": each way of giving up
+/// settles at once as the table says, leaves nothing held, and is never a refusal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn giving_up_settles_as_the_conformance_table_says() {
+    let table: serde_json::Value =
+        serde_json::from_str(include_str!("../../conformance/giving_up.json")).expect("json");
+    let rows: Vec<&serde_json::Value> = table["cases"]
+        .as_array()
+        .expect("cases")
+        .iter()
+        .filter(|c| matches!(c["road"].as_str(), Some("proxy" | "rust")))
+        .collect();
+    assert!(rows.len() >= 6);
+    let way = |r: &serde_json::Value| r["way"].as_str().unwrap_or("").to_string();
+    // One slot on each row's key, so that an acquire behind a held lease waits.
+    let config: String = rows
+        .iter()
+        .map(|r| format!("[keys.\"openai/{}\"]\nmax_concurrency = 1\n", way(r)))
+        .collect();
+    let daemon = Daemon::start(&config);
+    let slow = slow_provider(Duration::from_secs(3)).await;
+    let streaming = FakeProvider::start(
+        ProviderConfig {
+            latency: Duration::from_millis(10),
+            stream_interval: Duration::from_millis(100),
+            completion_tokens: 40,
+            ..ProviderConfig::default()
+        },
+        "127.0.0.1:0".parse().expect("addr"),
+    )
+    .await
+    .expect("provider");
+    let to_slow = proxy_for(&daemon, &slow.url()).await;
+    let to_streaming = proxy_for(&daemon, &streaming.url()).await;
+    let addr = |p: &Running| p.url().trim_start_matches("http://").to_string();
+    let client = daemon.client().await;
+    let ask = |model: &str| pb::AcquireRequest {
+        key: format!("openai/{model}"),
+        requests: 1,
+        max_wait_ms: 30_000,
+        client_id: "conformance".into(),
+        ..Default::default()
+    };
+    for row in rows {
+        let (name, way) = (row["name"].as_str().unwrap_or("?"), way(row));
+        let key_name = format!("openai/{way}");
+        let queue_at = |depth: i64| {
+            let key_name = key_name.clone();
+            let daemon = &daemon;
+            async move {
+                eventually(
+                    Duration::from_secs(5),
+                    &format!("{depth} waiting"),
+                    || async { key(daemon, &key_name).await.queue_depth == depth },
+                )
+                .await;
+            }
+        };
+        // A lease the way holds so that its acquire waits: reported once the way is done.
+        let mut held = None;
+        match way.as_str() {
+            "close_while_waiting" => {
+                held = llmctl_client::acquire_lease(&client, ask(&way))
+                    .await
+                    .expect("acquire")
+                    .ok();
+                let a = addr(&to_slow);
+                let w = way.clone();
+                let cut = tokio::spawn(async move {
+                    send_and_cut(&a, &w, false, Duration::from_secs(30)).await
+                });
+                queue_at(1).await;
+                cut.abort();
+                // Withdrawn before the held lease frees the slot (else the grant crosses the
+                // withdrawal and is given back: a lease withdrawn, not a wait).
+                queue_at(0).await;
+            }
+            "close_while_upstream_works" => {
+                send_and_cut(&addr(&to_slow), &way, false, Duration::from_millis(500)).await;
+            }
+            "close_mid_stream" => {
+                let answered =
+                    send_and_cut(&addr(&to_streaming), &way, true, Duration::from_secs(5)).await;
+                assert!(answered, "{name}: the stream began before the cut");
+            }
+            "drop_acquire_while_waiting" => {
+                held = llmctl_client::acquire_lease(&client, ask(&way))
+                    .await
+                    .expect("acquire")
+                    .ok();
+                let (c, req) = (client.clone(), ask(&way));
+                let waiting =
+                    tokio::spawn(async move { llmctl_client::acquire_lease(&c, req).await });
+                queue_at(1).await;
+                waiting.abort();
+                queue_at(0).await;
+            }
+            "drop_lease_unsent" => {
+                drop(llmctl_client::acquire_lease(&client, ask(&way)).await);
+            }
+            "drop_lease_sent" => {
+                let mut lease = llmctl_client::acquire_lease(&client, ask(&way))
+                    .await
+                    .expect("acquire")
+                    .expect("granted");
+                lease.mark_sent();
+                drop(lease);
+            }
+            other => panic!("{name}: no runner for the way {other:?}"),
+        }
+        let held_settled = i64::from(held.is_some());
+        if let Some(h) = held {
+            h.report(pb::ReportRequest {
+                status_code: 200,
+                ..Default::default()
+            })
+            .await
+            .expect("report");
+        }
+        let want = match row["settles"].as_str() {
+            Some("withdrawn_wait") => (1, held_settled, 0),
+            Some("given_back") => (1, held_settled, 1),
+            Some("reported_cancelled") => (1, held_settled + 1, 0),
+            other => panic!("{name}: unknown settlement {other:?}"),
+        };
+        eventually(
+            Duration::from_secs(5),
+            &format!("{name}: settled as {} {want:?}", row["settles"]),
+            || async {
+                let k = key(&daemon, &key_name).await;
+                (k.cancelled_total, k.settled_total, k.withdrawn_total) == want
+                    && k.in_flight == 0
+                    && k.queue_depth == 0
+                    && k.tokens_outstanding == 0
+            },
+        )
+        .await;
+        let k = key(&daemon, &key_name).await;
+        assert_eq!((k.rejected_total, k.rate_limited_total), (0, 0), "{name}");
+        assert_eq!(
+            k.granted_total,
+            k.settled_total + k.withdrawn_total,
+            "{name}"
+        );
+    }
 }

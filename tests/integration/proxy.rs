@@ -150,7 +150,7 @@ fn json_answer(body: &serde_json::Value) -> String {
     )
 }
 
-async fn key_status(daemon: &Daemon, key: &str) -> Option<pb::KeyStatus> {
+pub(crate) async fn key_status(daemon: &Daemon, key: &str) -> Option<pb::KeyStatus> {
     daemon
         .status()
         .await

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, List
+from typing import Any
 
 import pytest
 
@@ -155,42 +155,6 @@ def test_tasks_cancelled_as_their_slot_frees_hold_nothing(start_daemon: Any) -> 
             assert k.rejected_total == 0, "a cancel is not a refusal"
 
     run(main())
-
-
-def test_a_sync_acquire_interrupted_while_it_waits_leaves_nothing(start_daemon: Any) -> None:
-    """Ctrl-C in a script waiting for its grant (KeyboardInterrupt in the sync client): the wait
-    leaves the queue, counted cancelled, and nothing is held."""
-    import threading
-
-    d = start_daemon('[keys."k"]\nmax_concurrency = 1\n')
-    c = llmctl.Client(d.socket, fail_mode="closed")
-    held = c.acquire("k")
-    interrupted: List[BaseException] = []
-
-    def wait() -> None:
-        try:
-            c.acquire("k", max_wait=30)
-        except BaseException as e:
-            interrupted.append(e)
-
-    t = threading.Thread(target=wait)
-    t.start()
-    deadline = time.monotonic() + 5
-    while c.key_status("k").queue_depth != 1:
-        assert time.monotonic() < deadline, "the acquire never queued"
-        time.sleep(0.02)
-    # What Ctrl-C raises in the waiting thread.
-    import ctypes
-
-    assert t.ident is not None
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(t.ident), ctypes.py_object(KeyboardInterrupt))
-    t.join(10)
-    assert interrupted and isinstance(interrupted[0], KeyboardInterrupt), interrupted
-    k = c.key_status("k")
-    assert k.queue_depth == 0 and k.cancelled_total == 1, k
-    held.report(200)
-    assert c.key_status("k").in_flight == 0
-    c.close()
 
 
 def test_fail_closed_async_raises_unavailable(tmp_path: Any) -> None:
