@@ -508,3 +508,55 @@ async fn giving_up_settles_as_the_conformance_table_says() {
         );
     }
 }
+
+/// `wrk` (a load tool nobody here wrote) against the proxy, 16 connections, stopped by its own
+/// clock with requests waiting for a grant and at the upstream: once it has gone, no lease is
+/// left in flight on a configured key or on one being learned, the ledger balances, and none of
+/// the cut requests was counted a refusal or a give-up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wrk_stopping_mid_load_leaves_no_lease_in_flight() {
+    let daemon = Daemon::start("[keys.\"openai/conf\"]\nmax_concurrency = 4\n");
+    let p = slow_provider(Duration::from_millis(300)).await;
+    let proxy = proxy_for(&daemon, &p.url()).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    for model in ["conf", "free"] {
+        let script = dir.path().join(format!("{model}.lua"));
+        let body = chat_body(model, model == "free");
+        std::fs::write(
+            &script,
+            format!(
+                "wrk.method = \"POST\"\nwrk.body = [[{body}]]\nwrk.headers[\"Content-Type\"] = \"application/json\"\n"
+            ),
+        )
+        .expect("script");
+        let out = tokio::process::Command::new("wrk")
+            .args(["-t2", "-c16", "-d3s", "--timeout", "10s", "-s"])
+            .arg(&script)
+            .arg(format!("{}/openai/v1/chat/completions", proxy.url()))
+            .output()
+            .await
+            .expect("run wrk (the test command installs it when missing)");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "wrk: {text}");
+        assert!(text.contains("requests in"), "wrk ran: {text}");
+        let name = format!("openai/{model}");
+        eventually(
+            Duration::from_secs(5),
+            &format!("{name}: nothing held and the ledger balanced after wrk: {text}"),
+            || async {
+                let k = key(&daemon, &name).await;
+                k.in_flight == 0
+                    && k.queue_depth == 0
+                    && k.granted_total == k.settled_total + k.withdrawn_total
+            },
+        )
+        .await;
+        let k = key(&daemon, &name).await;
+        assert!(k.granted_total > 10, "{name}: {}", k.granted_total);
+        assert!(k.cancelled_total > 0, "{name}: wrk stopped mid-request");
+        assert_eq!(k.expired_total, 0, "{name}");
+        assert_eq!(k.rate_limited_total, 0, "{name}");
+        assert_eq!(k.give_ups_total, 0, "{name}: a cut is not a give-up");
+        assert_eq!(k.breaker, "closed", "{name}");
+    }
+}

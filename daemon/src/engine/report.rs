@@ -171,7 +171,10 @@ impl Engine {
         self.release_cooldown_probes(&lease, lease_no, rate_limited, outcome, now);
         self.pump(now);
         let advice = self.advise(id, &lease, &class, outcome, now);
-        self.count_advice(&lease, &advice, now);
+        // A caller that left is counted cancelled above; it was told nothing.
+        if class != Class::Cancelled {
+            self.count_advice(&lease, &advice, now);
+        }
         Ok((advice, ReportInfo::of(self.keys[id].name.clone(), outcome)))
     }
 

@@ -292,6 +292,10 @@ fn requests_their_callers_abandon_free_their_slots_and_teach_nothing() {
     assert_eq!(st.cancelled_total, 4);
     assert_eq!(st.rejected_total, 0, "a withdrawn wait is not a refusal");
     assert_eq!(st.rate_limited_total, 0);
+    assert_eq!(
+        st.give_ups_total, 0,
+        "a caller that left was not told to give up"
+    );
     assert_eq!(st.breaker, super::breaker::BreakerState::Closed);
     assert_eq!(st.learned_concurrency, None);
     assert_eq!(
