@@ -10,8 +10,6 @@ export { Lease } from "./lease.js";
 export { FAIL_OPEN_ATTEMPTS, limitHeaders, localAdvice, parseUsage, usageOf } from "./report.js";
 export { MAX_WAIT_MS, type AcquireOptions, type Advice, type Claim, type ClaimState, type ClientOptions, type FailMode, type HeadersLike, type ReportOptions } from "./types.js";
 export { reasonCode } from "./wire.js";
-/** A client of the daemon on one socket. Keeps a Session open that never holds the Node
- * process alive on its own; `close()` ends it. */
 export declare class Client {
     readonly socket: string;
     readonly failMode: FailMode;
@@ -34,6 +32,9 @@ export declare class Client {
     epoch: number;
     /** What this client knows of each key, to limit with while the daemon is away. */
     private readonly static;
+    /** Leases granted and not yet reported: one its caller drops (a promise never awaited, a lease
+     * or a response left unread) is reported cancelled when it is collected, not held to its TTL. */
+    private readonly unreported;
     readonly failStaticForMs: number;
     constructor(options?: ClientOptions);
     /** Whether the Session with the daemon is open right now. */
@@ -47,6 +48,10 @@ export declare class Client {
     /** Reserves capacity on `key` (and its ancestors), waiting in the daemon up to `maxWait` ms.
      * Throws `NotGranted` (or `RunBudgetExceeded`) when capacity will not come in time. */
     acquire(key: string | null, options?: AcquireOptions): Promise<Lease>;
+    /** Settles a lease its caller dropped unreported. Nobody can say whether its request was
+     * sent, so it counts as made (its concurrency slot freed, its tokens at the estimate), never
+     * as a refusal. */
+    private settleDropped;
     /** One Acquire call that an abort gives up on without leaving anything behind: the caller's
      * promise is rejected at once with the signal's reason, the wait is withdrawn (Withdraw by
      * its acquire id), and a grant the call brings as it ends is given back (Withdraw by its

@@ -27,7 +27,7 @@ import { answers, autostartEnabled, ensureDaemon } from "./autostart.js";
 import { FAIL_STATIC_FOR_MS, FailStatic, RESTART_WAIT_MS, outagePhase } from "./failstatic.js";
 
 import { Lease } from "./lease.js";
-import { localAdvice } from "./report.js";
+import { CANCELLED, localAdvice } from "./report.js";
 import { MAX_WAIT_MS, type AcquireOptions, type Advice, type Claim, type ClientOptions, type FailMode, type ReportOptions } from "./types.js";
 import { adviceOf, checkName, count, fromUnixMs, int32, newClientId, reasonCode, translate, unixMs, unreachable } from "./wire.js";
 
@@ -47,6 +47,13 @@ function stopping(resp: AcquireResponse): boolean {
 
 /** A client of the daemon on one socket. Keeps a Session open that never holds the Node
  * process alive on its own; `close()` ends it. */
+/** What settles a lease dropped unreported (nothing that keeps the lease itself alive). */
+interface Dropped {
+  key: string;
+  leaseId: string;
+  epoch: number;
+}
+
 export class Client {
   readonly socket: string;
   readonly failMode: FailMode;
@@ -69,6 +76,9 @@ export class Client {
   epoch = 0;
   /** What this client knows of each key, to limit with while the daemon is away. */
   private readonly static = new FailStatic();
+  /** Leases granted and not yet reported: one its caller drops (a promise never awaited, a lease
+   * or a response left unread) is reported cancelled when it is collected, not held to its TTL. */
+  private readonly unreported = new FinalizationRegistry<Dropped>((d) => void this.settleDropped(d));
   readonly failStaticForMs: number;
 
   constructor(options: ClientOptions = {}) {
@@ -219,8 +229,31 @@ export class Client {
     const lease = new Lease(this, asked, resp.leaseId, true, Number(resp.waitedMs), fromUnixMs(resp.expiresUnixMs), attempt, firstMs);
     lease.epoch = epoch;
     this.static.granted(asked, Date.now());
-    lease.onDone = () => this.static.released(asked);
+    this.unreported.register(lease, { key: asked, leaseId: resp.leaseId, epoch }, lease);
+    lease.onDone = () => {
+      this.unreported.unregister(lease);
+      this.static.released(asked);
+    };
     return lease;
+  }
+
+  /** Settles a lease its caller dropped unreported. Nobody can say whether its request was
+   * sent, so it counts as made (its concurrency slot freed, its tokens at the estimate), never
+   * as a refusal. */
+  private async settleDropped(d: Dropped): Promise<void> {
+    this.static.released(d.key);
+    if (this.closed || d.epoch !== this.epoch) {
+      // The Session's end (or the daemon's restart) released it already.
+      return;
+    }
+    try {
+      await this.rpc.report(
+        { leaseId: d.leaseId, statusCode: 0, errorType: CANCELLED, errorMessage: "the lease was dropped unreported" },
+        { timeoutMs: this.callTimeoutMs },
+      );
+    } catch {
+      // Unheard: the daemon's TTL settles it.
+    }
   }
 
   /** One Acquire call that an abort gives up on without leaving anything behind: the caller's

@@ -9154,6 +9154,9 @@ var Client = class {
   epoch = 0;
   /** What this client knows of each key, to limit with while the daemon is away. */
   static = new FailStatic();
+  /** Leases granted and not yet reported: one its caller drops (a promise never awaited, a lease
+   * or a response left unread) is reported cancelled when it is collected, not held to its TTL. */
+  unreported = new FinalizationRegistry((d) => void this.settleDropped(d));
   failStaticForMs;
   constructor(options = {}) {
     this.socket = options.socket ?? defaultSocket();
@@ -9290,8 +9293,28 @@ var Client = class {
     const lease = new Lease(this, asked, resp.leaseId, true, Number(resp.waitedMs), fromUnixMs(resp.expiresUnixMs), attempt, firstMs);
     lease.epoch = epoch;
     this.static.granted(asked, Date.now());
-    lease.onDone = () => this.static.released(asked);
+    this.unreported.register(lease, { key: asked, leaseId: resp.leaseId, epoch }, lease);
+    lease.onDone = () => {
+      this.unreported.unregister(lease);
+      this.static.released(asked);
+    };
     return lease;
+  }
+  /** Settles a lease its caller dropped unreported. Nobody can say whether its request was
+   * sent, so it counts as made (its concurrency slot freed, its tokens at the estimate), never
+   * as a refusal. */
+  async settleDropped(d) {
+    this.static.released(d.key);
+    if (this.closed || d.epoch !== this.epoch) {
+      return;
+    }
+    try {
+      await this.rpc.report(
+        { leaseId: d.leaseId, statusCode: 0, errorType: CANCELLED, errorMessage: "the lease was dropped unreported" },
+        { timeoutMs: this.callTimeoutMs }
+      );
+    } catch {
+    }
   }
   /** One Acquire call that an abort gives up on without leaving anything behind: the caller's
    * promise is rejected at once with the signal's reason, the wait is withdrawn (Withdraw by
