@@ -9,13 +9,15 @@
 //!   report); `lease`: a lease reported once; `steer`: the steering and forwarded headers;
 //! - `body`: an answer watched as it passes; `budget`: the request-body bytes held in memory; `shape`: the proxy's own answers;
 //! - `limiter`: the daemon's side; `upstream`: connections to upstreams; `server`: the listener;
-//! - `rules`: the rules every client shares (`conformance/`).
+//! - `rules`: the rules every client shares (`conformance/`);
+//! - `exec`: the rules of `llmctl exec` (its variables, agent CLIs, which proxy it trusts).
 
 mod attempt;
 pub mod body;
 pub mod budget;
 pub mod config;
 mod connections;
+pub mod exec;
 pub mod forward;
 mod intake;
 mod lease;

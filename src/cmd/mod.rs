@@ -3,8 +3,6 @@ pub mod bench_proxy;
 pub mod claim;
 pub mod daemon;
 pub mod demo;
-pub mod exec_agents;
-pub mod exec_env;
 pub mod fake;
 pub mod lease;
 pub mod proxy;

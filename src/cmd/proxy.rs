@@ -1,16 +1,14 @@
 //! `llmctl proxy` (the providers' APIs on loopback, limited by the daemon) and `llmctl exec`
 //! (a command run with the SDKs' base-URL variables pointed at a proxy).
 
-use super::exec_agents;
-use super::exec_env;
 use crate::exit;
 use clap::Args;
 use llmctl_proxy::config::parse_listen;
+use llmctl_proxy::exec::{self, agents as exec_agents, env as exec_env};
 use llmctl_proxy::{ProxyConfig, Running};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
 #[derive(Args, Debug)]
 pub struct ProxyArgs {
@@ -82,28 +80,6 @@ pub async fn proxy(args: ProxyArgs, socket: PathBuf) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Whether an llmctl proxy answers at `url` (its health path, within a second).
-async fn answers(url: &str) -> bool {
-    let Some(authority) = url.strip_prefix("http://").map(|r| r.trim_end_matches('/')) else {
-        return false;
-    };
-    let probe = async {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let mut s = tokio::net::TcpStream::connect(authority).await.ok()?;
-        let req = format!(
-            "GET /_llmctl/health HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n"
-        );
-        s.write_all(req.as_bytes()).await.ok()?;
-        let mut out = Vec::new();
-        s.read_to_end(&mut out).await.ok()?;
-        Some(String::from_utf8_lossy(&out).contains("\"proxy\":\"llmctl\""))
-    };
-    matches!(
-        tokio::time::timeout(Duration::from_secs(1), probe).await,
-        Ok(Some(true))
-    )
-}
-
 pub async fn exec(args: ExecArgs, socket: PathBuf) -> ExitCode {
     let mut config = match load(args.config) {
         Ok(c) => c,
@@ -111,9 +87,44 @@ pub async fn exec(args: ExecArgs, socket: PathBuf) -> ExitCode {
     };
     let env = |k: &str| std::env::var(k).ok();
     let configured = format!("http://{}", config.listen);
-    // A variable under a proxy that is not running is no proxy's: it is pointed anew.
-    let shared = answers(&configured).await;
-    let proxies: Vec<String> = [env("LLMCTL_PROXY_URL"), args.proxy.clone()]
+    // What --verbose says of proxies found and not used.
+    let mut passed_over: Vec<String> = Vec::new();
+    // The shared proxy is used only when it is the user's own and answers; a variable under a
+    // proxy that is not running (or not the user's) is no proxy's: it is pointed anew.
+    let shared = match exec::vouch(&configured).await {
+        Ok(()) => true,
+        Err(why) => {
+            passed_over.push(format!("[proxy] listen: {why}"));
+            false
+        }
+    };
+    // The proxy of an `exec` this one runs under: its variables are kept when it is the user's
+    // own and answers; when not, a variable pointing under it would send its credentials there.
+    let inherited = env("LLMCTL_PROXY_URL").filter(|u| !u.trim().is_empty());
+    let inherited = match inherited {
+        Some(u) => match exec::vouch(u.trim()).await {
+            Ok(()) => Some(u.trim().to_string()),
+            Err(why) => {
+                let under = exec_env::set_under(&env, u.trim());
+                if !under.is_empty() {
+                    return exit::fail(
+                        exit::USAGE,
+                        format!(
+                            "exec: LLMCTL_PROXY_URL={} is not a proxy to trust ({why}), and {} point{} under it; unset {} (or start your own proxy there with `llmctl proxy`)",
+                            exec_env::redact(u.trim()),
+                            under.join(", "),
+                            if under.len() == 1 { "s" } else { "" },
+                            if under.len() == 1 { "it and LLMCTL_PROXY_URL" } else { "them and LLMCTL_PROXY_URL" },
+                        ),
+                    );
+                }
+                passed_over.push(format!("LLMCTL_PROXY_URL: {why}"));
+                None
+            }
+        },
+        None => None,
+    };
+    let proxies: Vec<String> = [inherited, args.proxy.clone()]
         .into_iter()
         .flatten()
         .chain(shared.then(|| configured.clone()))
@@ -162,10 +173,10 @@ pub async fn exec(args: ExecArgs, socket: PathBuf) -> ExitCode {
                     format!("exec: the command's environment sends {var} to {url}, which no upstream in [proxy.upstreams] serves; add one with url = \"{url}\" to the config of the proxy at {u}, or leave out --proxy (a private proxy then gets a route to it)", url = exec_env::redact(&r.url)),
                 );
             }
-            if !answers(u).await {
+            if let Err(why) = exec::vouch(u).await {
                 return exit::fail(
                     exit::UNAVAILABLE,
-                    format!("no llmctl proxy answers at {u}; start one with `llmctl proxy`, or leave out --proxy to run a private one"),
+                    format!("--proxy {u}: {why}; start your own with `llmctl proxy`, or leave out --proxy to run a private one"),
                 );
             }
             u.trim_end_matches('/').to_string()
@@ -194,6 +205,9 @@ pub async fn exec(args: ExecArgs, socket: PathBuf) -> ExitCode {
         } else {
             "the proxy there"
         };
+        for why in &passed_over {
+            eprintln!("llmctl exec: not using {why}");
+        }
         eprintln!("llmctl exec: requests limited through {url} ({how}):");
         for s in &plan.settings {
             let value = vars

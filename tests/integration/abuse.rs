@@ -146,10 +146,6 @@ fn a_lease_cannot_be_guessed_or_settled_by_another_user() {
     assert_eq!(stdout(&o), "mine");
 }
 
-fn is_root() -> bool {
-    std::fs::metadata("/proc/self").is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0)
-}
-
 #[test]
 fn text_from_clients_never_reaches_a_terminal_as_an_escape() {
     let d = Daemon::start("");

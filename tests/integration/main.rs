@@ -7,6 +7,7 @@ mod chaos;
 mod claims;
 mod contrib;
 mod demo;
+mod exec_trust;
 mod fleet;
 mod fleet_cluster;
 mod fleet_tls;

@@ -5,7 +5,7 @@
 //! credentials meant for it, never reach another host); one that is unset follows the API's
 //! main variable when that is set, else the proxy's built-in upstream.
 
-use llmctl_proxy::{Api, ProxyConfig, Upstream};
+use crate::{Api, ProxyConfig, Upstream};
 
 /// The base-URL variables by API: the official SDKs' first, then the aliases frameworks read
 /// before it (LangChain's `OPENAI_API_BASE` and `ANTHROPIC_API_URL`, LiteLLM's
@@ -209,6 +209,18 @@ pub fn redact(url: &str) -> String {
         }
         None => url.to_string(),
     }
+}
+
+/// The base-URL and endpoint variables the environment sets to a URL under `proxy`.
+pub fn set_under(env: &dyn Fn(&str) -> Option<String>, proxy: &str) -> Vec<&'static str> {
+    let proxies = [proxy.to_string()];
+    VARIABLES
+        .iter()
+        .chain(ENDPOINTS.iter())
+        .flat_map(|(_, names)| names.iter())
+        .filter(|n| env(n).is_some_and(|v| under_proxy(v.trim(), &proxies)))
+        .copied()
+        .collect()
 }
 
 fn under_proxy(url: &str, proxies: &[String]) -> bool {
