@@ -589,9 +589,49 @@ fn check_name(name: &str) -> Result<(), String> {
     }
 }
 
+/// A URL as it may be printed: the credentials in its user part and the values of its query
+/// (some gateways take their key there) masked.
+pub fn redact_url(url: &str) -> String {
+    let (url, fragment) = url
+        .split_once('#')
+        .map_or((url, None), |(u, f)| (u, Some(f)));
+    let (base, query) = url
+        .split_once('?')
+        .map_or((url, None), |(b, q)| (b, Some(q)));
+    let mut out = match base.split_once("://") {
+        Some((scheme, rest)) => {
+            let authority = rest.split('/').next().unwrap_or("");
+            match authority.rsplit_once('@') {
+                Some((_, host)) => format!("{scheme}://***@{host}{}", &rest[authority.len()..]),
+                None => base.to_string(),
+            }
+        }
+        None => base.to_string(),
+    };
+    if let Some(q) = query {
+        let masked: Vec<String> = q
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some((k, _)) => format!("{k}=***"),
+                None if pair.is_empty() => String::new(),
+                None => "***".to_string(),
+            })
+            .collect();
+        out.push('?');
+        out.push_str(&masked.join("&"));
+    }
+    if fragment.is_some() {
+        out.push_str("#***");
+    }
+    out
+}
+
 fn check_url(url: &str) -> Result<String, String> {
     let bad = |why: &str| {
-        format!("{url:?} {why}; write it like \"http://10.0.0.7:8000\" or \"https://api.example.com/v1\"")
+        format!(
+            "{:?} {why}; write it like \"http://10.0.0.7:8000\" or \"https://api.example.com/v1\"",
+            redact_url(url)
+        )
     };
     let uri: http::Uri = url.parse().map_err(|_| bad("is not a URL"))?;
     match uri.scheme_str() {

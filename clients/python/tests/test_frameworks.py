@@ -269,3 +269,41 @@ def test_langchain_under_exec_with_its_own_base_url_exported_is_still_limited_an
     assert got["granted"] == got["provider_requests"] == 2, got
     assert got["at_estimate"] == 0, got
     assert builtin.stats()["requests"] == 0, "nothing went to the built-in upstream"
+
+
+LITELLM_OPENAI = """
+import litellm
+r = litellm.completion(model="openai/gpt-4o-mini", messages=[{"role": "user", "content": "hi"}], max_tokens=8)
+print(r.choices[0].message.content)
+"""
+
+
+def test_litellm_under_exec_with_only_the_alias_exported_goes_where_the_alias_says(
+    daemon: Daemon, start_provider: Callable[..., Provider], tmp_path: Path
+) -> None:
+    """OPENAI_API_BASE set alone (aider's documented setup) names a gateway; LiteLLM reads
+    OPENAI_BASE_URL first. Every variable of the family exec sets leads to the gateway
+    (conformance/exec_families.json): the request and its key reach it, none the built-in
+    upstream."""
+    builtin, gateway = start_provider(), start_provider()
+    config = tmp_path / "proxy.toml"
+    config.write_text(f'[proxy]\nlisten = "127.0.0.1:1"\n[proxy.upstreams.openai]\nurl = "{builtin.url}"\n')
+    app = tmp_path / "app.py"
+    app.write_text(LITELLM_OPENAI)
+    env = environment(daemon, builtin)
+    env.pop("OPENAI_BASE_URL")
+    env["OPENAI_API_BASE"] = gateway.url + "/v1"
+    python = str(VENVS["frameworks"] / "bin" / "python")
+    r = subprocess.run(
+        [llmctl_bin(), "exec", "--config", str(config), "--socket", daemon.socket, "--", python, str(app)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr
+    assert builtin.stats()["requests"] == 0, "nothing went to the built-in upstream"
+    key = f"{gateway.url.split('://', 1)[1]}/gpt-4o-mini"
+    recipe = Recipe("litellm-alias", LITELLM_OPENAI, True, VENVS["frameworks"], [key])
+    got = settled(daemon, recipe, gateway)
+    assert got["granted"] == got["provider_requests"] == 1, got

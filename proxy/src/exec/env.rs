@@ -105,13 +105,24 @@ impl Plan {
 /// Plans the variables for `config`'s upstreams, reading the command's environment with `env`.
 /// `proxies` are URLs of llmctl proxies: a variable already pointing under one is left as it is
 /// (an `exec` inside an `exec` limits each request once).
+///
+/// One rule for every family of variables that name one API's base URL (`VARIABLES`, and the
+/// `ENDPOINTS` of resources of the user's own): when any variable of the family names a
+/// destination, every variable of it that `exec` sets leads there (the first set, in the
+/// family's order, for those unset; each set one keeps its own), as the SDKs and frameworks
+/// that read them read them in different orders (`conformance/exec_families.json`). A family
+/// nobody set gets the API's built-in upstream; an endpoint family has none, and stays unset.
 pub fn plan(
     env: &dyn Fn(&str) -> Option<String>,
     config: &ProxyConfig,
     proxies: &[String],
 ) -> Result<Plan, String> {
     let mut plan = Plan::default();
-    for (api, names) in VARIABLES {
+    let families = VARIABLES
+        .iter()
+        .map(|(api, names)| (*api, *names, true))
+        .chain(ENDPOINTS.iter().map(|(api, names)| (*api, *names, false)));
+    for (api, names, has_built_in) in families {
         let set: Vec<(&'static str, String)> = names
             .iter()
             .filter_map(|n| {
@@ -121,31 +132,27 @@ pub fn plan(
                     .map(|v| (*n, v))
             })
             .collect();
-        // An unset alias follows the main variable, as the frameworks that read it fall back
-        // to that one; the main variable, read by the official SDKs, never follows an alias.
-        let leader = set
-            .iter()
-            .find(|(n, _)| *n == names[0])
-            .map(|(_, v)| v.clone());
+        let leader = set.first().cloned();
         for name in names {
             let was = set.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
-            let target = was
-                .clone()
-                .or_else(|| leader.clone().filter(|_| *name != names[0]));
-            let setting = match target {
+            let setting = match was.clone().or_else(|| leader.clone().map(|(_, v)| v)) {
                 Some(url) if under_proxy(&url, proxies) => Setting {
                     name,
                     value: match was {
                         Some(_) => Value::Kept,
                         None => Value::Url(url.clone()),
                     },
-                    was: was.clone(),
+                    was,
                     destination: url,
                 },
                 Some(url) => {
-                    let path = route_to(&mut plan.routes, config, api, &url).map_err(|e| {
-                        format!("{}={}: {e}", was_name(name, names[0], &set), redact(&url))
-                    })?;
+                    let named = if was.is_some() {
+                        name
+                    } else {
+                        leader.as_ref().map_or(name, |(n, _)| n)
+                    };
+                    let path = route_to(&mut plan.routes, config, api, &url)
+                        .map_err(|e| format!("{named}={}: {e}", redact(&url)))?;
                     Setting {
                         name,
                         value: Value::Proxy(path),
@@ -153,63 +160,16 @@ pub fn plan(
                         destination: url,
                     }
                 }
-                None => built_in(name, api, config),
+                None if has_built_in => built_in(name, api, config),
+                None => continue,
             };
             plan.settings.push(setting);
-        }
-    }
-    for (api, names) in ENDPOINTS {
-        for name in names {
-            let Some(url) = env(name)
-                .map(|v| v.trim().to_string())
-                .filter(|v| !v.is_empty())
-            else {
-                continue;
-            };
-            let value = if under_proxy(&url, proxies) {
-                Value::Kept
-            } else {
-                let path = route_to(&mut plan.routes, config, api, &url)
-                    .map_err(|e| format!("{name}={}: {e}", redact(&url)))?;
-                Value::Proxy(path)
-            };
-            plan.settings.push(Setting {
-                name,
-                value,
-                was: Some(url.clone()),
-                destination: url,
-            });
         }
     }
     Ok(plan)
 }
 
-/// The variable whose value a setting followed, for messages.
-fn was_name(
-    name: &'static str,
-    main: &'static str,
-    set: &[(&'static str, String)],
-) -> &'static str {
-    if set.iter().any(|(n, _)| *n == name) {
-        name
-    } else {
-        main
-    }
-}
-
-/// A URL as it may be printed: without the credentials in it.
-pub fn redact(url: &str) -> String {
-    match url.split_once("://") {
-        Some((scheme, rest)) => {
-            let authority = rest.split('/').next().unwrap_or("");
-            match authority.rsplit_once('@') {
-                Some((_, host)) => format!("{scheme}://***@{host}{}", &rest[authority.len()..]),
-                None => url.to_string(),
-            }
-        }
-        None => url.to_string(),
-    }
-}
+pub use crate::config::redact_url as redact;
 
 /// The base-URL and endpoint variables the environment sets to a URL under `proxy`.
 pub fn set_under(env: &dyn Fn(&str) -> Option<String>, proxy: &str) -> Vec<&'static str> {
@@ -372,7 +332,11 @@ mod tests {
             "{}",
             route.key
         );
-        assert_eq!(value(&p, "AZURE_API_BASE"), "AZURE_API_BASE unset");
+        assert_eq!(
+            value(&p, "AZURE_API_BASE"),
+            path,
+            "the family's other variable leads to the same resource"
+        );
         // One already under a proxy is left as it is.
         let p = planned(
             &[("AZURE_OPENAI_ENDPOINT", "http://127.0.0.1:8790/azure")],
@@ -384,6 +348,95 @@ mod tests {
             value(&p, "AZURE_OPENAI_ENDPOINT"),
             "AZURE_OPENAI_ENDPOINT unset"
         );
+    }
+
+    /// Where a request to the variable's value reaches: through the test's proxy
+    /// (`http://127.0.0.1:9`) to the upstream or route its path names, or the value itself.
+    fn reaches(p: &Plan, config: &ProxyConfig, name: &str) -> String {
+        let kept = p
+            .settings
+            .iter()
+            .find(|s| s.name == name && s.value == Value::Kept);
+        if let Some(s) = kept {
+            // The environment's own value, left as it is.
+            return s.was.clone().unwrap_or_default();
+        }
+        let value = value(p, name);
+        if value.ends_with(" unset") {
+            return "unset".into();
+        }
+        let Some(path) = value.strip_prefix("http://127.0.0.1:9/") else {
+            return value;
+        };
+        let (first, rest) = path.split_once('/').map_or((path, ""), |(a, b)| (a, b));
+        let upstream = p
+            .routes
+            .iter()
+            .chain(config.upstreams.values())
+            .find(|u| u.name == first)
+            .unwrap_or_else(|| panic!("{name}={value}: no upstream {first}"));
+        let url = if rest.is_empty() {
+            upstream.url.clone()
+        } else {
+            format!("{}/{rest}", upstream.url)
+        };
+        if config.upstreams.contains_key(first) && p.routes.iter().all(|r| r.name != first) {
+            // A built-in upstream: the API's own, whatever its path.
+            return format!("built-in {url}");
+        }
+        url
+    }
+
+    #[test]
+    fn each_family_leads_where_the_conformance_table_says() {
+        let table: serde_json::Value =
+            serde_json::from_str(include_str!("../../../conformance/exec_families.json"))
+                .expect("json");
+        let families: Vec<Vec<String>> = table["families"]
+            .as_object()
+            .expect("families")
+            .values()
+            .map(|v| serde_json::from_value(v.clone()).expect("names"))
+            .collect();
+        let ours: Vec<Vec<String>> = VARIABLES
+            .iter()
+            .chain(ENDPOINTS.iter())
+            .map(|(_, names)| names.iter().map(|n| n.to_string()).collect())
+            .collect();
+        assert_eq!(
+            families.iter().collect::<std::collections::BTreeSet<_>>(),
+            ours.iter().collect(),
+            "the table's families are exec's"
+        );
+        let config = ProxyConfig::default();
+        let cases = table["cases"].as_array().expect("cases");
+        assert!(cases.len() >= 12);
+        for case in cases {
+            let name = case["name"].as_str().expect("name");
+            let env: BTreeMap<String, String> =
+                serde_json::from_value(case["env"].clone()).expect("env");
+            let vars: Vec<(&str, &str)> =
+                env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            let proxies: Vec<&str> = case["proxies"]
+                .as_array()
+                .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
+                .unwrap_or_default();
+            let p = planned(&vars, &config, &proxies);
+            for (var, want) in case["leads"].as_object().expect("leads") {
+                let want = want.as_str().expect("a destination");
+                let got = reaches(&p, &config, var);
+                match want {
+                    "built-in" => {
+                        assert!(got.starts_with("built-in "), "{name}: {var} reaches {got}")
+                    }
+                    _ => assert_eq!(
+                        got.trim_end_matches('/'),
+                        want.trim_end_matches('/'),
+                        "{name}: {var}"
+                    ),
+                }
+            }
+        }
     }
 
     #[test]
@@ -485,8 +538,8 @@ mod tests {
         );
         assert_eq!(
             value(&p, "OPENAI_BASE_URL"),
-            "http://127.0.0.1:9/openai/v1",
-            "the official SDKs never read the alias: the main variable unset gets the built-in upstream"
+            "http://127.0.0.1:9/exec-openai",
+            "the main variable unset follows the alias set: a framework may read either first"
         );
     }
 
@@ -507,6 +560,22 @@ mod tests {
             "https://***@gw.example/v1"
         );
         assert_eq!(redact("http://10.0.0.7:8000/v1"), "http://10.0.0.7:8000/v1");
+        // A secret in the query string (as some gateways take their key) is never printed.
+        let e = plan_of(
+            &[("OPENAI_BASE_URL", "https://gw.example/v1?key=s3cret&team=a")],
+            &ProxyConfig::default(),
+            &[],
+        )
+        .expect_err("refused: a base URL has no query");
+        assert!(e.contains("query") && !e.contains("s3cret"), "{e}");
+        assert!(e.contains("key=***&team=***"), "{e}");
+        let e = plan_of(
+            &[("OPENAI_BASE_URL", "gw.example/v1?key=s3cret")],
+            &ProxyConfig::default(),
+            &[],
+        )
+        .expect_err("refused: no host");
+        assert!(!e.contains("s3cret"), "{e}");
     }
 
     #[test]
