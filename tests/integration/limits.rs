@@ -310,3 +310,75 @@ async fn status_names_each_limit_with_its_source_and_the_configured_one() {
     let cap = b["capacity"].as_f64().expect("capacity");
     assert!((4.9..=5.0).contains(&cap), "{cap}");
 }
+
+/// One report of a subscription's refusal whose 5-hour window says it resets in 7 days: the
+/// reset is not believed past the window's own length, and the plan's key is closed while an
+/// application on an API key under the same provider is not.
+#[test]
+fn a_plan_window_closes_its_own_keys_no_longer_than_the_window_lasts() {
+    let d = Daemon::start("");
+    let out = |o: &std::process::Output| String::from_utf8_lossy(&o.stdout).trim().to_string();
+    let app = d.cli(&["acquire", "anthropic/other-app"]);
+    assert!(app.status.success(), "{}", stderr(&app));
+    let served = d.cli(&[
+        "report",
+        &out(&app),
+        "--status",
+        "200",
+        "--header",
+        "anthropic-ratelimit-requests-remaining: 40",
+    ]);
+    assert!(served.status.success(), "{}", stderr(&served));
+    let lease = d.cli(&["acquire", "anthropic/claude-x"]);
+    assert!(lease.status.success(), "{}", stderr(&lease));
+    let now_s = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs();
+    let week = (now_s + 7 * 86_400).to_string();
+    let r = d.cli(&[
+        "report",
+        &out(&lease),
+        "--status",
+        "429",
+        "--header",
+        "anthropic-ratelimit-unified-status: rejected",
+        "--header",
+        "anthropic-ratelimit-unified-representative-claim: five_hour",
+        "--header",
+        &format!("anthropic-ratelimit-unified-5h-reset: {week}"),
+        "--header",
+        "anthropic-ratelimit-unified-5h-utilization: 1.0",
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let rt = tokio::runtime::Runtime::new().expect("rt");
+    let status = rt.block_on(d.status());
+    let key = |name: &str| {
+        status
+            .keys
+            .iter()
+            .find(|k| k.key == name)
+            .unwrap_or_else(|| panic!("{name} in status"))
+            .clone()
+    };
+    let plan = key("anthropic/claude-x");
+    let until = plan.daily_quota_until_unix_ms;
+    assert!(until > 0, "the plan's key is closed: {plan:?}");
+    assert!(
+        until <= (now_s as i64 + 5 * 3600 + 60) * 1000,
+        "closed no longer than the 5-hour window lasts: {until}"
+    );
+    let again = d.cli(&["acquire", "anthropic/claude-x", "--max-wait", "0s"]);
+    assert!(!again.status.success(), "the plan's key is refused");
+    assert!(
+        stderr(&again).contains("5-hour window"),
+        "{}",
+        stderr(&again)
+    );
+    let other = d.cli(&["acquire", "anthropic/other-app", "--max-wait", "0s"]);
+    assert!(
+        other.status.success(),
+        "an API key's application is not refused because the subscription is spent: {}",
+        stderr(&other)
+    );
+}

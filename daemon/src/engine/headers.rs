@@ -138,7 +138,7 @@ impl ProviderSignals {
             .or_else(|| parse_message_hint(error_message))
             .map(|d| d.min(MAX_PROVIDER_DELAY));
         signals.drop_absurd();
-        signals.plan.finish();
+        signals.plan.finish(now_unix_ms);
         signals
             .limits
             .retain(|(_, l)| l.limit.is_some() || l.remaining.is_some());

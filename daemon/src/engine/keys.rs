@@ -91,6 +91,12 @@ pub(super) struct KeyState {
 }
 
 impl KeyState {
+    /// Whether its answers carry a plan's windows (a subscription's traffic; an API key's
+    /// answers never do).
+    pub(super) fn carries_plan(&self) -> bool {
+        !self.plan.windows.is_empty() || self.plan.status.is_some()
+    }
+
     pub(super) fn has_limits(&self) -> bool {
         self.configured || !self.buckets.is_empty() || self.max_concurrency.is_some()
     }

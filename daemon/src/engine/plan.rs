@@ -45,6 +45,14 @@ impl PlanWindow {
         label_of(&self.name)
     }
 
+    /// How long the window lasts: the minutes it stated, else its name's (`5h`, `7d_opus`,
+    /// `90m`); None for a window of no stated length.
+    pub fn length(&self) -> Option<Duration> {
+        self.minutes
+            .map(|m| Duration::from_secs(u64::from(m) * 60))
+            .or_else(|| length_of(&self.name))
+    }
+
     /// Whether it says it is spent: rejected, or all of it used.
     fn spent(&self) -> bool {
         self.status.as_deref() == Some("rejected") || self.used.is_some_and(|u| u >= 1.0)
@@ -72,6 +80,20 @@ pub fn label_of(name: &str) -> String {
         Some(m) => format!("{base} ({m})"),
         None => base,
     }
+}
+
+/// A window's length from its name: `5h`, `7d`, `7d_opus`, `90m`.
+fn length_of(name: &str) -> Option<Duration> {
+    let len = name.split('_').next().unwrap_or(name);
+    let digits: String = len.chars().take_while(char::is_ascii_digit).collect();
+    let n: u64 = digits.parse().ok()?;
+    let unit = match &len[digits.len()..] {
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return None,
+    };
+    Some(Duration::from_secs(n * unit)).filter(|d| !d.is_zero() && *d <= MAX_PLAN_RESET)
 }
 
 /// What a response said of the plan's windows.
@@ -191,15 +213,24 @@ impl PlanSignals {
         &mut self.windows[pos]
     }
 
-    /// Once every header is in: Codex's windows take the name of their length, and a window
-    /// that says nothing is dropped.
-    pub fn finish(&mut self) {
+    /// Once every header is in: Codex's windows take the name of their length, a reset
+    /// further away than its window lasts is not believed (a 5-hour window does not reopen in
+    /// 7 days), and a window that says nothing is dropped.
+    pub fn finish(&mut self, now_unix_ms: i64) {
+        let beyond = |at: Option<i64>, length: Option<Duration>| matches!((at, length), (Some(at), Some(len)) if at > now_unix_ms + len.as_millis() as i64);
         for w in &mut self.windows {
             if w.name == "primary" || w.name == "secondary" {
                 if let Some(m) = w.minutes {
                     w.name = llmctl_common::time::window_name(u64::from(m));
                 }
             }
+            if beyond(w.resets_at_unix_ms, w.length()) {
+                w.resets_at_unix_ms = None;
+            }
+        }
+        let binding = self.binding_length();
+        if beyond(self.reset_at_unix_ms, binding) {
+            self.reset_at_unix_ms = None;
         }
         self.windows
             .retain(|w| w.used.is_some() || w.resets_at_unix_ms.is_some() || w.status.is_some());
@@ -207,6 +238,16 @@ impl PlanSignals {
 
     pub fn is_empty(&self) -> bool {
         self.windows.is_empty() && self.status.is_none()
+    }
+
+    /// The binding window's length (its figures', else its name's).
+    fn binding_length(&self) -> Option<Duration> {
+        let name = self.binding.as_deref()?;
+        self.windows
+            .iter()
+            .find(|w| w.name == name)
+            .and_then(PlanWindow::length)
+            .or_else(|| length_of(name))
     }
 
     /// The window a refusal closes, if it is a plan's: the plan says it is rejected, the error
@@ -247,10 +288,16 @@ impl PlanSignals {
             .unwrap_or_else(|| "plan".to_string());
         let in_ms = |at: i64| Duration::from_millis((at - now_unix_ms).max(0) as u64);
         let stated = |d: Option<Duration>| d.filter(|d| !d.is_zero());
+        // No window reopens later than it lasts.
+        let length = window
+            .and_then(PlanWindow::length)
+            .or_else(|| length_of(&name))
+            .unwrap_or(MAX_PLAN_RESET);
         let resets_in = stated(message_reset(message, now_unix_ms).map(in_ms))
             .or(stated(window.and_then(|w| w.resets_at_unix_ms).map(in_ms)))
             .or(stated(self.reset_at_unix_ms.map(in_ms)))
             .unwrap_or(UNSTATED_PLAN_RESET)
+            .min(length)
             .min(MAX_PLAN_RESET);
         Some(ClosedWindow {
             name,
@@ -327,7 +374,7 @@ mod tests {
         for (n, v) in headers {
             assert!(p.read(n, v, NOW), "{n} is a plan header");
         }
-        p.finish();
+        p.finish(NOW);
         p
     }
 
@@ -407,6 +454,67 @@ mod tests {
         assert_eq!(c.name, "7d_opus");
         assert_eq!(c.label(), "7-day window (opus)");
         assert_eq!(c.resets_in, Duration::from_secs(86_400));
+    }
+
+    /// A reset further away than the window lasts is not believed: a 5-hour window cannot
+    /// reopen in 7 days. Its closure lasts no longer than the window's length (its name's, or
+    /// the minutes it stated), an unbelieved reset counting as none stated.
+    #[test]
+    fn a_reset_is_believed_only_within_its_windows_own_length() {
+        let week = (NOW / 1000 + 7 * 86_400).to_string();
+        let p = parse(&[
+            ("anthropic-ratelimit-unified-status", "rejected"),
+            ("anthropic-ratelimit-unified-5h-utilization", "1.0"),
+            ("anthropic-ratelimit-unified-5h-reset", &week),
+            ("anthropic-ratelimit-unified-reset", &week),
+            (
+                "anthropic-ratelimit-unified-representative-claim",
+                "five_hour",
+            ),
+        ]);
+        assert_eq!(p.windows[0].resets_at_unix_ms, None, "not believed");
+        assert_eq!(
+            p.reset_at_unix_ms, None,
+            "the binding window's: not believed"
+        );
+        let c = p.closed(429, "", "", NOW).expect("closed");
+        assert_eq!(c.name, "5h");
+        assert_eq!(c.resets_in, UNSTATED_PLAN_RESET);
+        // A message's reset is held to the window's length too.
+        let c = p
+            .closed(
+                429,
+                "usage_limit_reached",
+                "x [resets_in_seconds=600000]",
+                NOW,
+            )
+            .expect("closed");
+        assert_eq!(c.resets_in, Duration::from_secs(5 * 3600));
+        // The 7-day window's reset 6 days away is believed.
+        let six = (NOW / 1000 + 6 * 86_400).to_string();
+        let p = parse(&[
+            ("anthropic-ratelimit-unified-7d-utilization", "1.0"),
+            ("anthropic-ratelimit-unified-7d-reset", &six),
+        ]);
+        let c = p.closed(429, "", "", NOW).expect("closed");
+        assert_eq!(c.resets_in, Duration::from_secs(6 * 86_400));
+        // An unknown window: its stated minutes.
+        let p = parse(&[
+            ("x-codex-primary-used-percent", "100"),
+            ("x-codex-primary-window-minutes", "90"),
+            ("x-codex-primary-reset-after-seconds", "7200"),
+        ]);
+        assert_eq!(p.windows[0].name, "90m");
+        assert_eq!(p.windows[0].resets_at_unix_ms, None);
+        let c = p
+            .closed(
+                429,
+                "usage_limit_reached",
+                "x [resets_in_seconds=7200]",
+                NOW,
+            )
+            .expect("closed");
+        assert_eq!(c.resets_in, Duration::from_secs(90 * 60));
     }
 
     #[test]

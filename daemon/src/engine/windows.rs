@@ -88,7 +88,8 @@ fn window_length(w: &PlanWindow) -> Duration {
 }
 
 /// The account a plan belongs to: the first part of a key's name (`anthropic` of
-/// `anthropic/claude-sonnet-4-5`); every model under it draws on the same windows.
+/// `anthropic/claude-sonnet-4-5`); every model under it whose answers carry the plan draws on
+/// the same windows.
 pub(super) fn account_of(key: &str) -> &str {
     key.split('/').next().unwrap_or(key)
 }
@@ -229,17 +230,27 @@ impl Engine {
             }),
             None => {}
         }
+        // The plan's credential is closed, not the provider: every key of the account whose
+        // answers carry the plan (an API key's answers never do), this one included.
         let account = account_of(&key.name).to_string();
+        let plan_keys: Vec<String> = self
+            .keys
+            .iter()
+            .filter(|k| account_of(&k.name) == account && k.carries_plan())
+            .map(|k| k.name.clone())
+            .collect();
         let label = closed.label();
         let reason = cooldowns::window_reason(&label, closed.used, resets_at);
-        self.install_quota(
-            &account,
-            label,
-            reason,
-            closed.resets_in,
-            cooldowns::Origin::Here,
-            now,
-        )?;
+        for name in plan_keys {
+            self.install_quota(
+                &name,
+                label.clone(),
+                reason.clone(),
+                closed.resets_in,
+                cooldowns::Origin::Here,
+                now,
+            )?;
+        }
         Ok(())
     }
 

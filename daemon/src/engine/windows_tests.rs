@@ -1,5 +1,6 @@
 //! Plan windows on a fake clock: learned from headers, warned of past `warn_at`, a closed one
-//! refusing the whole account at once until its reset, and brought back after a restart.
+//! refusing every key of the plan at once until its reset (and no key whose answers never
+//! carried the plan), and brought back after a restart.
 
 use super::tests::*;
 use super::*;
@@ -120,15 +121,31 @@ fn warn_at_is_the_keys_or_its_ancestors() {
 }
 
 #[test]
-fn a_closed_window_refuses_the_whole_account_at_once_until_its_reset() {
+fn a_closed_window_refuses_every_key_of_the_plan_at_once_until_its_reset() {
     let mut fx = two_models();
     let a = lease(&fx.acquire("anthropic/opus", 0, 0, 0, 0));
     let b = lease(&fx.acquire("anthropic/opus", 0, 0, 0, 0));
-    // A waiter on another model of the same account, with a long wait.
-    for _ in 0..10 {
+    // Another model of the same plan (its answers carry the plan's windows), then a waiter on
+    // it with a long wait.
+    let first = lease(&fx.acquire("anthropic/sonnet", 0, 0, 0, 0));
+    for _ in 0..9 {
         lease(&fx.acquire("anthropic/sonnet", 0, 0, 0, 0));
     }
+    fx.e.report(
+        &first,
+        &answer(200, &unified("allowed", 0.9), ""),
+        fx.now(1),
+    )
+    .expect("report");
     let w = waiter(&fx.acquire("anthropic/sonnet", 0, 0, 600_000, 1));
+    // An application on an API key under the same provider: its answers carry no plan.
+    let app = lease(&fx.acquire("anthropic/other-app", 0, 0, 0, 1));
+    let api_headers = vec![(
+        "anthropic-ratelimit-requests-remaining".to_string(),
+        "40".to_string(),
+    )];
+    fx.e.report(&app, &answer(200, &api_headers, ""), fx.now(2))
+        .expect("report");
     let refused = answer(429, &unified("rejected", 1.0), "rate_limit_error");
     let advice = fx.e.report(&a, &refused, fx.now(5)).expect("report");
     assert_eq!(advice.action, Action::GiveUp, "{advice:?}");
@@ -149,8 +166,16 @@ fn a_closed_window_refuses_the_whole_account_at_once_until_its_reset() {
         }
         other => panic!("{other:?}"),
     }
-    // Every model of the account, asked again, is refused at once.
-    for key in ["anthropic/opus", "anthropic/sonnet", "anthropic/haiku"] {
+    // The API key's application is not refused because the subscription is spent.
+    match fx.acquire("anthropic/other-app", 0, 0, 0, 10) {
+        Acquired::Granted(g) => {
+            fx.e.report(&g.lease_id, &answer(200, &api_headers, ""), fx.now(10))
+                .expect("report");
+        }
+        other => panic!("another credential's key is not closed: {other:?}"),
+    }
+    // Every model of the plan, asked again, is refused at once.
+    for key in ["anthropic/opus", "anthropic/sonnet"] {
         match fx.acquire(key, 0, 0, 3_600_000, 10) {
             Acquired::NotGranted(r) => {
                 assert_eq!(r.code, RefusalCode::PlanWindow, "{key}");
@@ -220,6 +245,9 @@ fn codex_usage_limit_reached_closes_its_window_from_the_body_alone() {
 #[test]
 fn windows_and_a_closed_one_survive_a_restart() {
     let mut fx = two_models();
+    let s = lease(&fx.acquire("anthropic/sonnet", 0, 0, 0, 0));
+    fx.e.report(&s, &answer(200, &unified("allowed", 0.9), ""), fx.now(0))
+        .expect("report");
     let a = lease(&fx.acquire("anthropic/opus", 0, 0, 0, 0));
     fx.e.report(&a, &answer(429, &unified("rejected", 1.0), ""), fx.now(1))
         .expect("report");
