@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, List
@@ -256,3 +257,46 @@ def test_a_call_that_can_never_fit_is_a_validation_error_not_a_throttle(
             aws.converse(modelId=MODEL, messages=MESSAGES, inferenceConfig={"maxTokens": 4000})
         assert e.value.response["llmctl"]["reason_code"] == "too_large"
         assert provider.stats()["requests"] == 0
+
+
+OLD_BOTOCORE_CALL = """
+import sys, boto3, llmctl, llmctl.aws
+socket, url, model = sys.argv[1:4]
+client = boto3.client("bedrock-runtime", endpoint_url=url, region_name="us-east-1",
+                      aws_access_key_id="AKIDEXAMPLE", aws_secret_access_key="secret")
+aws = llmctl.aws.limit(client, llmctl=llmctl.Client(socket, fail_mode="closed"))
+r = aws.converse(modelId=model, messages=[{"role": "user", "content": [{"text": "hi"}]}],
+                 inferenceConfig={"maxTokens": 16})
+print(r["stopReason"])
+"""
+
+
+def test_each_botocore_is_told_not_to_retry_as_it_reads_it(setup: Any, tmp_path: Path) -> None:
+    """botocore before 1.43.3 took a needs-retry handler's False for a delay of 0 and sent the
+    call again, forever: there "do not retry" is None. Run on the real botocore 1.43.2 (a venv
+    of its own, scripts/python-env): a successful call is sent once, and limit says why its
+    own retries still apply."""
+    daemon, provider, _ = setup
+    assert llmctl.aws.no_retry_answer("1.43.2") is None
+    assert llmctl.aws.no_retry_answer("1.43.3") is False
+    assert llmctl.aws.no_retry_answer("1.44.8") is False
+    assert llmctl.aws.no_retry_answer("2.0.0.dev1") is False
+    python = Path(__file__).resolve().parents[3] / ".venv-botocore-old" / "bin" / "python"
+    app = tmp_path / "app.py"
+    app.write_text(OLD_BOTOCORE_CALL)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    try:
+        r = subprocess.run(
+            [str(python), str(app), daemon.socket, provider.url, MODEL],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the call never ended: the provider saw {provider.stats()['requests']} requests")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "end_turn", r.stdout
+    assert provider.stats()["requests"] == 1, "a success is sent once"
+    assert "botocore 1.43.2 cannot be told not to retry" in r.stderr, r.stderr
+    settled(daemon, KEY, provider_tokens(provider))

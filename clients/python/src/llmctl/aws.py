@@ -25,7 +25,10 @@ boto3 sends through botocore, not httpx, and signs every request, so neither the
   says, within ``max_retries``. One retry layer, which every process on the host shares.
   botocore's own handler still runs beside it (in standard mode it spends the client's retry
   quota on refusals, which then stops retries of the client's other, unlimited operations), and
-  its adaptive mode adds a rate limiter of its own: use the standard or legacy mode.
+  its adaptive mode adds a rate limiter of its own: use the standard or legacy mode. botocore
+  before 1.43.3 cannot be told "do not retry" (it took any answer for a delay); there its own
+  retries apply to errors beside the daemon's, each attempt still limited and reported, and
+  `limit` warns once (``pip install "llmctl-client[aws]"`` brings a botocore that can).
 
 Other operations pass untouched. The client is returned, hooked; ``limit`` on a client already
 hooked changes nothing.
@@ -127,6 +130,34 @@ def _outcome(operation: str, response: Any, caught: Optional[BaseException]) -> 
     return out
 
 
+# botocore reads a needs-retry handler's answer: None is "no opinion" (the next handler, or no
+# retry); since 1.43.3 False is "do not retry" too; before it, any answer but None was a delay to
+# sleep before sending again, so False sent every call again, forever.
+FALSE_IS_NO_RETRY_SINCE = (1, 43, 3)
+
+
+def no_retry_answer(botocore_version: str) -> Optional[bool]:
+    """How to say "do not retry" to this botocore: False where it reads it so (botocore's own
+    retry handler, after llmctl's, is then not asked), else None (botocore's handler decides,
+    each attempt it sends still acquired and reported)."""
+    parts = []
+    for p in botocore_version.split(".")[:3]:
+        digits = "".join(c for c in p if c.isdigit()) if p else ""
+        parts.append(int(digits) if digits else 0)
+    while len(parts) < 3:
+        parts.append(0)
+    return False if tuple(parts) >= FALSE_IS_NO_RETRY_SINCE else None
+
+
+def _botocore_version() -> str:
+    try:
+        import botocore
+
+        return str(getattr(botocore, "__version__", "0"))
+    except ImportError:
+        return "0"
+
+
 class _Limiter:
     """The handlers `limit` registers on one client."""
 
@@ -159,6 +190,7 @@ class _Limiter:
         self._llmctl = llmctl
         self._socket = socket
         self._lock = threading.Lock()
+        self.no_retry = no_retry_answer(_botocore_version())
 
     @property
     def client(self) -> Client:
@@ -277,6 +309,7 @@ class _Limiter:
         operation: Any = None,
         **_: Any,
     ) -> Union[float, bool, None]:
+        """A delay to retry after, or `no_retry`."""
         name = getattr(operation, "name", "")
         if name not in LIMITED_OPERATIONS or not isinstance(request_dict, dict):
             return None
@@ -286,12 +319,12 @@ class _Limiter:
         outcome = _outcome(name, response, caught_exception)
         if name in _STREAMING and 200 <= outcome.status < 300:
             # Reported as the caller reads the stream (after-call wraps it).
-            return False
+            return self.no_retry
         advice = self._report(call, outcome)
         if advice is None or advice.action != "retry":
-            return False
+            return self.no_retry
         if self.max_retries is not None and call.sends > self.max_retries:
-            return False
+            return self.no_retry
         call.attempt += 1
         return max(0.0, advice.retry_after)
 
@@ -469,6 +502,12 @@ def limit(
     check_retry_settings(profile, max_retries)
     if getattr(client, _MARK, False):
         return client
+    if no_retry_answer(_botocore_version()) is None:
+        logger.warning(
+            "llmctl: botocore %s cannot be told not to retry (1.43.3 or later can): its own retries "
+            "apply to errors beside the daemon's advice; upgrade with pip install 'botocore>=1.43.3'",
+            _botocore_version(),
+        )
     limiter = _Limiter(
         client,
         key,
