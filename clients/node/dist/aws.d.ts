@@ -64,6 +64,8 @@ export declare function converseUsage(parsed: unknown): Usage | null;
 export declare function metricsUsage(chunk: unknown): Usage | null;
 /** Usage from InvokeModel's token-count headers (names in any case). */
 export declare function headersUsage(headers: Record<string, unknown> | undefined): Usage | null;
+/** The status an exception inside a stream stands for (null: one not known, the stream's own). */
+export declare function streamErrorStatus(name: string): number | null;
 /** Limits a `BedrockRuntimeClient`'s model calls with llmctl and returns it. */
 export declare function limit<T extends AwsClientLike>(awsClient: T, options: AwsLimitOptions): T;
 export {};

@@ -10383,7 +10383,8 @@ __export(aws_exports, {
   converseUsage: () => converseUsage,
   headersUsage: () => headersUsage,
   limit: () => limit,
-  metricsUsage: () => metricsUsage
+  metricsUsage: () => metricsUsage,
+  streamErrorStatus: () => streamErrorStatus
 });
 var LIMITED_COMMANDS = /* @__PURE__ */ new Set([
   "ConverseCommand",
@@ -10469,6 +10470,19 @@ function throttled(e) {
   err[ADVICE] = null;
   return err;
 }
+var STREAM_ERROR_STATUS = {
+  throttlingException: 429,
+  serviceUnavailableException: 503,
+  internalServerException: 500,
+  modelStreamErrorException: 424,
+  modelTimeoutException: 408,
+  validationException: 400,
+  serviceQuotaExceededException: 400
+};
+function streamErrorStatus(name) {
+  const key = name.slice(0, 1).toLowerCase() + name.slice(1);
+  return Object.hasOwn(STREAM_ERROR_STATUS, key) ? STREAM_ERROR_STATUS[key] ?? null : null;
+}
 function watched(events, lease, status, headers, converse, onAdvice) {
   return {
     [Symbol.asyncIterator]() {
@@ -10491,7 +10505,8 @@ function watched(events, lease, status, headers, converse, onAdvice) {
             r = await it.next();
           } catch (e) {
             const f = failure(e);
-            await report({ errorType: f.errorType === "connection" ? String(e?.name ?? "stream_error") : f.errorType, errorMessage: f.errorMessage });
+            const errorType = f.errorType === "connection" ? String(e?.name ?? "stream_error") : f.errorType ?? "";
+            await report({ status: streamErrorStatus(errorType) ?? status, errorType, errorMessage: f.errorMessage });
             throw e;
           }
           if (r.done) {
@@ -10512,7 +10527,11 @@ function watched(events, lease, status, headers, converse, onAdvice) {
           }
           for (const [name, v] of Object.entries(ev)) {
             if (/exception$/i.test(name) && v && typeof v === "object") {
-              await report({ errorType: name.replace(/^./, (c) => c.toUpperCase()), errorMessage: String(v.message ?? "") });
+              await report({
+                status: streamErrorStatus(name) ?? status,
+                errorType: name.replace(/^./, (c) => c.toUpperCase()),
+                errorMessage: String(v.message ?? "")
+              });
             }
           }
           return r;

@@ -170,6 +170,24 @@ function throttled(e: NotGranted): Error {
   return err;
 }
 
+/** An exception inside a Bedrock event stream, by its name with a lower-case first letter: the
+ * status Bedrock gives the same exception as an answer (conformance/bedrock_stream_errors.json). */
+const STREAM_ERROR_STATUS: Record<string, number> = {
+  throttlingException: 429,
+  serviceUnavailableException: 503,
+  internalServerException: 500,
+  modelStreamErrorException: 424,
+  modelTimeoutException: 408,
+  validationException: 400,
+  serviceQuotaExceededException: 400,
+};
+
+/** The status an exception inside a stream stands for (null: one not known, the stream's own). */
+export function streamErrorStatus(name: string): number | null {
+  const key = name.slice(0, 1).toLowerCase() + name.slice(1);
+  return Object.hasOwn(STREAM_ERROR_STATUS, key) ? (STREAM_ERROR_STATUS[key] ?? null) : null;
+}
+
 /** A stream's events as the caller reads them, watched for the usage and the error; the attempt
  * is reported once, when the stream ends, fails or is left. */
 function watched(
@@ -201,7 +219,9 @@ function watched(
             r = await it.next();
           } catch (e) {
             const f = failure(e);
-            await report({ errorType: f.errorType === "connection" ? String((e as Error)?.name ?? "stream_error") : f.errorType, errorMessage: f.errorMessage });
+            const errorType = f.errorType === "connection" ? String((e as Error)?.name ?? "stream_error") : (f.errorType ?? "");
+            // A throttle inside the stream is a rate limit as any other.
+            await report({ status: streamErrorStatus(errorType) ?? status, errorType, errorMessage: f.errorMessage });
             throw e;
           }
           if (r.done) {
@@ -222,7 +242,11 @@ function watched(
           }
           for (const [name, v] of Object.entries(ev)) {
             if (/exception$/i.test(name) && v && typeof v === "object") {
-              await report({ errorType: name.replace(/^./, (c) => c.toUpperCase()), errorMessage: String((v as { message?: unknown }).message ?? "") });
+              await report({
+                status: streamErrorStatus(name) ?? status,
+                errorType: name.replace(/^./, (c) => c.toUpperCase()),
+                errorMessage: String((v as { message?: unknown }).message ?? ""),
+              });
             }
           }
           return r;

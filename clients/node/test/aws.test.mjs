@@ -8,6 +8,8 @@ import * as assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import * as v8 from "node:v8";
+import * as vm from "node:vm";
 import { fileURLToPath } from "node:url";
 import {
   BedrockRuntimeClient,
@@ -19,6 +21,10 @@ import {
 } from "@aws-sdk/client-bedrock-runtime";
 import { Client, aws } from "../dist/index.js";
 import { Provider, startDaemon, waitUntil } from "./harness.mjs";
+
+// A stream dropped unread is settled when the collector finds it: the tests run it.
+v8.setFlagsFromString("--expose-gc");
+const gc = vm.runInNewContext("gc");
 
 const MODEL = "anthropic.claude-fake-v1:0";
 const KEY = `bedrock/${MODEL}`;
@@ -97,6 +103,34 @@ test("Converse and ConverseStream are limited on the path's model and settled at
     }
     await waitUntil(() => daemon.key(KEY).in_flight === 0 && Number(daemon.key(KEY).tokens_outstanding) === 0, 5_000, "the stream left early was reported");
     assert.equal(Number(daemon.key(KEY).granted_total), before + 1);
+  });
+});
+
+test("a throttle inside a stream is reported as the 429 it is (conformance/bedrock_stream_errors.json), and a stream dropped unread frees its slot", async () => {
+  await withProvider([], async (provider) => {
+    const key = "bedrock/midstream";
+    const b = aws.limit(bedrock(provider), { client, key, maxRetries: 0 });
+    await provider.faults(["stream_error=throttlingException,after_tokens=2,count=1"]);
+    const s = await b.send(new ConverseStreamCommand({ modelId: MODEL, messages: MESSAGES, inferenceConfig: { maxTokens: 64 } }));
+    await assert.rejects(async () => {
+      for await (const e of s.stream) {
+        assert.ok(e);
+      }
+    }, (e) => e.name === "ThrottlingException" || /throttl/i.test(String(e.name)));
+    await waitUntil(() => daemon.key(key)?.in_flight === 0, 5_000, "the stream's attempt reported");
+    assert.equal(Number(daemon.key(key).rate_limited_total), 1, JSON.stringify(daemon.key(key)));
+
+    // A stream never iterated, then dropped: reported when it is collected, not at the TTL.
+    const granted = Number(daemon.key(key).granted_total);
+    await (async () => {
+      const unread = await b.send(new ConverseStreamCommand({ modelId: MODEL, messages: MESSAGES, inferenceConfig: { maxTokens: 64 } }));
+      assert.ok(unread.stream);
+    })();
+    assert.equal(Number(daemon.key(key).granted_total), granted + 1);
+    await waitUntil(() => {
+      gc();
+      return daemon.key(key).in_flight === 0;
+    }, 10_000, "the unread stream's slot freed");
   });
 });
 

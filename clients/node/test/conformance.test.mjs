@@ -155,6 +155,12 @@ for (const c of usageTable.streams) {
 
 const bedrockUsage = { converse: aws.converseUsage, metrics: aws.metricsUsage, headers: aws.headersUsage };
 
+for (const c of table("bedrock_stream_errors.json").cases) {
+  test(`an exception inside a Bedrock stream: ${c.exception} -> ${c.status}`, () => {
+    assert.equal(aws.streamErrorStatus(c.exception), c.status);
+  });
+}
+
 for (const c of table("bedrock_usage.json").cases) {
   test(`Bedrock's counts: ${c.name}`, () => {
     assert.deepEqual(bedrockUsage[c.from](c.fields), c.usage);

@@ -64,6 +64,19 @@ def test_a_converse_stream_is_settled_as_the_caller_reads_it(setup: Any) -> None
     settled(daemon, KEY, provider_tokens(provider))
 
 
+def test_a_throttle_inside_a_stream_is_reported_as_the_429_it_is(setup: Any) -> None:
+    """conformance/bedrock_stream_errors.json: Bedrock's throttlingException mid-stream."""
+    daemon, provider, client = setup
+    aws = llmctl.aws.limit(bedrock(provider), "bedrock/midstream", llmctl=client, max_retries=0)
+    provider.faults(["stream_error=throttlingException,after_tokens=2,count=1"])
+    r = aws.converse_stream(modelId=MODEL, messages=MESSAGES, inferenceConfig={"maxTokens": 64})
+    with pytest.raises(botocore.exceptions.EventStreamError):
+        for _ in r["stream"]:
+            pass
+    k = wait_until(lambda: (lambda k: k if k and k["in_flight"] == 0 else None)(daemon.key("bedrock/midstream")), 5, "reported")
+    assert k["rate_limited_total"] == 1, k
+
+
 def test_invoke_model_and_its_stream_are_settled_at_their_usage(setup: Any) -> None:
     daemon, provider, client = setup
     aws = llmctl.aws.limit(bedrock(provider), key="bedrock/{region}/{model}", llmctl=client)

@@ -9,7 +9,7 @@ from typing import Any, Dict, List
 
 import pytest
 
-from llmctl._bedrock import headers_usage, metrics_usage, usage_of
+from llmctl._bedrock import headers_usage, metrics_usage, stream_error_status, usage_of
 from llmctl._common import FAIL_OPEN_ATTEMPTS, Outcome, advice_from, limit_headers, local_advice
 from llmctl._estimate import DEFAULT_OUTPUT_TOKENS, estimate_body
 from llmctl._outcome import error_info
@@ -184,6 +184,11 @@ def test_the_caller_gets_the_stream_it_asked_for(case: Dict[str, Any]) -> None:
 
 
 BEDROCK_USAGE = {"converse": usage_of, "metrics": metrics_usage, "headers": headers_usage}
+
+
+@pytest.mark.parametrize("case", cases("bedrock_stream_errors.json"))
+def test_an_exception_inside_a_bedrock_stream_is_reported_at_its_own_status(case: Dict[str, Any]) -> None:
+    assert stream_error_status(case["exception"]) == case["status"]
 
 
 @pytest.mark.parametrize("case", cases("bedrock_usage.json"))

@@ -102,6 +102,20 @@ fn event(kind: &str, payload: &Value) -> Bytes {
     )
 }
 
+/// An exception message inside an event stream (`throttlingException`, …).
+fn exception(kind: &str) -> Bytes {
+    frame(
+        &[
+            (":exception-type", kind),
+            (":content-type", "application/json"),
+            (":message-type", "exception"),
+        ],
+        json!({"message": format!("{kind} inside the stream")})
+            .to_string()
+            .as_bytes(),
+    )
+}
+
 fn text(tokens: u64) -> String {
     "tok ".repeat(tokens as usize).trim_end().to_string()
 }
@@ -220,7 +234,7 @@ impl Provider {
         // Reserved at admission: input + maxTokens.
         let needs = [1.0, (input + max_out) as f64, input as f64, max_out as f64];
         let (decision, id) = self.admit(needs);
-        let slow = match decision {
+        let (slow, stream_error) = match decision {
             Decision::Error { status, kind } => {
                 let (status, kind, message) = match kind {
                     ErrorKind::RateLimited { dimension: 0, .. } | ErrorKind::InFlight => (
@@ -252,7 +266,7 @@ impl Provider {
                 };
                 return finish(error(status, kind, &message, id));
             }
-            Decision::Serve { slow, .. } => slow,
+            Decision::Serve { slow, stream_error } => (slow, stream_error),
         };
         let in_flight = self.clone().serve_time(slow).await;
         let usage = super::shapes::Usage {
@@ -305,11 +319,17 @@ impl Provider {
             }
             _ => {
                 debug_assert!(op.stream());
-                let events = if op == Op::ConverseStream {
+                let mut events = if op == Op::ConverseStream {
                     converse_events(usage, stop_converse)
                 } else {
                     invoke_events(&model, id, usage, stop_converse)
                 };
+                if let Some((error_type, after_tokens)) = stream_error {
+                    // The stream breaks off with an exception message (as Bedrock sends a
+                    // throttle that comes mid-stream): its first events, then the exception.
+                    events.truncate(1 + after_tokens as usize);
+                    events.push(exception(&error_type));
+                }
                 let mut r = self.clone().stream_events_of(events);
                 r.headers_mut().insert(
                     "content-type",

@@ -58,3 +58,21 @@ def metrics_usage(chunk: Mapping[str, Any]) -> Optional[Tuple[int, int, int]]:
 def headers_usage(headers: Mapping[str, Any]) -> Optional[Tuple[int, int, int]]:
     """Usage from InvokeModel's token-count headers (names in any case)."""
     return counted({str(k).lower(): v for k, v in headers.items()}, TOKEN_HEADERS)
+
+
+# An exception inside a Bedrock event stream, by its name with a lower-case first letter: the
+# status Bedrock gives the same exception as an answer (conformance/bedrock_stream_errors.json).
+STREAM_ERROR_STATUS = {
+    "throttlingException": 429,
+    "serviceUnavailableException": 503,
+    "internalServerException": 500,
+    "modelStreamErrorException": 424,
+    "modelTimeoutException": 408,
+    "validationException": 400,
+    "serviceQuotaExceededException": 400,
+}
+
+
+def stream_error_status(name: str) -> Optional[int]:
+    """The status a stream's exception stands for (None: one not known, the stream's own)."""
+    return STREAM_ERROR_STATUS.get(name[:1].lower() + name[1:])

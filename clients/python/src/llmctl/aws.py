@@ -46,6 +46,7 @@ from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple, Unio
 from . import _errors as errors
 from ._bedrock import headers_usage as _headers_usage
 from ._bedrock import metrics_usage as _metrics_usage
+from ._bedrock import stream_error_status as _stream_error_status
 from ._bedrock import usage_of as _usage_of
 from ._client import Client, Lease
 from ._common import Advice, Outcome, Seconds, limit_headers, logger
@@ -411,9 +412,9 @@ class _WatchedStream:
             code = str(info.get("Code") or type(exc).__name__)
             out.error_type = code
             out.error_message = str(info.get("Message") or exc)
-            # A throttle inside the stream is a rate limit as any other.
-            if "throttl" in code.lower() or "quota" in code.lower():
-                out.status = 429
+            # A throttle inside the stream is a rate limit as any other: the status Bedrock
+            # gives the same exception as an answer.
+            out.status = _stream_error_status(code) or out.status
         if self._usage is not None:
             out.input_tokens, out.cached_input_tokens, out.output_tokens = self._usage
             out.usage_known = True
