@@ -73,8 +73,10 @@ def test_a_throttle_inside_a_stream_is_reported_as_the_429_it_is(setup: Any) -> 
     with pytest.raises(botocore.exceptions.EventStreamError):
         for _ in r["stream"]:
             pass
-    k = wait_until(lambda: (lambda k: k if k and k["in_flight"] == 0 else None)(daemon.key("bedrock/midstream")), 5, "reported")
-    assert k["rate_limited_total"] == 1, k
+    k = wait_until(
+        lambda: (lambda k: k if k.in_flight == 0 else None)(daemon.key("bedrock/midstream")), 5, "reported"
+    )
+    assert k.rate_limited_total == 1, k
 
 
 def test_invoke_model_and_its_stream_are_settled_at_their_usage(setup: Any) -> None:
