@@ -71,6 +71,9 @@ pub(crate) struct Attempt {
     pub(crate) body: Bytes,
     /// The caller's own body, when `body` asks for the stream's usage on its behalf.
     pub(crate) caller_body: Option<Bytes>,
+    /// Whether the caller's body had a `stream_options` of its own: a refusal naming it may then
+    /// be the caller's own mistake, not the upstream's refusal of the option.
+    pub(crate) caller_options: bool,
     pub(crate) est: Estimate,
     pub(crate) key: String,
     pub(crate) client_id: String,
@@ -357,7 +360,12 @@ impl Attempt {
                             deadline,
                         )
                         .await;
-                        self.proxy.remember_stream_usage_refused(&self.up);
+                        // Remembered only when the option was the proxy's alone; the caller's
+                        // own stream_options may be what was refused (its body goes as it came,
+                        // and gets the upstream's own answer).
+                        if !self.caller_options {
+                            self.proxy.remember_stream_usage_refused(&self.up);
+                        }
                         if let Some(b) = self.caller_body.take() {
                             self.body = b;
                         }

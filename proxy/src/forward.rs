@@ -3,7 +3,7 @@
 
 use crate::attempt::Attempt;
 use crate::body::Watched;
-use crate::budget::{BodyBudget, NoRoom};
+use crate::budget::BodyBudget;
 use crate::config::{Api, ProxyConfig, Upstream};
 use crate::limiter::Limiter;
 use crate::routes::{self, Call};
@@ -289,13 +289,7 @@ impl Proxy {
         // kept, to give it the stream it would have had and to send again if refused. The body
         // sent is the caller's bytes with the option written in, held in the room taken for
         // the parse (at least the body's length).
-        if json.get("stream_options").is_some() && room.try_grow(body.len()).is_err() {
-            // Sent as serialized from the tree, while the tree is held: room for that copy too.
-            return (
-                self.no_room(api, NoRoom::Full, room.bytes() + body.len()),
-                String::new(),
-            );
-        }
+        let caller_options = json.get("stream_options").is_some();
         let sent = usage_asked(&self, &up, &parts, &body, json);
         let (body, caller_body) = match sent {
             Some(sent) => (Bytes::from(sent), Some(body)),
@@ -337,6 +331,7 @@ impl Proxy {
             headers,
             body,
             caller_body,
+            caller_options,
             est,
             key: key.clone(),
             client_id,

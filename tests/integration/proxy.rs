@@ -1002,6 +1002,82 @@ async fn an_upstream_that_refuses_stream_options_is_asked_once_and_then_never() 
     .await;
 }
 
+/// A caller's own `stream_options` refused by the upstream is the caller's mistake, not the
+/// upstream's refusal of the option: its body goes as it came and gets the upstream's answer,
+/// and the upstream is still asked for the usage of the next stream.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refusal_of_the_callers_own_stream_options_does_not_stop_asking_the_upstream() {
+    let daemon = Daemon::start("");
+    let p = provider(ProviderConfig {
+        refuse_stream_options: true,
+        ..quick()
+    })
+    .await;
+    let proxy = proxy_for(&daemon, &p.url(), "").await;
+    let url = format!("{}/openai/v1/chat/completions", proxy.url());
+    let own = serde_json::json!({"model": "gpt-o", "stream": true, "stream_options": {"include_obfuscation": false}, "messages": [{"role": "user", "content": "hi"}]});
+    let r = send(&url, &[], own.to_string()).await;
+    assert_eq!(
+        r.status(),
+        400,
+        "the upstream's answer to the caller's own body"
+    );
+    let answered = |status: u16| {
+        p.provider
+            .stats()
+            .responses
+            .get(&status)
+            .copied()
+            .unwrap_or(0)
+    };
+    assert_eq!(
+        answered(400),
+        2,
+        "asked with the option, then as the caller wrote it"
+    );
+    let text = chat_stream(&proxy, "gpt-o").await;
+    assert!(text.contains("tok"), "{text}");
+    assert_eq!(
+        (answered(400), answered(200)),
+        (3, 1),
+        "the next stream was asked for its usage: the upstream was not taken to refuse it"
+    );
+}
+
+/// The body the upstream gets is the caller's bytes with only the option written in: numbers
+/// past what a float holds, members' order and spacing as the caller wrote them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_body_sent_upstream_differs_from_the_callers_only_by_the_usage_option() {
+    let daemon = Daemon::start("");
+    let (addr, seen) = raw_upstream(Some(json_answer(
+        &serde_json::json!({"error": {"message": "no"}}),
+    )))
+    .await;
+    let proxy = proxy_for(&daemon, &format!("http://{addr}"), "").await;
+    let caller = r#"{"stream": true, "model": "gpt-b", "seed": 123456789012345678901234567890, "stream_options": {"include_obfuscation": false}, "messages": [{"role": "user", "content": "h\u00e9"}], "temperature": 0.10}"#;
+    let _ = send(
+        &format!("{}/openai/v1/chat/completions", proxy.url()),
+        &[],
+        caller.to_string(),
+    )
+    .await;
+    let got = seen
+        .lock()
+        .expect("log")
+        .first()
+        .cloned()
+        .unwrap_or_default();
+    let body = got.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
+    assert_eq!(
+        body,
+        caller.replace(
+            r#""stream_options": {"#,
+            r#""stream_options": {"include_usage":true,"#
+        ),
+        "{got}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_error_inside_a_200_stream_is_reported_as_that_error() {
     let daemon = Daemon::start("");

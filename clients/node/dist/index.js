@@ -9920,12 +9920,12 @@ function askUsage(path2, body) {
   return { ...b, stream_options: { ...kept, include_usage: true } };
 }
 function refusesUsage(status, body) {
-  if (status !== 400 || !body || typeof body !== "object") {
+  if (status !== 400 && status !== 422 || !body || typeof body !== "object") {
     return false;
   }
   const b = body;
   const error2 = b.error && typeof b.error === "object" ? b.error : {};
-  return [error2.message, error2.param, b.message, b.detail].some(
+  return [error2.message, error2.param, b.error, b.message, b.detail].some(
     (s) => typeof s === "string" && (s.includes("stream_options") || s.includes("include_usage"))
   );
 }
@@ -10314,7 +10314,7 @@ function limitedFetch(options) {
         errorMessage: (errorMessage || text).slice(0, MAX_ERROR_MESSAGE)
       });
       if (asked && refusesUsage(res.status, parsed)) {
-        if (rememberRefusal(url.origin)) {
+        if (!asked.callerOptions && rememberRefusal(url.origin)) {
           process.emitWarning(
             `llmctl: ${url.origin} refuses stream_options.include_usage; its streams go as the caller wrote them and are settled at the estimate`
           );
@@ -10349,10 +10349,11 @@ function usageAsked(url, raw, input, init) {
   const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : void 0));
   headers.delete("content-length");
   const bodyText2 = JSON.stringify(sent);
+  const callerOptions = Object.hasOwn(body, "stream_options");
   if (input instanceof Request) {
-    return { input: new Request(input.clone(), { ...init, headers, body: bodyText2 }), init: {} };
+    return { input: new Request(input.clone(), { ...init, headers, body: bodyText2 }), init: {}, callerOptions };
   }
-  return { input, init: { ...init, headers, body: bodyText2 } };
+  return { input, init: { ...init, headers, body: bodyText2 }, callerOptions };
 }
 function checkKeyTemplate(key) {
   for (const found of key.match(/\{[^{}]*\}/g) ?? []) {

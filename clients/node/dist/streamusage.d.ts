@@ -8,8 +8,9 @@
 /** The body to send instead of `body` on `path`, asking for the stream's usage; null when the
  * caller asked already, or the call is not such a stream. */
 export declare function askUsage(path: string, body: unknown): Record<string, unknown> | null;
-/** Whether an error answer refuses the option: a 400 whose error message (or parameter) names
- * `stream_options` (or `include_usage`); an error that only echoes the request names nothing. */
+/** Whether an error answer refuses the option: a 400 or 422 whose error message (or parameter,
+ * or the error itself when it is a string) names `stream_options` (or `include_usage`); an error
+ * that only echoes the request names nothing. */
 export declare function refusesUsage(status: number, body: unknown): boolean;
 export declare function refusedBy(origin: string): boolean;
 /** Remembers that `origin` refuses the option; true the first time. */

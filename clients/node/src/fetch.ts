@@ -274,8 +274,9 @@ export function limitedFetch(options: LimitedFetchOptions): typeof fetch {
       });
       if (asked && refusesUsage(res.status, parsed)) {
         // The upstream refuses to be asked for the stream's usage: the caller's own request
-        // goes, once, and that upstream is not asked again.
-        if (rememberRefusal(url.origin)) {
+        // goes, once, and that upstream is not asked again (unless the caller's body had a
+        // stream_options of its own, which may be what was refused).
+        if (!asked.callerOptions && rememberRefusal(url.origin)) {
           process.emitWarning(
             `llmctl: ${url.origin} refuses stream_options.include_usage; its streams go as the caller wrote them and are settled at the estimate`,
           );
@@ -303,7 +304,7 @@ function usageAsked(
   raw: string,
   input: RequestInfo | URL,
   init: RequestInit | undefined,
-): { input: RequestInfo | URL; init: RequestInit } | null {
+): { input: RequestInfo | URL; init: RequestInit; callerOptions: boolean } | null {
   if (!raw || refusedBy(url.origin)) {
     return null;
   }
@@ -320,10 +321,12 @@ function usageAsked(
   const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
   headers.delete("content-length");
   const bodyText = JSON.stringify(sent);
+  // A refusal naming the option may be of the caller's own stream_options.
+  const callerOptions = Object.hasOwn(body as object, "stream_options");
   if (input instanceof Request) {
-    return { input: new Request(input.clone(), { ...init, headers, body: bodyText }), init: {} };
+    return { input: new Request(input.clone(), { ...init, headers, body: bodyText }), init: {}, callerOptions };
   }
-  return { input, init: { ...init, headers, body: bodyText } };
+  return { input, init: { ...init, headers, body: bodyText }, callerOptions };
 }
 
 /** A key template's typos fail when `limitedFetch` is built, not at the first request: only

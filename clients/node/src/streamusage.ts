@@ -28,15 +28,16 @@ export function askUsage(path: string, body: unknown): Record<string, unknown> |
   return { ...b, stream_options: { ...kept, include_usage: true } };
 }
 
-/** Whether an error answer refuses the option: a 400 whose error message (or parameter) names
- * `stream_options` (or `include_usage`); an error that only echoes the request names nothing. */
+/** Whether an error answer refuses the option: a 400 or 422 whose error message (or parameter,
+ * or the error itself when it is a string) names `stream_options` (or `include_usage`); an error
+ * that only echoes the request names nothing. */
 export function refusesUsage(status: number, body: unknown): boolean {
-  if (status !== 400 || !body || typeof body !== "object") {
+  if ((status !== 400 && status !== 422) || !body || typeof body !== "object") {
     return false;
   }
   const b = body as Record<string, unknown>;
   const error = b.error && typeof b.error === "object" ? (b.error as Record<string, unknown>) : {};
-  return [error.message, error.param, b.message, b.detail].some(
+  return [error.message, error.param, b.error, b.message, b.detail].some(
     (s) => typeof s === "string" && (s.includes("stream_options") || s.includes("include_usage")),
   );
 }

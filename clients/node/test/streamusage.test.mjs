@@ -51,6 +51,23 @@ test("a stream that did not ask is settled at its usage and shows the caller non
   }
 });
 
+test("a refusal of the caller's own stream_options does not stop asking the upstream", async () => {
+  const provider = await Provider.start("--refuse-stream-options");
+  try {
+    const oa = openai(provider);
+    await assert.rejects(
+      oa.chat.completions.create({ model: "gpt-own", messages: [{ role: "user", content: "hi" }], stream: true, stream_options: { include_obfuscation: false } }),
+      (e) => e.status === 400,
+    );
+    assert.equal((await provider.stats()).responses["400"], 2, "asked with the option, then as the caller wrote it");
+    await chunks(oa, "gpt-own");
+    const { responses } = await provider.stats();
+    assert.deepEqual([responses["400"], responses["200"]], [3, 1], "the next stream was asked for its usage");
+  } finally {
+    provider.close();
+  }
+});
+
 test("an upstream refusing stream_options is asked once, then never", async () => {
   const provider = await Provider.start("--refuse-stream-options");
   try {

@@ -9,6 +9,7 @@ from typing import Any, Callable, List
 
 import httpx2
 import openai
+import pytest
 
 import llmctl
 from conftest import Daemon, Provider, wait_until
@@ -110,3 +111,21 @@ def test_an_upstream_refusing_stream_options_is_asked_once(
         10,
         "both streams settled at the estimate, and status saying so",
     )
+
+
+def test_a_refusal_of_the_callers_own_stream_options_does_not_stop_asking_the_upstream(
+    daemon: Daemon, start_provider: Callable[..., Provider]
+) -> None:
+    provider = start_provider("--refuse-stream-options")
+    with llmctl.Client(daemon.socket, fail_mode="closed") as client:
+        oa = sync_openai(provider, client)
+        with pytest.raises(openai.BadRequestError):
+            oa.chat.completions.create(
+                model="gpt-o", messages=MESSAGES, stream=True, stream_options={"include_obfuscation": False}
+            )
+        assert provider.stats()["responses"].get("400") == 2, (
+            "asked with the option, then as the caller wrote it"
+        )
+        chunks_seen(oa.chat.completions.create(model="gpt-o", messages=MESSAGES, stream=True))
+    responses = provider.stats()["responses"]
+    assert (responses.get("400"), responses.get("200")) == (3, 1), "the next stream was asked for its usage"

@@ -16,40 +16,143 @@ pub fn ask(path: &str, body: &Value) -> Option<Value> {
 }
 
 /// [`ask`] on the body's bytes (`raw`, which parses as `body`): the bytes to send, or `None`.
-/// Without a `stream_options` of the caller's, the parsed tree is dropped first and the option
-/// is written in after the opening brace, the rest going byte for byte (a large body is held
-/// twice at most: its bytes and those sent); with one, the body is serialized from the tree,
-/// the option added.
-pub fn ask_bytes(path: &str, raw: &[u8], mut body: Value) -> Option<Vec<u8>> {
-    if body.get("stream_options").is_some() {
-        return ask_in(path, &mut body)
-            .then(|| serde_json::to_vec(&body).ok())
-            .flatten();
-    }
+/// The body sent is the caller's bytes with only the option written in (the parsed tree is
+/// dropped first: a large body is held twice at most, its bytes and those sent): after the
+/// opening brace when the caller wrote no `stream_options`, else inside the caller's (its
+/// `include_usage` set to `true`, or the member written first), or in place of a value that is
+/// no object. Members' order, numbers and spacing stay as the caller wrote them.
+pub fn ask_bytes(path: &str, raw: &[u8], body: Value) -> Option<Vec<u8>> {
     let mut probe = json!({ "stream": body.get("stream").cloned().unwrap_or(Value::Null) });
+    if let Some(o) = body.get("stream_options") {
+        probe["stream_options"] = o.clone();
+    }
     drop(body);
     if !ask_in(path, &mut probe) {
         return None;
     }
-    let open = raw.iter().position(|b| !b.is_ascii_whitespace())?;
-    if raw[open] != b'{' {
+    let text = std::str::from_utf8(raw).ok()?;
+    let members = members(text.as_bytes())?;
+    // The last of a name is the one a parser keeps.
+    let Some(options) = members.iter().rev().find(|m| m.name == "stream_options") else {
+        return Some(splice(
+            text,
+            members.open + 1,
+            members.open + 1,
+            OPTION_MEMBER,
+            members.is_empty(),
+        ));
+    };
+    let (from, to) = options.value;
+    match members_of(&text[from..to]) {
+        Some(inner) => match inner.iter().rev().find(|m| m.name == "include_usage") {
+            Some(u) => Some(splice(
+                text,
+                from + u.value.0,
+                from + u.value.1,
+                "true",
+                true,
+            )),
+            None => {
+                let at = from + inner.open + 1;
+                Some(splice(
+                    text,
+                    at,
+                    at,
+                    r#""include_usage":true"#,
+                    inner.is_empty(),
+                ))
+            }
+        },
+        None => Some(splice(text, from, to, r#"{"include_usage":true}"#, true)),
+    }
+}
+
+const OPTION_MEMBER: &str = r#""stream_options":{"include_usage":true}"#;
+
+/// `text` with `from..to` replaced by `with`, and a comma after it unless `alone`.
+fn splice(text: &str, from: usize, to: usize, with: &str, alone: bool) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len() + with.len() + 1);
+    out.extend_from_slice(&text.as_bytes()[..from]);
+    out.extend_from_slice(with.as_bytes());
+    if !alone {
+        out.push(b',');
+    }
+    out.extend_from_slice(&text.as_bytes()[to..]);
+    out
+}
+
+/// One top-level member of an object's text: its name (unescaped) and where it lies.
+struct Member {
+    name: String,
+    /// Where its name's quote begins.
+    start: usize,
+    /// Its value's bytes.
+    value: (usize, usize),
+    /// Where the comma after it is, if one is.
+    comma: Option<usize>,
+}
+
+/// An object's top-level members, and where its opening brace is.
+struct Members {
+    open: usize,
+    list: Vec<Member>,
+}
+
+impl std::ops::Deref for Members {
+    type Target = Vec<Member>;
+    fn deref(&self) -> &Vec<Member> {
+        &self.list
+    }
+}
+
+fn members_of(text: &str) -> Option<Members> {
+    members(text.as_bytes())
+}
+
+/// The top-level members of the object `b` holds (None: not an object's text).
+fn members(b: &[u8]) -> Option<Members> {
+    let ws = |mut i: usize| {
+        while i < b.len() && b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        i
+    };
+    let open = ws(0);
+    if b.get(open) != Some(&b'{') {
         return None;
     }
-    let rest = &raw[open + 1..];
-    let empty = rest
-        .iter()
-        .find(|b| !b.is_ascii_whitespace())
-        .is_some_and(|b| *b == b'}');
-    let option: &[u8] = if empty {
-        br#""stream_options":{"include_usage":true}"#
-    } else {
-        br#""stream_options":{"include_usage":true},"#
-    };
-    let mut sent = Vec::with_capacity(raw.len() + option.len());
-    sent.extend_from_slice(&raw[..=open]);
-    sent.extend_from_slice(option);
-    sent.extend_from_slice(rest);
-    Some(sent)
+    let mut list = Vec::new();
+    let mut i = ws(open + 1);
+    if b.get(i) == Some(&b'}') {
+        return Some(Members { open, list });
+    }
+    loop {
+        i = ws(i);
+        if b.get(i) != Some(&b'"') {
+            return None;
+        }
+        let start = i;
+        let key_end = skip_value(b, i)?;
+        let name = serde_json::from_slice::<String>(&b[start..key_end]).ok()?;
+        i = ws(key_end);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        let value_start = ws(i + 1);
+        let value_end = skip_value(b, value_start)?;
+        let after = ws(value_end);
+        let comma = (b.get(after) == Some(&b',')).then_some(after);
+        list.push(Member {
+            name,
+            start,
+            value: (value_start, value_end),
+            comma,
+        });
+        match comma {
+            Some(c) => i = c + 1,
+            None => return (b.get(after) == Some(&b'}')).then_some(Members { open, list }),
+        }
+    }
 }
 
 /// [`ask`] in place: asks for the usage in `body` itself, and says whether it did.
@@ -72,16 +175,18 @@ pub fn ask_in(path: &str, body: &mut Value) -> bool {
     true
 }
 
-/// Whether an error answer refuses the option: a 400 whose error message (or parameter) names
-/// `stream_options` (or `include_usage`), as older Azure api-versions and some compatible
-/// servers answer. An error that only echoes the request back names nothing.
+/// Whether an error answer refuses the option: a 400 or 422 whose error message (or
+/// parameter, or the error itself when it is a string) names `stream_options` (or
+/// `include_usage`), as older Azure api-versions and some compatible servers answer. An error
+/// that only echoes the request back names nothing.
 pub fn refuses(status: u16, body: &Value) -> bool {
-    if status != 400 {
+    if status != 400 && status != 422 {
         return false;
     }
     let said = [
         body.pointer("/error/message"),
         body.pointer("/error/param"),
+        body.get("error"),
         body.get("message"),
         body.get("detail"),
     ];
@@ -180,49 +285,21 @@ fn event_out(event: &[u8]) -> Cow<'_, [u8]> {
 /// `json` (an object's text) without its top-level member `key`, the rest as it was written;
 /// `None` when it has no such member.
 pub fn without_member(json: &str, key: &str) -> Option<String> {
-    let b = json.as_bytes();
-    let ws = |mut i: usize| {
-        while i < b.len() && b[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        i
+    let members = members(json.as_bytes())?;
+    let ws_after = |i: usize| {
+        i + json.as_bytes()[i..]
+            .iter()
+            .take_while(|b| b.is_ascii_whitespace())
+            .count()
     };
-    let mut i = ws(0);
-    if b.get(i) != Some(&b'{') {
-        return None;
-    }
-    i += 1;
-    // Where the previous member's comma was, to remove it with a last member.
-    let mut prev_comma: Option<usize> = None;
-    loop {
-        i = ws(i);
-        if b.get(i) != Some(&b'"') {
-            return None;
-        }
-        let member = i;
-        let key_end = skip_value(b, i)?;
-        let name = &json[member + 1..key_end - 1];
-        i = ws(key_end);
-        if b.get(i) != Some(&b':') {
-            return None;
-        }
-        let value_end = skip_value(b, ws(i + 1))?;
-        let after = ws(value_end);
-        let comma = b.get(after) == Some(&b',');
-        if name == key {
-            let (from, to) = match (comma, prev_comma) {
-                (true, _) => (member, ws(after + 1)),
-                (false, Some(c)) => (c, value_end),
-                (false, None) => (member, value_end),
-            };
-            return Some(format!("{}{}", &json[..from], &json[to..]));
-        }
-        if !comma {
-            return None;
-        }
-        prev_comma = Some(after);
-        i = after + 1;
-    }
+    let at = members.iter().position(|m| m.name == key)?;
+    let m = &members[at];
+    let (from, to) = match (m.comma, at.checked_sub(1).and_then(|p| members[p].comma)) {
+        (Some(c), _) => (m.start, ws_after(c + 1)),
+        (None, Some(prev)) => (prev, m.value.1),
+        (None, None) => (m.start, m.value.1),
+    };
+    Some(format!("{}{}", &json[..from], &json[to..]))
 }
 
 /// The end of the JSON value starting at `i`.
@@ -289,6 +366,41 @@ mod tests {
             assert_eq!(without_member(from, "usage").as_deref(), Some(to), "{from}");
         }
         assert_eq!(without_member(r#"{"a":{"usage":null}}"#, "usage"), None);
+    }
+
+    /// With a `stream_options` of the caller's, the body sent is the caller's bytes with only
+    /// the option written in: its members' order, its numbers (past what a float holds) and its
+    /// spacing as the caller wrote them.
+    #[test]
+    fn the_body_sent_differs_from_the_callers_only_by_the_option() {
+        let path = "/v1/chat/completions";
+        let cases = [
+            (
+                r#"{"stream":true,"seed":12345678901234567890123,"model":"m","stream_options":{"include_obfuscation":false},"z":1.10}"#,
+                r#"{"stream":true,"seed":12345678901234567890123,"model":"m","stream_options":{"include_usage":true,"include_obfuscation":false},"z":1.10}"#,
+            ),
+            (
+                r#"{ "stream": true, "stream_options": { "include_usage": false }, "n": 18446744073709551616 }"#,
+                r#"{ "stream": true, "stream_options": { "include_usage": true }, "n": 18446744073709551616 }"#,
+            ),
+            (
+                r#"{"stream":true,"stream_options":{ },"b":"é"}"#,
+                r#"{"stream":true,"stream_options":{"include_usage":true },"b":"é"}"#,
+            ),
+            (
+                r#"{"stream":true,"stream_options":null,"a":[1,{"stream_options":2}]}"#,
+                r#"{"stream":true,"stream_options":{"include_usage":true},"a":[1,{"stream_options":2}]}"#,
+            ),
+            (
+                r#"{"stream":true,"stream\u005foptions":{"x":1}}"#,
+                r#"{"stream":true,"stream\u005foptions":{"include_usage":true,"x":1}}"#,
+            ),
+        ];
+        for (raw, want) in cases {
+            let body: Value = serde_json::from_str(raw).expect(raw);
+            let sent = ask_bytes(path, raw.as_bytes(), body).expect(raw);
+            assert_eq!(String::from_utf8(sent).expect("utf-8"), want, "{raw}");
+        }
     }
 
     #[test]

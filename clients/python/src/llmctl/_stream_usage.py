@@ -36,14 +36,14 @@ def ask(path: str, body: Any) -> Optional[Dict[str, Any]]:
 
 
 def refuses(status: int, body: Any) -> bool:
-    """Whether an error answer refuses the option: a 400 whose error message (or parameter)
-    names ``stream_options`` (or ``include_usage``); an error that only echoes the request back
-    names nothing."""
-    if status != 400 or not isinstance(body, dict):
+    """Whether an error answer refuses the option: a 400 or 422 whose error message (or
+    parameter, or the error itself when it is a string) names ``stream_options`` (or
+    ``include_usage``); an error that only echoes the request back names nothing."""
+    if status not in (400, 422) or not isinstance(body, dict):
         return False
-    error = body.get("error")
-    error = error if isinstance(error, dict) else {}
-    said = [error.get("message"), error.get("param"), body.get("message"), body.get("detail")]
+    raw = body.get("error")
+    error = raw if isinstance(raw, dict) else {}
+    said = [error.get("message"), error.get("param"), raw, body.get("message"), body.get("detail")]
     return any(isinstance(s, str) and ("stream_options" in s or "include_usage" in s) for s in said)
 
 

@@ -77,6 +77,10 @@ class Plan:
         self.sends = 0
         # The send in flight asked for the stream's usage on the caller's behalf.
         self.usage_asked = False
+        # The caller's body had a stream_options of its own (a refusal naming it may be of it).
+        self.caller_options = False
+        # The upstream refused the option for this call: its later sends go as the caller wrote.
+        self.usage_refused = False
 
 
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}")
@@ -264,7 +268,7 @@ class TransportBase:
         """The request to send: one asking for its stream's usage when the caller did not and
         its upstream has not refused that (``conformance/stream_usage.json``), else as it is."""
         plan.usage_asked = False
-        if request.method.upper() != "POST" or _stream_usage.refused_by(request.url):
+        if plan.usage_refused or request.method.upper() != "POST" or _stream_usage.refused_by(request.url):
             return request
         try:
             body = json.loads(request.content)
@@ -273,6 +277,7 @@ class TransportBase:
         sent = _stream_usage.ask(request.url.path, body)
         if sent is None:
             return request
+        plan.caller_options = "stream_options" in body
         headers = request.headers.copy()
         headers.pop("content-length", None)
         # The stream is rewritten as it passes, before the client decodes it: ask for it plain.
@@ -290,7 +295,8 @@ class TransportBase:
 
     def _usage_refused(self, plan: Plan, sent: Any, response: Any) -> bool:
         """Whether ``response`` refuses the usage asked for on the caller's behalf; the upstream
-        is then remembered, and the caller's request is to be sent as it came."""
+        is then remembered (unless the caller's body had a stream_options of its own, which may
+        be what was refused), and the caller's request is to be sent as it came."""
         if not plan.usage_asked:
             return False
         try:
@@ -299,13 +305,14 @@ class TransportBase:
             return False
         if not _stream_usage.refuses(response.status_code, body):
             return False
-        if _stream_usage.remember_refusal(sent.url):
+        if not plan.caller_options and _stream_usage.remember_refusal(sent.url):
             logger.warning(
                 "llmctl: %s refuses stream_options.include_usage; its streams go as the caller "
                 "wrote them and are settled at the estimate",
                 _stream_usage.origin(sent.url),
             )
         plan.usage_asked = False
+        plan.usage_refused = True
         return True
 
     def _estimate(self, request: Any) -> Optional[Estimate]:
