@@ -68,6 +68,9 @@ enum Command {
     /// One simulated client process (started by simulate)
     #[command(hide = true)]
     SimulateWorker,
+    /// The real Codex, pointed at the proxy (run by the `codex` shim `exec` puts on PATH)
+    #[command(hide = true)]
+    CodexShim(cmd::proxy::CodexShimArgs),
 }
 
 fn main() -> ExitCode {
@@ -110,6 +113,7 @@ fn main() -> ExitCode {
             Command::Proxy(args) => cmd::proxy::proxy(args, socket).await,
             Command::Exec(args) => cmd::proxy::exec(args, socket).await,
             Command::SimulateWorker => cmd::simulate::worker().await,
+            Command::CodexShim(args) => cmd::proxy::codex_shim(args),
         }
     })
 }

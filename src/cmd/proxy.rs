@@ -41,6 +41,74 @@ pub struct ExecArgs {
     command: Vec<String>,
 }
 
+#[derive(Args, Debug)]
+pub struct CodexShimArgs {
+    /// Codex's own arguments
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    args: Vec<String>,
+}
+
+/// What the `codex` shim on an `exec`'s PATH runs: the real Codex (the first past the shims on
+/// PATH) with the proxy's route for it (`LLMCTL_CODEX_BASE_URL`), in this process's place.
+pub fn codex_shim(args: CodexShimArgs) -> ExitCode {
+    use std::os::unix::process::CommandExt;
+    let env = |k: &str| std::env::var(k).ok();
+    let shims = env("LLMCTL_CODEX_SHIMS").map(PathBuf::from);
+    let path = env("PATH").unwrap_or_default();
+    let Some(real) = exec_agents::find_program("codex", &path, shims.as_deref()) else {
+        return exit::fail(
+            127,
+            "codex: command not found on PATH (past llmctl exec's shim); install it with `npm i -g @openai/codex`",
+        );
+    };
+    let argv = match (env("LLMCTL_CODEX_BASE_URL"), env("LLMCTL_PROXY_URL")) {
+        (Some(base), Some(proxy)) => {
+            let (argv, note) = exec_agents::shimmed(&args.args, &real, &proxy, &base, &env);
+            if let Some(n) = note {
+                eprintln!("{n}");
+            }
+            argv
+        }
+        // Not under exec (a shim left behind): Codex as it was asked for.
+        _ => std::iter::once(real.display().to_string())
+            .chain(args.args)
+            .collect(),
+    };
+    let err = std::process::Command::new(&argv[0]).args(&argv[1..]).exec();
+    exit::fail(
+        126,
+        format!("codex-shim: running {}: {err}", real.display()),
+    )
+}
+
+/// A directory of shims put first on a command's PATH, removed when dropped.
+struct Shims(PathBuf);
+
+impl Shims {
+    /// `codex` → `llmctl codex-shim`, in a new private directory.
+    fn codex() -> std::io::Result<Shims> {
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let dir =
+            std::env::temp_dir().join(format!("llmctl-exec-{}-{nanos:09}", std::process::id()));
+        std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+        let shims = Shims(dir);
+        let llmctl = std::env::current_exe()?;
+        let shim = shims.0.join("codex");
+        std::fs::write(&shim, exec_agents::shim_script(&llmctl))?;
+        std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755))?;
+        Ok(shims)
+    }
+}
+
+impl Drop for Shims {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 fn load(config: Option<PathBuf>) -> Result<ProxyConfig, ExitCode> {
     let env = |k: &str| std::env::var(k).ok();
     let path = config.or_else(|| llmctl_daemon::paths::config_file(&env).filter(|p| p.exists()));
@@ -152,6 +220,28 @@ pub async fn exec(args: ExecArgs, socket: PathBuf) -> ExitCode {
         }
         None => None,
     };
+    // A Codex that a script or a shell starts reads no variable either: a shim first on the
+    // command's PATH points it at the proxy, on the route to where it would go by default.
+    let path = env("PATH").unwrap_or_default();
+    let shimmed_codex = match exec_agents::find_program("codex", &path, None) {
+        Some(_) => {
+            let c = exec_agents::codex(&["codex".to_string()], &env);
+            let url = c.as_ref().and_then(|c| c.destination.clone());
+            match plan.route_for(&config, llmctl_proxy::Api::OpenAi, url.as_deref(), &proxies) {
+                Ok(v) => c.map(|c| (c, v)),
+                Err(e) => {
+                    return exit::fail(
+                        exit::USAGE,
+                        format!(
+                            "exec: Codex's openai_base_url ({}) {e}",
+                            exec_env::redact(url.as_deref().unwrap_or(""))
+                        ),
+                    )
+                }
+            }
+        }
+        None => None,
+    };
     let mut private: Option<Running> = None;
     let url = match &args.proxy {
         Some(u) => {
@@ -198,7 +288,30 @@ pub async fn exec(args: ExecArgs, socket: PathBuf) -> ExitCode {
             }
         }
     };
-    let vars = plan.env(&url);
+    let mut vars = plan.env(&url);
+    let mut shims = None;
+    if let Some((c, value)) = &shimmed_codex {
+        let base = match value {
+            exec_env::Value::Proxy(p) => Some(format!("{url}{p}")),
+            _ => c.destination.clone(),
+        };
+        match (base, Shims::codex()) {
+            (Some(base), Ok(s)) => {
+                if args.verbose {
+                    eprintln!(
+                        "llmctl exec: a codex started by the command runs with -c openai_base_url=\"{base}\" (a shim first on its PATH, to {})",
+                        exec_env::redact(c.destination.as_deref().unwrap_or("the OpenAI API"))
+                    );
+                }
+                vars.push(("PATH", format!("{}:{path}", s.0.display())));
+                vars.push(("LLMCTL_CODEX_SHIMS", s.0.display().to_string()));
+                vars.push(("LLMCTL_CODEX_BASE_URL", base));
+                shims = Some(s);
+            }
+            (_, Err(e)) => eprintln!("llmctl exec: no codex shim ({e}): a codex the command starts itself is not limited"),
+            (None, _) => {}
+        }
+    }
     if args.verbose {
         let how = if private.is_some() {
             "a private proxy, for the command's lifetime"
@@ -250,6 +363,7 @@ pub async fn exec(args: ExecArgs, socket: PathBuf) -> ExitCode {
         None => args.command.clone(),
     };
     let code = run_command(&command, &vars).await;
+    drop(shims);
     if let Some(p) = private {
         p.stop().await;
     }

@@ -1263,6 +1263,7 @@ base=""
 while [ $# -gt 0 ]; do
   case "$1" in
     -c) shift; case "$1" in openai_base_url=*) base="${1#openai_base_url=}";; esac;;
+    -c=openai_base_url=*) base="${1#-c=openai_base_url=}";;
   esac
   shift
 done
@@ -1272,6 +1273,85 @@ curl -sf "$base/responses" -H 'content-type: application/json' \
   -d '{"model":"gpt-x","max_output_tokens":8,"input":"hi"}' >/dev/null
 echo "$base"
 "#;
+
+/// Codex started by a shell, a script or a Makefile under `exec` (12 at once), by its `-c=`
+/// form or through `npx -p`: each is limited, through the shim `exec` puts first on PATH; a
+/// direct `codex` is rewritten once, not twice.
+#[test]
+fn a_codex_that_the_command_starts_itself_is_limited_too() {
+    use std::os::unix::fs::PermissionsExt;
+    let Destinations {
+        daemon,
+        rt,
+        builtin,
+        config,
+        ..
+    } = destinations();
+    let bin = daemon.dir.path().join("bin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    let codex = bin.join("codex");
+    std::fs::write(&codex, FAKE_CODEX).expect("codex");
+    std::fs::set_permissions(&codex, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let home = daemon.dir.path().join("codex-home");
+    std::fs::create_dir_all(&home).expect("home");
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let run = |command: &[&str]| {
+        let out = std::process::Command::new(BIN)
+            .args(["exec", "--verbose", "--config"])
+            .arg(&config)
+            .arg("--socket")
+            .arg(&daemon.socket)
+            .arg("--")
+            .args(command)
+            .env("PATH", &path)
+            .env("CODEX_HOME", &home)
+            .env_remove("CODEX_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .output()
+            .expect("exec");
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(out.status.success(), "{command:?}: {err}");
+        (String::from_utf8_lossy(&out.stdout).to_string(), err)
+    };
+    let twelve = "for i in 1 2 3 4 5 6 7 8 9 10 11 12; do codex exec --skip-git-repo-check 'say ok' & done; wait";
+    let (out, err) = run(&["sh", "-c", twelve]);
+    let bases: Vec<&str> = out.lines().collect();
+    assert_eq!(bases.len(), 12, "{out}\n{err}");
+    assert!(
+        bases
+            .iter()
+            .all(|b| b.ends_with("/openai/v1") && b.starts_with("http://127.0.0.1:")),
+        "{out}"
+    );
+    assert!(
+        err.contains("a shim first on its PATH"),
+        "--verbose says so: {err}"
+    );
+    assert_eq!(builtin.provider.stats().requests, 12);
+    let granted = |rt: &tokio::runtime::Runtime| {
+        rt.block_on(daemon.status())
+            .keys
+            .iter()
+            .find(|k| k.key == "openai/gpt-x")
+            .map_or(0, |k| k.granted_total)
+    };
+    assert_eq!(granted(&rt), 12, "every one limited by the daemon");
+    // A direct codex, rewritten by exec, is not rewritten again by the shim.
+    let (out, _) = run(&["codex", "exec", "hi"]);
+    assert_eq!(out.lines().count(), 1, "{out}");
+    // A script's own override to the proxy is left as it is.
+    let (out, _) = run(&[
+        "sh",
+        "-c",
+        "codex -c=openai_base_url=\"$LLMCTL_PROXY_URL/openai/v1\" exec hi",
+    ]);
+    assert!(out.trim().ends_with("/openai/v1"), "{out}");
+    assert_eq!(granted(&rt), 14);
+}
 
 #[test]
 fn exec_points_codex_at_the_proxy_by_its_own_config_and_keeps_its_base_url() {

@@ -25,7 +25,10 @@ pub struct Codex {
     pub because: &'static str,
 }
 
-const LAUNCHERS: [&str; 4] = ["npx", "bunx", "pnpx", "yarn"];
+const LAUNCHERS: [&str; 6] = ["npx", "bunx", "pnpx", "yarn", "pnpm", "bun"];
+
+/// A launcher's words that name what it does, not the package.
+const VERBS: [&str; 4] = ["dlx", "exec", "run", "x"];
 
 fn base(word: &str) -> &str {
     word.rsplit('/').next().unwrap_or(word)
@@ -40,21 +43,38 @@ fn is_codex(word: &str) -> bool {
 }
 
 /// The word of `command` that runs Codex, if it is a Codex command: `codex …`, or a launcher
-/// running its package (`npx @openai/codex …`, `npx codex …`).
+/// running its package (`npx @openai/codex …`, `npx codex …`, `pnpm dlx @openai/codex`,
+/// `yarn run codex`), or running a command of a package it was given (`npx -p @openai/codex
+/// codex …`: the command's word, after which Codex's own options go).
 pub fn codex_word(command: &[String]) -> Option<usize> {
     let first = command.first()?;
     if is_codex(first) && !LAUNCHERS.contains(&base(first)) {
         return Some(0);
     }
-    if LAUNCHERS.contains(&base(first)) {
-        // The first word that is not an option (or `dlx`, `exec`) names the package.
-        return command
-            .iter()
-            .enumerate()
-            .skip(1)
-            .find(|(_, w)| !w.starts_with('-') && !matches!(w.as_str(), "dlx" | "exec"))
-            .filter(|(_, w)| is_codex(w))
-            .map(|(i, _)| i);
+    if !LAUNCHERS.contains(&base(first)) {
+        return None;
+    }
+    let mut package = None;
+    let mut i = 1;
+    while i < command.len() {
+        let w = command[i].as_str();
+        if w == "-p" || w == "--package" {
+            package = command.get(i + 1).cloned();
+            i += 2;
+            continue;
+        }
+        if let Some(p) = w.strip_prefix("--package=") {
+            package = Some(p.to_string());
+        } else if !w.starts_with('-') && !VERBS.contains(&w) {
+            // The first word that is neither an option nor a verb: the package, or with -p the
+            // command of the package named.
+            let codex = match &package {
+                Some(p) => is_codex(p) && base(w) == "codex",
+                None => is_codex(w),
+            };
+            return codex.then_some(i);
+        }
+        i += 1;
     }
     None
 }
@@ -72,6 +92,8 @@ fn config_override(args: &[String], key: &str) -> Option<((usize, usize), String
         let (pair, span) = if w == "-c" || w == "--config" {
             (args.get(i + 1).cloned(), (i, i + 1))
         } else if let Some(v) = w.strip_prefix("--config=") {
+            (Some(v.to_string()), (i, i))
+        } else if let Some(v) = w.strip_prefix("-c=") {
             (Some(v.to_string()), (i, i))
         } else if let Some(v) = w.strip_prefix("-c").filter(|v| !v.is_empty()) {
             (Some(v.to_string()), (i, i))
@@ -186,6 +208,69 @@ impl Codex {
     }
 }
 
+/// The command a shim runs: the real Codex at `real` with `args`, pointed at `base` (the
+/// proxy's route to where Codex would have gone), unless its own `-c openai_base_url` already
+/// leads under the proxy at `proxy` (left as it is). An override to elsewhere is left too (the
+/// proxy, running already, has no route to it): the note says so.
+pub fn shimmed(
+    args: &[String],
+    real: &Path,
+    proxy: &str,
+    base: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> (Vec<String>, Option<String>) {
+    let mut command = vec![real.display().to_string()];
+    command.extend_from_slice(args);
+    let Some(c) = codex(&command, env) else {
+        return (command, None);
+    };
+    match (&c.override_at, c.destination.as_deref()) {
+        (Some(_), Some(d)) if under(d, proxy) => (command, None),
+        (Some(_), Some(d)) => {
+            let note = format!(
+                "llmctl exec: codex's own openai_base_url {d} has no route through the proxy: its requests are not limited (give it under $LLMCTL_PROXY_URL, or run codex directly under exec)"
+            );
+            (command, Some(note))
+        }
+        _ => (c.rewrite(&command, base), None),
+    }
+}
+
+fn under(url: &str, proxy: &str) -> bool {
+    let proxy = proxy.trim_end_matches('/');
+    !proxy.is_empty()
+        && url
+            .strip_prefix(proxy)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
+/// The first executable `name` on `path` (a PATH value), past the directory `skip`.
+pub fn find_program(name: &str, path: &str, skip: Option<&Path>) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    path.split(':')
+        .filter(|d| !d.is_empty())
+        .map(Path::new)
+        .filter(|d| skip.is_none_or(|s| !same_dir(d, s)))
+        .map(|d| d.join(name))
+        .find(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
+fn same_dir(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+/// The shim `exec` puts first on a command's PATH as `codex`: it runs `llmctl codex-shim`,
+/// which runs the real Codex pointed at the proxy.
+pub fn shim_script(llmctl: &Path) -> String {
+    let quoted = llmctl.display().to_string().replace('\'', "'\\''");
+    format!("#!/bin/sh\n# Written by llmctl exec: Codex, limited through the proxy.\nexec '{quoted}' codex-shim -- \"$@\"\n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -241,11 +326,22 @@ mod tests {
             Some(2)
         );
         assert_eq!(codex_word(&words("npx codex")), Some(1));
+        assert_eq!(codex_word(&words("pnpm dlx @openai/codex")), Some(2));
+        assert_eq!(codex_word(&words("pnpm exec codex exec hi")), Some(2));
+        assert_eq!(codex_word(&words("bun x @openai/codex")), Some(2));
+        // The package named by -p; the command after it is Codex's own word, where its
+        // options go (npx's own -c would run a shell command).
         assert_eq!(
-            codex_word(&words("pnpm dlx @openai/codex")),
-            None,
-            "pnpm is no launcher word here"
+            codex_word(&words("npx -p @openai/codex codex exec hi")),
+            Some(3)
         );
+        assert_eq!(
+            codex_word(&words("npx --package=@openai/codex@0.169.0 -y codex")),
+            Some(3)
+        );
+        assert_eq!(codex_word(&words("npx -p cowsay cowsay codex")), None);
+        assert_eq!(codex_word(&words("yarn run codex exec hi")), Some(2));
+        assert_eq!(codex_word(&words("yarn codex")), Some(1));
         assert_eq!(codex_word(&words("claude -p hi")), None);
         assert_eq!(codex_word(&words("npx cowsay codex")), None);
         assert_eq!(codex_word(&words("codexer")), None);
@@ -308,6 +404,85 @@ mod tests {
             "an unquoted value is text"
         );
         assert_eq!(c.rewrite(&cmd, "http://p").len(), 3);
+        // `-c=key=value` and `-ckey=value` are the same override.
+        for form in [
+            "-c=openai_base_url=https://gw.example/v1",
+            "-copenai_base_url=https://gw.example/v1",
+        ] {
+            let cmd: Vec<String> = ["codex", form, "exec"].map(String::from).to_vec();
+            let c = codex(&cmd, &env).expect("codex");
+            assert_eq!(
+                c.destination.as_deref(),
+                Some("https://gw.example/v1"),
+                "{form}"
+            );
+            assert_eq!(
+                c.rewrite(&cmd, "http://p"),
+                ["codex", "-c", "openai_base_url=\"http://p\"", "exec"]
+                    .map(String::from)
+                    .to_vec(),
+                "{form}"
+            );
+        }
+    }
+
+    /// A `codex` started by a script, a shell or a Makefile under `exec` finds the shim first
+    /// on its PATH: the real Codex runs with the proxy's route added, unless its own override
+    /// already leads to a proxy (exec's own rewrite of a direct `codex`).
+    #[test]
+    fn a_shimmed_codex_gets_the_route_unless_its_override_leads_to_the_proxy() {
+        let home = home_with(&[]);
+        let env = env_of(vec![("CODEX_HOME", home.path().display().to_string())]);
+        let real = std::path::Path::new("/opt/codex/bin/codex");
+        let proxy = "http://127.0.0.1:9";
+        let base = "http://127.0.0.1:9/openai/v1";
+        let (argv, note) = shimmed(&words("exec hi"), real, proxy, base, &env);
+        assert_eq!(
+            argv,
+            words(
+                "/opt/codex/bin/codex -c openai_base_url=\"http://127.0.0.1:9/openai/v1\" exec hi"
+            )
+        );
+        assert_eq!(note, None);
+        let own: Vec<String> = [
+            "-c",
+            "openai_base_url=\"http://127.0.0.1:9/openai/v1\"",
+            "exec",
+        ]
+        .map(String::from)
+        .to_vec();
+        let (argv, note) = shimmed(&own, real, proxy, base, &env);
+        assert_eq!(argv[1..], own[..], "left as it is");
+        assert_eq!(note, None);
+        let elsewhere = words("-c openai_base_url=https://gw.example/v1 exec");
+        let (argv, note) = shimmed(&elsewhere, real, proxy, base, &env);
+        assert_eq!(
+            argv[1..],
+            elsewhere[..],
+            "a destination the proxy has no route to"
+        );
+        assert!(note.is_some_and(|n| n.contains("https://gw.example/v1")));
+    }
+
+    #[test]
+    fn the_real_codex_is_the_first_on_path_past_the_shims() {
+        let shims = home_with(&[("codex", "#!/bin/sh\n")]);
+        let bin = home_with(&[("codex", "#!/bin/sh\n")]);
+        use std::os::unix::fs::PermissionsExt;
+        for d in [shims.path(), bin.path()] {
+            std::fs::set_permissions(d.join("codex"), std::fs::Permissions::from_mode(0o755))
+                .expect("chmod");
+        }
+        let path = format!(
+            "{}:/nonexistent:{}",
+            shims.path().display(),
+            bin.path().display()
+        );
+        assert_eq!(
+            find_program("codex", &path, Some(shims.path())),
+            Some(bin.path().join("codex"))
+        );
+        assert_eq!(find_program("codex", "/nonexistent", None), None);
     }
 
     #[test]
