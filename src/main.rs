@@ -40,6 +40,8 @@ enum Command {
     RunBudget(cmd::lease::RunBudgetArgs),
     /// Show every key's limits, levels, queue and cooldown
     Status(cmd::status::StatusArgs),
+    /// One short line for a status line or prompt: plan windows' use and reset, 429s a minute (--json for scripts)
+    Statusline(cmd::statusline::StatuslineArgs),
     /// Claim an idempotency key: CLAIMED (exit 0), PENDING (exit 75) or DONE (exit 3, result on stdout)
     Claim(cmd::claim::ClaimArgs),
     /// Store the result of claimed work (from --result or stdin)
@@ -79,10 +81,12 @@ fn main() -> ExitCode {
     let socket = cli
         .socket
         .unwrap_or_else(|| llmctl_daemon::paths::socket_path(&|k| std::env::var(k).ok()));
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    // A status line runs a new process at every redraw: one thread starts soonest.
+    let mut builder = match cli.command {
+        Command::Statusline(_) => tokio::runtime::Builder::new_current_thread(),
+        _ => tokio::runtime::Builder::new_multi_thread(),
+    };
+    let runtime = match builder.enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             return exit::fail(
@@ -102,6 +106,7 @@ fn main() -> ExitCode {
             Command::Cooldown(args) => cmd::lease::cooldown(args, socket).await,
             Command::Reset(args) => cmd::lease::reset(args, socket).await,
             Command::Status(args) => cmd::status::run(args, socket).await,
+            Command::Statusline(args) => cmd::statusline::run(args, socket).await,
             Command::RunBudget(args) => cmd::lease::run_budget(args, socket).await,
             Command::Top(args) => cmd::top::run(args, socket).await,
             Command::Bench(args) => cmd::bench::run(args, socket).await,

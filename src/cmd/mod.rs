@@ -10,6 +10,7 @@ pub mod redis_bucket;
 pub mod setup;
 pub mod simulate;
 pub mod status;
+pub mod statusline;
 pub mod top;
 
 use crate::exit;

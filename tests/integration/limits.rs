@@ -382,3 +382,66 @@ fn a_plan_window_closes_its_own_keys_no_longer_than_the_window_lasts() {
         stderr(&other)
     );
 }
+
+/// `llmctl statusline`: the plan windows the daemon learned, each account's once, with their
+/// use and time to reset, and the refusals a minute; `--json` for scripts; a quiet word and
+/// success when no daemon answers; Claude Code's JSON on stdin changes nothing.
+#[test]
+fn the_statusline_shows_each_plan_window_and_is_quiet_without_a_daemon() {
+    let d = Daemon::start("");
+    let now_s = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs();
+    let lease = d.cli(&["acquire", "anthropic/claude-x"]);
+    let id = String::from_utf8_lossy(&lease.stdout).trim().to_string();
+    let five = (now_s + 2 * 3600 + 600).to_string();
+    let r = d.cli(&[
+        "report",
+        &id,
+        "--status",
+        "200",
+        "--header",
+        "anthropic-ratelimit-unified-status: allowed",
+        "--header",
+        "anthropic-ratelimit-unified-5h-utilization: 0.83",
+        "--header",
+        &format!("anthropic-ratelimit-unified-5h-reset: {five}"),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let mut c = std::process::Command::new(BIN);
+    c.args(["statusline", "--socket"])
+        .arg(&d.socket)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped());
+    let mut child = c.spawn().expect("statusline");
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().expect("stdin");
+        let _ = stdin
+            .write_all(br#"{"model":{"id":"claude-x","display_name":"Claude"},"session_id":"s"}"#);
+    }
+    let out = child.wait_with_output().expect("statusline");
+    let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert!(out.status.success());
+    assert!(
+        text.starts_with("anthropic 5h 83% 2h") && text.ends_with("429/min 0"),
+        "{text}"
+    );
+    let j = d.cli(&["statusline", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&j.stdout).expect("json");
+    assert_eq!(v["daemon"], true);
+    assert_eq!(v["windows"][0]["name"], "5h");
+    assert_eq!(v["windows"][0]["used"], 0.83);
+    // No daemon: a quiet word, never an error a status line would show in red.
+    let gone = d.dir.path().join("none.sock");
+    let o = cli_on(&gone, &["statusline"]);
+    assert!(o.status.success());
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "llmctl off");
+    assert!(o.stderr.is_empty(), "{}", stderr(&o));
+    let o = cli_on(&gone, &["statusline", "--json"]);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        r#"{"daemon":false}"#
+    );
+}
