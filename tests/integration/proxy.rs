@@ -1277,9 +1277,23 @@ echo "$base"
 /// Codex started by a shell, a script or a Makefile under `exec` (12 at once), by its `-c=`
 /// form or through `npx -p`: each is limited, through the shim `exec` puts first on PATH; a
 /// direct `codex` is rewritten once, not twice.
+/// A PATH with the fake Codex first, in the daemon's folder.
+fn fake_codex_on_path(daemon: &Daemon) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = daemon.dir.path().join("bin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    let codex = bin.join("codex");
+    std::fs::write(&codex, FAKE_CODEX).expect("codex");
+    std::fs::set_permissions(&codex, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
 #[test]
 fn a_codex_that_the_command_starts_itself_is_limited_too() {
-    use std::os::unix::fs::PermissionsExt;
     let Destinations {
         daemon,
         rt,
@@ -1287,18 +1301,9 @@ fn a_codex_that_the_command_starts_itself_is_limited_too() {
         config,
         ..
     } = destinations();
-    let bin = daemon.dir.path().join("bin");
-    std::fs::create_dir_all(&bin).expect("bin");
-    let codex = bin.join("codex");
-    std::fs::write(&codex, FAKE_CODEX).expect("codex");
-    std::fs::set_permissions(&codex, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let path = fake_codex_on_path(&daemon);
     let home = daemon.dir.path().join("codex-home");
     std::fs::create_dir_all(&home).expect("home");
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
     let run = |command: &[&str]| {
         let out = std::process::Command::new(BIN)
             .args(["exec", "--verbose", "--config"])
@@ -1355,7 +1360,6 @@ fn a_codex_that_the_command_starts_itself_is_limited_too() {
 
 #[test]
 fn exec_points_codex_at_the_proxy_by_its_own_config_and_keeps_its_base_url() {
-    use std::os::unix::fs::PermissionsExt;
     let Destinations {
         daemon,
         rt,
@@ -1363,16 +1367,7 @@ fn exec_points_codex_at_the_proxy_by_its_own_config_and_keeps_its_base_url() {
         mine,
         config,
     } = destinations();
-    let bin = daemon.dir.path().join("bin");
-    std::fs::create_dir_all(&bin).expect("bin");
-    let codex = bin.join("codex");
-    std::fs::write(&codex, FAKE_CODEX).expect("codex");
-    std::fs::set_permissions(&codex, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let path = fake_codex_on_path(&daemon);
     let run = |home: &std::path::Path| {
         let out = std::process::Command::new(BIN)
             .args(["exec", "--verbose", "--config"])

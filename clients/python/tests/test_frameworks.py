@@ -241,19 +241,19 @@ for chunk in llm.stream("Say hi."):
 """
 
 
-def test_langchain_under_exec_with_its_own_base_url_exported_is_still_limited_and_goes_there(
-    daemon: Daemon, start_provider: Callable[..., Provider], tmp_path: Path
-) -> None:
-    """OPENAI_API_BASE (read by LangChain before OPENAI_BASE_URL) names the user's server: exec
-    keeps it as the destination, through the proxy, and the built-in upstream gets nothing."""
-    builtin, mine = start_provider(), start_provider()
+def run_with_only_the_alias(
+    daemon: Daemon, builtin: Provider, destination: Provider, tmp_path: Path, name: str, code: str
+) -> Dict[str, Any]:
+    """Runs `code` under `llmctl exec` (its built-in OpenAI upstream `builtin`) with only
+    OPENAI_API_BASE exported, naming `destination`; what settled there, once the built-in upstream
+    is checked to have had nothing."""
     config = tmp_path / "proxy.toml"
     config.write_text(f'[proxy]\nlisten = "127.0.0.1:1"\n[proxy.upstreams.openai]\nurl = "{builtin.url}"\n')
     app = tmp_path / "app.py"
-    app.write_text(PLAIN_LANGCHAIN)
+    app.write_text(code)
     env = environment(daemon, builtin)
     env.pop("OPENAI_BASE_URL")
-    env["OPENAI_API_BASE"] = mine.url + "/v1"
+    env["OPENAI_API_BASE"] = destination.url + "/v1"
     python = str(VENVS["frameworks"] / "bin" / "python")
     r = subprocess.run(
         [llmctl_bin(), "exec", "--config", str(config), "--socket", daemon.socket, "--", python, str(app)],
@@ -263,12 +263,20 @@ def test_langchain_under_exec_with_its_own_base_url_exported_is_still_limited_an
         timeout=120,
     )
     assert r.returncode == 0, r.stderr
-    key = f"{mine.url.split('://', 1)[1]}/gpt-4o-mini"
-    recipe = Recipe("plain-langchain", PLAIN_LANGCHAIN, True, VENVS["frameworks"], [key])
-    got = settled(daemon, recipe, mine)
+    assert builtin.stats()["requests"] == 0, "nothing went to the built-in upstream"
+    key = f"{destination.url.split('://', 1)[1]}/gpt-4o-mini"
+    return settled(daemon, Recipe(name, code, True, VENVS["frameworks"], [key]), destination)
+
+
+def test_langchain_under_exec_with_its_own_base_url_exported_is_still_limited_and_goes_there(
+    daemon: Daemon, start_provider: Callable[..., Provider], tmp_path: Path
+) -> None:
+    """OPENAI_API_BASE (read by LangChain before OPENAI_BASE_URL) names the user's server: exec
+    keeps it as the destination, through the proxy, and the built-in upstream gets nothing."""
+    builtin, mine = start_provider(), start_provider()
+    got = run_with_only_the_alias(daemon, builtin, mine, tmp_path, "plain-langchain", PLAIN_LANGCHAIN)
     assert got["granted"] == got["provider_requests"] == 2, got
     assert got["at_estimate"] == 0, got
-    assert builtin.stats()["requests"] == 0, "nothing went to the built-in upstream"
 
 
 LITELLM_OPENAI = """
@@ -286,24 +294,5 @@ def test_litellm_under_exec_with_only_the_alias_exported_goes_where_the_alias_sa
     (conformance/exec_families.json): the request and its key reach it, none the built-in
     upstream."""
     builtin, gateway = start_provider(), start_provider()
-    config = tmp_path / "proxy.toml"
-    config.write_text(f'[proxy]\nlisten = "127.0.0.1:1"\n[proxy.upstreams.openai]\nurl = "{builtin.url}"\n')
-    app = tmp_path / "app.py"
-    app.write_text(LITELLM_OPENAI)
-    env = environment(daemon, builtin)
-    env.pop("OPENAI_BASE_URL")
-    env["OPENAI_API_BASE"] = gateway.url + "/v1"
-    python = str(VENVS["frameworks"] / "bin" / "python")
-    r = subprocess.run(
-        [llmctl_bin(), "exec", "--config", str(config), "--socket", daemon.socket, "--", python, str(app)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert r.returncode == 0, r.stderr
-    assert builtin.stats()["requests"] == 0, "nothing went to the built-in upstream"
-    key = f"{gateway.url.split('://', 1)[1]}/gpt-4o-mini"
-    recipe = Recipe("litellm-alias", LITELLM_OPENAI, True, VENVS["frameworks"], [key])
-    got = settled(daemon, recipe, gateway)
+    got = run_with_only_the_alias(daemon, builtin, gateway, tmp_path, "litellm-alias", LITELLM_OPENAI)
     assert got["granted"] == got["provider_requests"] == 1, got
