@@ -289,7 +289,8 @@ impl Proxy {
         // kept, to give it the stream it would have had and to send again if refused. The body
         // sent is the caller's bytes with the option written in, held in the room taken for
         // the parse (at least the body's length).
-        let caller_options = json.get("stream_options").is_some();
+        // Options of the caller's own: an object (a null is none).
+        let caller_options = json.get("stream_options").is_some_and(Value::is_object);
         let sent = usage_asked(&self, &up, &parts, &body, json);
         let (body, caller_body) = match sent {
             Some(sent) => (Bytes::from(sent), Some(body)),

@@ -48,14 +48,13 @@ pub struct CodexShimArgs {
     args: Vec<String>,
 }
 
-/// What the `codex` shim on an `exec`'s PATH runs: the real Codex (the first past the shims on
-/// PATH) with the proxy's route for it (`LLMCTL_CODEX_BASE_URL`), in this process's place.
+/// What the `codex` shim on an `exec`'s PATH runs: the real Codex (the first on PATH that is no
+/// shim) with the proxy's route for it (`LLMCTL_CODEX_BASE_URL`), in this process's place.
 pub fn codex_shim(args: CodexShimArgs) -> ExitCode {
     use std::os::unix::process::CommandExt;
     let env = |k: &str| std::env::var(k).ok();
-    let shims = env("LLMCTL_CODEX_SHIMS").map(PathBuf::from);
     let path = env("PATH").unwrap_or_default();
-    let Some(real) = exec_agents::find_program("codex", &path, shims.as_deref()) else {
+    let Some(real) = exec_agents::find_program("codex", &path) else {
         return exit::fail(
             127,
             "codex: command not found on PATH (past llmctl exec's shim); install it with `npm i -g @openai/codex`",
@@ -162,6 +161,20 @@ pub async fn exec(args: ExecArgs, socket: PathBuf) -> ExitCode {
     let shared = match exec::vouch(&configured).await {
         Ok(()) => true,
         Err(why) => {
+            // A variable pointing under it would send its credentials to whoever listens
+            // there now, or takes the port while the command runs.
+            let under = exec_env::set_under(&env, &configured);
+            if !under.is_empty() {
+                return exit::fail(
+                    exit::USAGE,
+                    format!(
+                        "exec: {} point{} under [proxy] listen ({configured}), where no proxy of yours answers ({why}); start yours there with `llmctl proxy`, or unset {}",
+                        under.join(", "),
+                        if under.len() == 1 { "s" } else { "" },
+                        if under.len() == 1 { "it" } else { "them" },
+                    ),
+                );
+            }
             passed_over.push(format!("[proxy] listen: {why}"));
             false
         }
@@ -223,25 +236,52 @@ pub async fn exec(args: ExecArgs, socket: PathBuf) -> ExitCode {
     // A Codex that a script or a shell starts reads no variable either: a shim first on the
     // command's PATH points it at the proxy, on the route to where it would go by default.
     let path = env("PATH").unwrap_or_default();
-    let shimmed_codex = match exec_agents::find_program("codex", &path, None) {
+    // (Only when the command runs Codex itself does a Codex config exec cannot follow stop it;
+    // for a Codex the command may start, the shim is left out and --verbose says why.)
+    let shimmed_codex = match exec_agents::find_program("codex", &path) {
         Some(_) => {
             let c = exec_agents::codex(&["codex".to_string()], &env);
             let url = c.as_ref().and_then(|c| c.destination.clone());
+            let untrusted = !shared
+                && url
+                    .as_deref()
+                    .is_some_and(|u| exec_env::is_under(u, &configured));
             match plan.route_for(&config, llmctl_proxy::Api::OpenAi, url.as_deref(), &proxies) {
+                Ok(_) if untrusted => {
+                    passed_over.push(format!(
+                        "a codex shim: Codex's openai_base_url is under [proxy] listen ({configured}), where no proxy of yours answers"
+                    ));
+                    plan.routes
+                        .retain(|r| !exec_env::is_under(&r.url, &configured));
+                    None
+                }
                 Ok(v) => c.map(|c| (c, v)),
                 Err(e) => {
-                    return exit::fail(
-                        exit::USAGE,
-                        format!(
-                            "exec: Codex's openai_base_url ({}) {e}",
-                            exec_env::redact(url.as_deref().unwrap_or(""))
-                        ),
-                    )
+                    passed_over.push(format!(
+                        "a codex shim: Codex's openai_base_url ({}) {e}",
+                        exec_env::redact(url.as_deref().unwrap_or(""))
+                    ));
+                    None
                 }
             }
         }
         None => None,
     };
+    // Codex's own base URL under [proxy] listen, where no proxy of the user's answers: the
+    // same as a variable's.
+    if let Some(d) = codex
+        .as_ref()
+        .and_then(|(c, _)| c.destination.clone())
+        .filter(|d| !shared && exec_env::is_under(d, &configured))
+    {
+        return exit::fail(
+            exit::USAGE,
+            format!(
+                "exec: Codex's openai_base_url ({}) is under [proxy] listen ({configured}), where no proxy of yours answers; start yours there with `llmctl proxy`, or change it",
+                exec_env::redact(&d)
+            ),
+        );
+    }
     let mut private: Option<Running> = None;
     let url = match &args.proxy {
         Some(u) => {
@@ -304,7 +344,6 @@ pub async fn exec(args: ExecArgs, socket: PathBuf) -> ExitCode {
                     );
                 }
                 vars.push(("PATH", format!("{}:{path}", s.0.display())));
-                vars.push(("LLMCTL_CODEX_SHIMS", s.0.display().to_string()));
                 vars.push(("LLMCTL_CODEX_BASE_URL", base));
                 shims = Some(s);
             }

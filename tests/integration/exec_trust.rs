@@ -150,6 +150,18 @@ fn exec_hands_credentials_only_to_a_proxy_of_the_users_own() {
         "served by the user's upstream"
     );
 
+    // 1b. A base URL of the user's environment under it (the shared proxy it meant is down,
+    // and another user took the port): refused, nothing run.
+    let under = format!("{}/openai/v1", impostor.url);
+    let o = exec(&d, &config, &[], &[("OPENAI_BASE_URL", &under)]);
+    assert_eq!(o.status.code(), Some(64), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("OPENAI_BASE_URL") && stderr(&o).contains("[proxy] listen"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(p.provider.stats().requests, 1);
+
     // 2. Named by LLMCTL_PROXY_URL alone: passed over the same way.
     let o = exec(&d, &config, &[], &[("LLMCTL_PROXY_URL", &impostor.url)]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -162,7 +174,6 @@ fn exec_hands_credentials_only_to_a_proxy_of_the_users_own() {
 
     // 3. LLMCTL_PROXY_URL with a base URL under it (an exec whose proxy another user took
     // over): refused, nothing run.
-    let under = format!("{}/openai/v1", impostor.url);
     let o = exec(
         &d,
         &config,

@@ -1042,6 +1042,23 @@ async fn a_refusal_of_the_callers_own_stream_options_does_not_stop_asking_the_up
         (3, 1),
         "the next stream was asked for its usage: the upstream was not taken to refuse it"
     );
+    // A `"stream_options": null` is no option of the caller's: its refusal is the upstream's.
+    let p = provider(ProviderConfig {
+        refuse_stream_options: true,
+        ..quick()
+    })
+    .await;
+    let proxy = proxy_for(&daemon, &p.url(), "").await;
+    let url = format!("{}/openai/v1/chat/completions", proxy.url());
+    let null = serde_json::json!({"model": "gpt-n", "stream": true, "stream_options": null, "messages": [{"role": "user", "content": "hi"}]});
+    let _ = send(&url, &[], null.to_string()).await;
+    chat_stream(&proxy, "gpt-n").await;
+    let stats = p.provider.stats().responses;
+    assert_eq!(
+        (stats.get(&400).copied(), stats.get(&200).copied()),
+        (Some(2), Some(1)),
+        "asked, refused, sent as written; remembered: the next stream not asked"
+    );
 }
 
 /// The body the upstream gets is the caller's bytes with only the option written in: numbers
@@ -1356,6 +1373,15 @@ fn a_codex_that_the_command_starts_itself_is_limited_too() {
     ]);
     assert!(out.trim().ends_with("/openai/v1"), "{out}");
     assert_eq!(granted(&rt), 14);
+    // An exec inside an exec: each puts its shim first; a codex runs once, limited once.
+    let inner = format!(
+        "{BIN} exec --config {} --socket {} -- sh -c 'codex exec hi'",
+        config.display(),
+        daemon.socket.display()
+    );
+    let (out, err) = run(&["timeout", "30", "sh", "-c", &inner]);
+    assert_eq!(out.lines().count(), 1, "{out}\n{err}");
+    assert_eq!(granted(&rt), 15);
 }
 
 #[test]

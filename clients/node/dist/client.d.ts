@@ -51,6 +51,8 @@ export declare class Client {
     /** Settles a lease its caller dropped unreported. Nobody can say whether its request was
      * sent, so it counts as made (its concurrency slot freed, its tokens at the estimate), never
      * as a refusal. */
+    /** A lease's place among this client's leases in flight on its key, given back once. */
+    private release;
     private settleDropped;
     /** One Acquire call that an abort gives up on without leaving anything behind: the caller's
      * promise is rejected at once with the signal's reason, the wait is withdrawn (Withdraw by

@@ -8997,8 +8997,16 @@ var Lease = class {
   done = false;
   /** @internal Called once, at the first report: the client counts its leases in flight per key. */
   onDone = null;
+  /** @internal Called once the daemon took the report (or no report is to be sent): the lease
+   * is then no longer the client's to settle if it is dropped. */
+  onSettled = null;
   /** @internal The client's epoch when the lease was granted. */
   epoch = 0;
+  settled() {
+    const f = this.onSettled;
+    this.onSettled = null;
+    f?.();
+  }
   get reported() {
     return this.done;
   }
@@ -9032,13 +9040,18 @@ var Lease = class {
     this.onDone = null;
     onDone?.();
     if (!this.limited) {
+      this.settled();
       return localAdvice(o, attempt);
     }
     try {
-      return await this.client.sendReport(req, o, attempt, this.epoch);
+      const advice = await this.client.sendReport(req, o, attempt, this.epoch);
+      this.settled();
+      return advice;
     } catch (e) {
       if (!(e instanceof LeaseNotFound)) {
         this.done = false;
+      } else {
+        this.settled();
       }
       throw e;
     }
@@ -9227,18 +9240,24 @@ var Client = class {
     const lease = new Lease(this, asked, resp.leaseId, true, Number(resp.waitedMs), fromUnixMs(resp.expiresUnixMs), attempt, firstMs);
     lease.epoch = epoch;
     this.static.granted(asked, Date.now());
-    this.unreported.register(lease, { key: asked, leaseId: resp.leaseId, epoch }, lease);
-    lease.onDone = () => {
-      this.unreported.unregister(lease);
-      this.static.released(asked);
-    };
+    const dropped = { key: asked, leaseId: resp.leaseId, epoch, released: false };
+    this.unreported.register(lease, dropped, lease);
+    lease.onDone = () => this.release(dropped);
+    lease.onSettled = () => this.unreported.unregister(lease);
     return lease;
   }
   /** Settles a lease its caller dropped unreported. Nobody can say whether its request was
    * sent, so it counts as made (its concurrency slot freed, its tokens at the estimate), never
    * as a refusal. */
+  /** A lease's place among this client's leases in flight on its key, given back once. */
+  release(d) {
+    if (!d.released) {
+      d.released = true;
+      this.static.released(d.key);
+    }
+  }
   async settleDropped(d) {
-    this.static.released(d.key);
+    this.release(d);
     if (this.closed || d.epoch !== this.epoch) {
       return;
     }
@@ -10349,7 +10368,8 @@ function usageAsked(url, raw, input, init) {
   const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : void 0));
   headers.delete("content-length");
   const bodyText2 = JSON.stringify(sent);
-  const callerOptions = Object.hasOwn(body, "stream_options");
+  const own = body.stream_options;
+  const callerOptions = !!own && typeof own === "object" && !Array.isArray(own);
   if (input instanceof Request) {
     return { input: new Request(input.clone(), { ...init, headers, body: bodyText2 }), init: {}, callerOptions };
   }

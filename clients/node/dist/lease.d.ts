@@ -16,6 +16,9 @@ export declare class Lease {
     private done;
     /** @internal Called once, at the first report: the client counts its leases in flight per key. */
     onDone: (() => void) | null;
+    /** @internal Called once the daemon took the report (or no report is to be sent): the lease
+     * is then no longer the client's to settle if it is dropped. */
+    onSettled: (() => void) | null;
     /** @internal The client's epoch when the lease was granted. */
     epoch: number;
     constructor(client: Client, 
@@ -23,6 +26,7 @@ export declare class Lease {
     key: string, leaseId: string, 
     /** False for a fail-open lease granted without the daemon. */
     limited: boolean, waitedMs: number, expiresAt: Date | null, attempt: number, firstAttemptMs: number);
+    private settled;
     get reported(): boolean;
     /** Settles the lease with what happened and returns the daemon's advice. */
     report(o: ReportOptions): Promise<Advice>;

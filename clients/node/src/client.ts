@@ -52,6 +52,8 @@ interface Dropped {
   key: string;
   leaseId: string;
   epoch: number;
+  /** Its place among the client's leases in flight was given back (at its first report). */
+  released: boolean;
 }
 
 export class Client {
@@ -229,19 +231,26 @@ export class Client {
     const lease = new Lease(this, asked, resp.leaseId, true, Number(resp.waitedMs), fromUnixMs(resp.expiresUnixMs), attempt, firstMs);
     lease.epoch = epoch;
     this.static.granted(asked, Date.now());
-    this.unreported.register(lease, { key: asked, leaseId: resp.leaseId, epoch }, lease);
-    lease.onDone = () => {
-      this.unreported.unregister(lease);
-      this.static.released(asked);
-    };
+    const dropped: Dropped = { key: asked, leaseId: resp.leaseId, epoch, released: false };
+    this.unreported.register(lease, dropped, lease);
+    lease.onDone = () => this.release(dropped);
+    lease.onSettled = () => this.unreported.unregister(lease);
     return lease;
   }
 
   /** Settles a lease its caller dropped unreported. Nobody can say whether its request was
    * sent, so it counts as made (its concurrency slot freed, its tokens at the estimate), never
    * as a refusal. */
+  /** A lease's place among this client's leases in flight on its key, given back once. */
+  private release(d: Dropped): void {
+    if (!d.released) {
+      d.released = true;
+      this.static.released(d.key);
+    }
+  }
+
   private async settleDropped(d: Dropped): Promise<void> {
-    this.static.released(d.key);
+    this.release(d);
     if (this.closed || d.epoch !== this.epoch) {
       // The Session's end (or the daemon's restart) released it already.
       return;

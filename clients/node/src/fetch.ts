@@ -322,7 +322,8 @@ function usageAsked(
   headers.delete("content-length");
   const bodyText = JSON.stringify(sent);
   // A refusal naming the option may be of the caller's own stream_options.
-  const callerOptions = Object.hasOwn(body as object, "stream_options");
+  const own = (body as Record<string, unknown>).stream_options;
+  const callerOptions = !!own && typeof own === "object" && !Array.isArray(own);
   if (input instanceof Request) {
     return { input: new Request(input.clone(), { ...init, headers, body: bodyText }), init: {}, callerOptions };
   }

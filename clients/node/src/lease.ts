@@ -11,6 +11,9 @@ export class Lease {
   private done = false;
   /** @internal Called once, at the first report: the client counts its leases in flight per key. */
   onDone: (() => void) | null = null;
+  /** @internal Called once the daemon took the report (or no report is to be sent): the lease
+   * is then no longer the client's to settle if it is dropped. */
+  onSettled: (() => void) | null = null;
   /** @internal The client's epoch when the lease was granted. */
   epoch = 0;
   constructor(
@@ -25,6 +28,12 @@ export class Lease {
     readonly attempt: number,
     private readonly firstAttemptMs: number,
   ) {}
+
+  private settled(): void {
+    const f = this.onSettled;
+    this.onSettled = null;
+    f?.();
+  }
 
   get reported(): boolean {
     return this.done;
@@ -61,14 +70,19 @@ export class Lease {
     this.onDone = null;
     onDone?.();
     if (!this.limited) {
+      this.settled();
       return localAdvice(o, attempt);
     }
     try {
-      return await this.client.sendReport(req, o, attempt, this.epoch);
+      const advice = await this.client.sendReport(req, o, attempt, this.epoch);
+      this.settled();
+      return advice;
     } catch (e) {
       // Not heard: the same report may be sent again (a settled lease answers NOT_FOUND).
       if (!(e instanceof LeaseNotFound)) {
         this.done = false;
+      } else {
+        this.settled();
       }
       throw e;
     }

@@ -19,6 +19,10 @@ use std::time::Duration;
 /// A reset further away than this is no plan window's (the longest is 7 days).
 pub const MAX_PLAN_RESET: Duration = Duration::from_secs(8 * 86_400);
 
+/// How far a window's reset may lie past its length and still be believed: the provider's
+/// clock may run ahead of this host's.
+pub const CLOCK_SLACK: Duration = Duration::from_secs(300);
+
 /// How long a closed window whose reset nobody stated is taken to last before one request
 /// finds out.
 pub const UNSTATED_PLAN_RESET: Duration = Duration::from_secs(3600);
@@ -217,7 +221,11 @@ impl PlanSignals {
     /// further away than its window lasts is not believed (a 5-hour window does not reopen in
     /// 7 days), and a window that says nothing is dropped.
     pub fn finish(&mut self, now_unix_ms: i64) {
-        let beyond = |at: Option<i64>, length: Option<Duration>| matches!((at, length), (Some(at), Some(len)) if at > now_unix_ms + len.as_millis() as i64);
+        // (A few minutes' slack: the provider's clock may run ahead of this host's.)
+        let beyond = |at: Option<i64>, length: Option<Duration>| match (at, length) {
+            (Some(at), Some(len)) => at > now_unix_ms + (len + CLOCK_SLACK).as_millis() as i64,
+            _ => false,
+        };
         for w in &mut self.windows {
             if w.name == "primary" || w.name == "secondary" {
                 if let Some(m) = w.minutes {
@@ -288,11 +296,14 @@ impl PlanSignals {
             .unwrap_or_else(|| "plan".to_string());
         let in_ms = |at: i64| Duration::from_millis((at - now_unix_ms).max(0) as u64);
         let stated = |d: Option<Duration>| d.filter(|d| !d.is_zero());
-        // No window reopens later than it lasts.
+        // No window reopens later than it lasts: the longest of the one named and those spent.
         let length = window
-            .and_then(PlanWindow::length)
-            .or_else(|| length_of(&name))
-            .unwrap_or(MAX_PLAN_RESET);
+            .into_iter()
+            .chain(self.windows.iter().filter(|w| w.spent()))
+            .filter_map(PlanWindow::length)
+            .chain(length_of(&name))
+            .max()
+            .map_or(MAX_PLAN_RESET, |l| l + CLOCK_SLACK);
         let resets_in = stated(message_reset(message, now_unix_ms).map(in_ms))
             .or(stated(window.and_then(|w| w.resets_at_unix_ms).map(in_ms)))
             .or(stated(self.reset_at_unix_ms.map(in_ms)))
@@ -489,7 +500,34 @@ mod tests {
                 NOW,
             )
             .expect("closed");
-        assert_eq!(c.resets_in, Duration::from_secs(5 * 3600));
+        assert_eq!(c.resets_in, Duration::from_secs(5 * 3600) + CLOCK_SLACK);
+        // A reset a minute past the length is believed: the provider's clock may run ahead.
+        let ahead = (NOW / 1000 + 5 * 3600 + 60).to_string();
+        let p = parse(&[
+            ("anthropic-ratelimit-unified-5h-utilization", "1.0"),
+            ("anthropic-ratelimit-unified-5h-reset", &ahead),
+        ]);
+        assert_eq!(
+            p.windows[0].resets_at_unix_ms,
+            Some(NOW + (5 * 3600 + 60) * 1000)
+        );
+        // The binding window is the 5-hour one, but the 7-day one is spent too: its reset, 6
+        // days away, holds.
+        let six = (NOW / 1000 + 6 * 86_400).to_string();
+        let p = parse(&[
+            ("anthropic-ratelimit-unified-status", "rejected"),
+            (
+                "anthropic-ratelimit-unified-representative-claim",
+                "five_hour",
+            ),
+            ("anthropic-ratelimit-unified-5h-utilization", "1.0"),
+            ("anthropic-ratelimit-unified-7d-utilization", "1.0"),
+            ("anthropic-ratelimit-unified-7d-reset", &six),
+        ]);
+        let c = p
+            .closed(429, "", "x [resets_in_seconds=518400]", NOW)
+            .expect("closed");
+        assert_eq!(c.resets_in, Duration::from_secs(6 * 86_400));
         // The 7-day window's reset 6 days away is believed.
         let six = (NOW / 1000 + 6 * 86_400).to_string();
         let p = parse(&[
@@ -514,7 +552,7 @@ mod tests {
                 NOW,
             )
             .expect("closed");
-        assert_eq!(c.resets_in, Duration::from_secs(90 * 60));
+        assert_eq!(c.resets_in, Duration::from_secs(90 * 60) + CLOCK_SLACK);
     }
 
     #[test]

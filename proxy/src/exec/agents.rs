@@ -244,31 +244,36 @@ fn under(url: &str, proxy: &str) -> bool {
             .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 
-/// The first executable `name` on `path` (a PATH value), past the directory `skip`.
-pub fn find_program(name: &str, path: &str, skip: Option<&Path>) -> Option<PathBuf> {
+/// The first executable `name` on `path` (a PATH value) that is not a shim of an `exec`'s
+/// (this one's, or one it runs under: each would find the other's, forever).
+pub fn find_program(name: &str, path: &str) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     path.split(':')
         .filter(|d| !d.is_empty())
-        .map(Path::new)
-        .filter(|d| skip.is_none_or(|s| !same_dir(d, s)))
-        .map(|d| d.join(name))
+        .map(|d| Path::new(d).join(name))
         .find(|p| {
             std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+                && !is_shim(p)
         })
 }
 
-fn same_dir(a: &Path, b: &Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => a == b,
-    }
+/// What every shim says on its second line.
+const SHIM_MARK: &str = "# Written by llmctl exec:";
+
+fn is_shim(p: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 128];
+    let n = std::fs::File::open(p)
+        .and_then(|mut f| f.read(&mut head))
+        .unwrap_or(0);
+    String::from_utf8_lossy(&head[..n]).contains(SHIM_MARK)
 }
 
 /// The shim `exec` puts first on a command's PATH as `codex`: it runs `llmctl codex-shim`,
 /// which runs the real Codex pointed at the proxy.
 pub fn shim_script(llmctl: &Path) -> String {
     let quoted = llmctl.display().to_string().replace('\'', "'\\''");
-    format!("#!/bin/sh\n# Written by llmctl exec: Codex, limited through the proxy.\nexec '{quoted}' codex-shim -- \"$@\"\n")
+    format!("#!/bin/sh\n{SHIM_MARK} Codex, limited through the proxy.\nexec '{quoted}' codex-shim -- \"$@\"\n")
 }
 
 #[cfg(test)]
@@ -464,25 +469,27 @@ mod tests {
         assert!(note.is_some_and(|n| n.contains("https://gw.example/v1")));
     }
 
+    /// Past every exec's shim: an `exec` inside an `exec` puts its own first, and each would
+    /// otherwise run the other's, forever.
     #[test]
-    fn the_real_codex_is_the_first_on_path_past_the_shims() {
-        let shims = home_with(&[("codex", "#!/bin/sh\n")]);
+    fn the_real_codex_is_the_first_on_path_past_every_shim() {
+        let script = shim_script(Path::new("/usr/bin/llmctl"));
+        let inner = home_with(&[("codex", script.as_str())]);
+        let outer = home_with(&[("codex", script.as_str())]);
         let bin = home_with(&[("codex", "#!/bin/sh\n")]);
         use std::os::unix::fs::PermissionsExt;
-        for d in [shims.path(), bin.path()] {
+        for d in [inner.path(), outer.path(), bin.path()] {
             std::fs::set_permissions(d.join("codex"), std::fs::Permissions::from_mode(0o755))
                 .expect("chmod");
         }
         let path = format!(
-            "{}:/nonexistent:{}",
-            shims.path().display(),
+            "{}:{}:/nonexistent:{}",
+            inner.path().display(),
+            outer.path().display(),
             bin.path().display()
         );
-        assert_eq!(
-            find_program("codex", &path, Some(shims.path())),
-            Some(bin.path().join("codex"))
-        );
-        assert_eq!(find_program("codex", "/nonexistent", None), None);
+        assert_eq!(find_program("codex", &path), Some(bin.path().join("codex")));
+        assert_eq!(find_program("codex", "/nonexistent"), None);
     }
 
     #[test]

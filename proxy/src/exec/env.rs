@@ -183,6 +183,11 @@ pub fn set_under(env: &dyn Fn(&str) -> Option<String>, proxy: &str) -> Vec<&'sta
         .collect()
 }
 
+/// Whether `url` is under the proxy at `proxy` (its URL, or a path below it).
+pub fn is_under(url: &str, proxy: &str) -> bool {
+    under_proxy(url.trim(), &[proxy.to_string()])
+}
+
 fn under_proxy(url: &str, proxies: &[String]) -> bool {
     let url = url.trim_end_matches('/');
     proxies.iter().any(|p| {

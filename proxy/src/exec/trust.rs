@@ -61,20 +61,28 @@ pub fn owner(url: &str) -> Owner {
         Err(why) => return Owner::Unknown(why),
     };
     let me = effective_uid();
-    // Every address the name resolves to is tried by clients: each must be the user's.
-    let mut found = false;
-    for addr in addrs {
+    // Clients try every address the name resolves to (`localhost`: ::1 first, for many): each
+    // must be the user's, and none free for another user to take while the command runs.
+    let mut free = Vec::new();
+    for &addr in &addrs {
+        let mut found = false;
         for l in listeners.iter().filter(|l| takes(l.addr, addr)) {
             found = true;
             if l.uid != me {
                 return Owner::Stranger { uid: l.uid };
             }
         }
+        if !found {
+            free.push(addr);
+        }
     }
-    if found {
-        Owner::Own
-    } else {
-        Owner::Nobody
+    match free.len() {
+        0 => Owner::Own,
+        n if n == addrs.len() => Owner::Nobody,
+        _ => Owner::Unknown(format!(
+            "{authority} is also {}, where nothing listens and another user could; give the address itself",
+            free.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+        )),
     }
 }
 
@@ -232,5 +240,18 @@ mod tests {
         drop(l);
         assert_eq!(owner(&url), Owner::Nobody);
         assert!(matches!(owner("https://x"), Owner::Unknown(_)));
+        // A name of two addresses, one of them free: not the user's to vouch for.
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = l.local_addr().expect("addr").port();
+        let both_free = std::net::TcpListener::bind(("::1", port)).is_ok();
+        if both_free && "localhost:1".to_socket_addrs().is_ok_and(|a| a.count() > 1) {
+            assert!(
+                matches!(
+                    owner(&format!("http://localhost:{port}")),
+                    Owner::Unknown(_)
+                ),
+                "localhost's ::1 is free"
+            );
+        }
     }
 }

@@ -277,7 +277,7 @@ class TransportBase:
         sent = _stream_usage.ask(request.url.path, body)
         if sent is None:
             return request
-        plan.caller_options = "stream_options" in body
+        plan.caller_options = isinstance(body.get("stream_options"), dict)
         headers = request.headers.copy()
         headers.pop("content-length", None)
         # The stream is rewritten as it passes, before the client decodes it: ask for it plain.
