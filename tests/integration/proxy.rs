@@ -956,15 +956,21 @@ async fn a_stream_that_did_not_ask_for_its_usage_is_settled_at_it_and_gets_the_s
     assert_eq!(k.settled_at_estimate_total, 0);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_upstream_that_refuses_stream_options_is_asked_once_and_then_never() {
-    let daemon = Daemon::start("");
+/// An upstream that refuses any body with `stream_options`, and a proxy in front of it.
+async fn refusing_stream_options(daemon: &Daemon) -> (FakeProvider, Running) {
     let p = provider(ProviderConfig {
         refuse_stream_options: true,
         ..quick()
     })
     .await;
-    let proxy = proxy_for(&daemon, &p.url(), "").await;
+    let proxy = proxy_for(daemon, &p.url(), "").await;
+    (p, proxy)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_that_refuses_stream_options_is_asked_once_and_then_never() {
+    let daemon = Daemon::start("");
+    let (p, proxy) = refusing_stream_options(&daemon).await;
     let first = chat_stream(&proxy, "gpt-r").await;
     assert!(
         first.contains("tok"),
@@ -1008,12 +1014,7 @@ async fn an_upstream_that_refuses_stream_options_is_asked_once_and_then_never() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refusal_of_the_callers_own_stream_options_does_not_stop_asking_the_upstream() {
     let daemon = Daemon::start("");
-    let p = provider(ProviderConfig {
-        refuse_stream_options: true,
-        ..quick()
-    })
-    .await;
-    let proxy = proxy_for(&daemon, &p.url(), "").await;
+    let (p, proxy) = refusing_stream_options(&daemon).await;
     let url = format!("{}/openai/v1/chat/completions", proxy.url());
     let own = serde_json::json!({"model": "gpt-o", "stream": true, "stream_options": {"include_obfuscation": false}, "messages": [{"role": "user", "content": "hi"}]});
     let r = send(&url, &[], own.to_string()).await;
@@ -1043,12 +1044,7 @@ async fn a_refusal_of_the_callers_own_stream_options_does_not_stop_asking_the_up
         "the next stream was asked for its usage: the upstream was not taken to refuse it"
     );
     // A `"stream_options": null` is no option of the caller's: its refusal is the upstream's.
-    let p = provider(ProviderConfig {
-        refuse_stream_options: true,
-        ..quick()
-    })
-    .await;
-    let proxy = proxy_for(&daemon, &p.url(), "").await;
+    let (p, proxy) = refusing_stream_options(&daemon).await;
     let url = format!("{}/openai/v1/chat/completions", proxy.url());
     let null = serde_json::json!({"model": "gpt-n", "stream": true, "stream_options": null, "messages": [{"role": "user", "content": "hi"}]});
     let _ = send(&url, &[], null.to_string()).await;
