@@ -157,65 +157,45 @@ pub async fn exec(args: ExecArgs, socket: PathBuf) -> ExitCode {
     // What --verbose says of proxies found and not used.
     let mut passed_over: Vec<String> = Vec::new();
     // The shared proxy is used only when it is the user's own and answers; a variable under a
-    // proxy that is not running (or not the user's) is no proxy's: it is pointed anew.
-    let shared = match exec::vouch(&configured).await {
-        Ok(()) => true,
-        Err(why) => {
-            // A variable pointing under it would send its credentials to whoever listens
-            // there now, or takes the port while the command runs.
-            let under = exec_env::set_under(&env, &configured);
-            if !under.is_empty() {
-                return exit::fail(
-                    exit::USAGE,
-                    format!(
-                        "exec: {} point{} under [proxy] listen ({configured}), where no proxy of yours answers ({why}); start yours there with `llmctl proxy`, or unset {}",
-                        under.join(", "),
-                        if under.len() == 1 { "s" } else { "" },
-                        if under.len() == 1 { "it" } else { "them" },
-                    ),
-                );
-            }
-            passed_over.push(format!("[proxy] listen: {why}"));
-            false
+    // proxy that is not running (or not the user's) is no proxy's: it is pointed anew. So is
+    // the proxy of an `exec` this one runs under (`LLMCTL_PROXY_URL`). A variable pointing
+    // under one that is not to be trusted stops the command.
+    let inherited = env("LLMCTL_PROXY_URL")
+        .map(|u| u.trim().to_string())
+        .filter(|u| !u.is_empty());
+    let mut trusted = Vec::new();
+    for (url, what) in [
+        (Some(configured.clone()), "[proxy] listen"),
+        (inherited, "LLMCTL_PROXY_URL"),
+    ] {
+        let Some(url) = url else { continue };
+        match exec::found(&url, what, &env).await {
+            exec::Found::Trusted => trusted.push(url),
+            exec::Found::PassedOver(why) => passed_over.push(why),
+            exec::Found::Refused(e) => return exit::fail(exit::USAGE, format!("exec: {e}")),
         }
-    };
-    // The proxy of an `exec` this one runs under: its variables are kept when it is the user's
-    // own and answers; when not, a variable pointing under it would send its credentials there.
-    let inherited = env("LLMCTL_PROXY_URL").filter(|u| !u.trim().is_empty());
-    let inherited = match inherited {
-        Some(u) => match exec::vouch(u.trim()).await {
-            Ok(()) => Some(u.trim().to_string()),
-            Err(why) => {
-                let under = exec_env::set_under(&env, u.trim());
-                if !under.is_empty() {
-                    return exit::fail(
-                        exit::USAGE,
-                        format!(
-                            "exec: LLMCTL_PROXY_URL={} is not a proxy to trust ({why}), and {} point{} under it; unset {} (or start your own proxy there with `llmctl proxy`)",
-                            exec_env::redact(u.trim()),
-                            under.join(", "),
-                            if under.len() == 1 { "s" } else { "" },
-                            if under.len() == 1 { "it and LLMCTL_PROXY_URL" } else { "them and LLMCTL_PROXY_URL" },
-                        ),
-                    );
-                }
-                passed_over.push(format!("LLMCTL_PROXY_URL: {why}"));
-                None
-            }
-        },
-        None => None,
-    };
-    let proxies: Vec<String> = [inherited, args.proxy.clone()]
-        .into_iter()
-        .flatten()
-        .chain(shared.then(|| configured.clone()))
-        .collect();
+    }
+    let shared = trusted.contains(&configured);
+    let proxies: Vec<String> = trusted.into_iter().chain(args.proxy.clone()).collect();
     let mut plan = match exec_env::plan(&env, &config, &proxies) {
         Ok(p) => p,
         Err(e) => return exit::fail(exit::USAGE, format!("exec: {e}")),
     };
+    // Codex's own base URL under [proxy] listen, where no proxy of the user's answers, is
+    // refused as a variable's is.
+    let untrusted =
+        |d: Option<&str>| !shared && d.is_some_and(|u| exec_env::is_under(u, &configured));
     // Codex reads no variable: it gets a -c override, its route going where it would have gone.
     let codex = match exec_agents::codex(&args.command, &env) {
+        Some(c) if untrusted(c.destination.as_deref()) => {
+            return exit::fail(
+                exit::USAGE,
+                format!(
+                    "exec: Codex's openai_base_url ({}) is under [proxy] listen ({configured}), where no proxy of yours answers; start yours there with `llmctl proxy`, or change it",
+                    exec_env::redact(c.destination.as_deref().unwrap_or(""))
+                ),
+            )
+        }
         Some(c) => {
             let url = c.destination.as_deref();
             match plan.route_for(&config, llmctl_proxy::Api::OpenAi, url, &proxies) {
@@ -235,53 +215,27 @@ pub async fn exec(args: ExecArgs, socket: PathBuf) -> ExitCode {
     };
     // A Codex that a script or a shell starts reads no variable either: a shim first on the
     // command's PATH points it at the proxy, on the route to where it would go by default.
+    // (A Codex config exec cannot follow stops only a command that runs Codex itself; for a
+    // Codex the command may start, the shim is left out and --verbose says why.)
     let path = env("PATH").unwrap_or_default();
-    // (Only when the command runs Codex itself does a Codex config exec cannot follow stop it;
-    // for a Codex the command may start, the shim is left out and --verbose says why.)
-    let shimmed_codex = match exec_agents::find_program("codex", &path) {
-        Some(_) => {
-            let c = exec_agents::codex(&["codex".to_string()], &env);
-            let url = c.as_ref().and_then(|c| c.destination.clone());
-            let untrusted = !shared
-                && url
-                    .as_deref()
-                    .is_some_and(|u| exec_env::is_under(u, &configured));
-            match plan.route_for(&config, llmctl_proxy::Api::OpenAi, url.as_deref(), &proxies) {
-                Ok(_) if untrusted => {
-                    passed_over.push(format!(
-                        "a codex shim: Codex's openai_base_url is under [proxy] listen ({configured}), where no proxy of yours answers"
-                    ));
-                    plan.routes
-                        .retain(|r| !exec_env::is_under(&r.url, &configured));
-                    None
+    let shimmed_codex = exec_agents::find_program("codex", &path)
+        .and_then(|_| exec_agents::codex(&["codex".to_string()], &env))
+        .and_then(|c| {
+            let url = c.destination.clone();
+            let why = if untrusted(url.as_deref()) {
+                format!("is under [proxy] listen ({configured}), where no proxy of yours answers")
+            } else {
+                match plan.route_for(&config, llmctl_proxy::Api::OpenAi, url.as_deref(), &proxies) {
+                    Ok(v) => return Some((c, v)),
+                    Err(e) => e,
                 }
-                Ok(v) => c.map(|c| (c, v)),
-                Err(e) => {
-                    passed_over.push(format!(
-                        "a codex shim: Codex's openai_base_url ({}) {e}",
-                        exec_env::redact(url.as_deref().unwrap_or(""))
-                    ));
-                    None
-                }
-            }
-        }
-        None => None,
-    };
-    // Codex's own base URL under [proxy] listen, where no proxy of the user's answers: the
-    // same as a variable's.
-    if let Some(d) = codex
-        .as_ref()
-        .and_then(|(c, _)| c.destination.clone())
-        .filter(|d| !shared && exec_env::is_under(d, &configured))
-    {
-        return exit::fail(
-            exit::USAGE,
-            format!(
-                "exec: Codex's openai_base_url ({}) is under [proxy] listen ({configured}), where no proxy of yours answers; start yours there with `llmctl proxy`, or change it",
-                exec_env::redact(&d)
-            ),
-        );
-    }
+            };
+            passed_over.push(format!(
+                "a codex shim: Codex's openai_base_url ({}) {why}",
+                exec_env::redact(url.as_deref().unwrap_or(""))
+            ));
+            None
+        });
     let mut private: Option<Running> = None;
     let url = match &args.proxy {
         Some(u) => {

@@ -225,7 +225,7 @@ pub fn shimmed(
         return (command, None);
     };
     match (&c.override_at, c.destination.as_deref()) {
-        (Some(_), Some(d)) if under(d, proxy) => (command, None),
+        (Some(_), Some(d)) if super::env::is_under(d, proxy) => (command, None),
         (Some(_), Some(d)) => {
             let note = format!(
                 "llmctl exec: codex's own openai_base_url {d} has no route through the proxy: its requests are not limited (give it under $LLMCTL_PROXY_URL, or run codex directly under exec)"
@@ -234,14 +234,6 @@ pub fn shimmed(
         }
         _ => (c.rewrite(&command, base), None),
     }
-}
-
-fn under(url: &str, proxy: &str) -> bool {
-    let proxy = proxy.trim_end_matches('/');
-    !proxy.is_empty()
-        && url
-            .strip_prefix(proxy)
-            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 
 /// The first executable `name` on `path` (a PATH value) that is not a shim of an `exec`'s

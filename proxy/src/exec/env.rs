@@ -173,30 +173,29 @@ pub use crate::config::redact_url as redact;
 
 /// The base-URL and endpoint variables the environment sets to a URL under `proxy`.
 pub fn set_under(env: &dyn Fn(&str) -> Option<String>, proxy: &str) -> Vec<&'static str> {
-    let proxies = [proxy.to_string()];
     VARIABLES
         .iter()
         .chain(ENDPOINTS.iter())
         .flat_map(|(_, names)| names.iter())
-        .filter(|n| env(n).is_some_and(|v| under_proxy(v.trim(), &proxies)))
+        .filter(|n| env(n).is_some_and(|v| is_under(&v, proxy)))
         .copied()
         .collect()
 }
 
 /// Whether `url` is under the proxy at `proxy` (its URL, or a path below it).
 pub fn is_under(url: &str, proxy: &str) -> bool {
-    under_proxy(url.trim(), &[proxy.to_string()])
+    let (url, proxy) = (
+        url.trim().trim_end_matches('/'),
+        proxy.trim_end_matches('/'),
+    );
+    !proxy.is_empty()
+        && url
+            .strip_prefix(proxy)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 
 fn under_proxy(url: &str, proxies: &[String]) -> bool {
-    let url = url.trim_end_matches('/');
-    proxies.iter().any(|p| {
-        let p = p.trim_end_matches('/');
-        !p.is_empty()
-            && url
-                .strip_prefix(p)
-                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
-    })
+    proxies.iter().any(|p| is_under(url, p))
 }
 
 /// The built-in upstream's path for a variable nobody set.

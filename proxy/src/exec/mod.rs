@@ -43,3 +43,42 @@ pub async fn vouch(url: &str) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// What `exec` makes of a proxy it found (at `[proxy] listen`, or named by `LLMCTL_PROXY_URL`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Found {
+    /// The user's own, answering: variables under it are kept.
+    Trusted,
+    /// Not to be trusted, and nothing points under it: passed over (why, for `--verbose`).
+    PassedOver(String),
+    /// Not to be trusted, and base URLs of the environment point under it: whoever listens
+    /// there now, or takes the port while the command runs, would get their credentials. The
+    /// message names them and the fix.
+    Refused(String),
+}
+
+/// Whether the proxy at `url`, found as `what`, may be trusted with the environment's
+/// (read with `env`) credentials.
+pub async fn found(url: &str, what: &str, env: &dyn Fn(&str) -> Option<String>) -> Found {
+    let Err(why) = vouch(url).await else {
+        return Found::Trusted;
+    };
+    let under = env::set_under(env, url);
+    if under.is_empty() {
+        return Found::PassedOver(format!("{what}: {why}"));
+    }
+    let (points, them) = match under.len() {
+        1 => ("points", "it"),
+        _ => ("point", "them"),
+    };
+    let also = if what == "[proxy] listen" {
+        String::new()
+    } else {
+        format!(" and {what}")
+    };
+    Found::Refused(format!(
+        "{} {points} under {what} ({}), where no proxy of yours answers ({why}); start yours there with `llmctl proxy`, or unset {them}{also}",
+        under.join(", "),
+        env::redact(url)
+    ))
+}
