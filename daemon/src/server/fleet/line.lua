@@ -13,8 +13,7 @@
 -- queues in the order it asked, a few units each while few hosts wait, one when many do.
 --
 -- KEYS[1]  llmctl:{K}:line      hash: on ("1" once part.lua found the key crowded), t1..t4
---                               (each dimension's theoretical arrival time, Redis ms; a
---                               dimension without one begins with its burst spent),
+--                               (each dimension's theoretical arrival time, Redis ms),
 --                               given_seq, ~headers (the fleet's last headers)
 -- KEYS[2]  llmctl:{K}:given     sorted set: units given back, by the Redis time they are
 --                               valid at; member "id a1 a2 a3 a4" (their amounts)
@@ -121,12 +120,7 @@ else
     for i = #offsets + 1, count do biggest = math.max(biggest, units[i][d]) end
     if rate[d] > 0 and biggest > 0 then
       local r = rate[d]
-      -- A line just begun (the key crowded a moment ago, or a Redis that lost the line) takes
-      -- its burst as spent: the hosts may still hold parts of it, or units of the line before
-      -- (as part.lua holds every host to what it holds while an epoch is rebuilt). From there
-      -- it refills at the rate, as any line.
-      local stored = tonumber(redis.call('HGET', KEYS[1], 't' .. d) or '')
-      tat[d] = math.max(stored or (now + burst[d] / r), now)
+      tat[d] = math.max(tonumber(redis.call('HGET', KEYS[1], 't' .. d) or '') or now, now)
       -- One unit of the burst (at most half) is never given: a unit that reaches the provider
       -- a little early (clocks, transit) still finds its bucket with room.
       tau[d] = math.max(burst[d] - math.min(biggest, burst[d] / 2), 0) / r
