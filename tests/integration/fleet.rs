@@ -1002,9 +1002,14 @@ async fn fleets_of_two_and_three_started_at_once_under_load_never_refuse_their_f
 /// through the daemon's own client: whether the answer puts the key on its line, and asks the
 /// others to renew.
 async fn crowd_renewal(r: &FleetRedis, host: &str) -> (bool, bool) {
+    crowd_renewal_with(r, host, PartExtras::default()).await
+}
+
+/// `crowd_renewal` with how full the host's part is and whether it was on the key's line.
+async fn crowd_renewal_with(r: &FleetRedis, host: &str, extras: PartExtras) -> (bool, bool) {
     let extras = PartExtras {
         burst_units: 5.0,
-        ..PartExtras::default()
+        ..extras
     };
     let a = r
         .part(host, "c", 0.5, 0, 0, None, Duration::from_secs(5), &extras)
@@ -1210,4 +1215,79 @@ async fn a_crowded_key_goes_on_its_line_whose_units_never_exceed_a_burst_plus_th
         "the units given back, not the line's end (~{last:.1} s): {waits:?}"
     );
     assert!(sent.elapsed() < Duration::from_secs(5));
+}
+
+/// The moments at which the line of key "c" (20 requests a second, a burst of 5) gives 40
+/// hosts 3 units each, asked one after another, from the first ask.
+async fn forty_asks(r: &FleetRedis) -> Vec<Duration> {
+    let start = Instant::now();
+    let mut valid = Vec::new();
+    for h in 0..40 {
+        let sent = Instant::now();
+        let a = r
+            .line(&format!("h{h}"), "c", &line_ask(3))
+            .await
+            .expect("line.lua");
+        assert!(a.on);
+        valid.extend(a.units.iter().map(|u| sent + *u - start));
+    }
+    valid.sort();
+    valid
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_line_begun_while_hosts_hold_full_parts_takes_what_they_may_still_send_as_spent() {
+    let redis = Redis::start();
+    let r = scripts_on(&redis).await;
+    // Five hosts renew with their parts full (the first holds the whole burst: it came first),
+    // the sixth puts the key on its line. Until they hear it, they may send what they hold:
+    // the five requests of the burst, at once.
+    let full = PartExtras {
+        fill: [1.0, 0.0, 0.0, 0.0],
+        ..PartExtras::default()
+    };
+    for h in 0..5 {
+        crowd_renewal_with(&r, &format!("h{h}"), full.clone()).await;
+    }
+    assert_eq!(crowd_renewal(&r, "h5").await, (true, true));
+    let mut all = vec![Duration::ZERO; 5];
+    all.extend(forty_asks(&r).await);
+    all.sort();
+    // The line gives only what comes back: with the parts' five, the provider's bucket of 5 at
+    // 20 a second refuses none.
+    assert_eq!(beyond_a_bucket(&all, 5.0, 20.0), 0, "valid at {all:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_line_begun_after_redis_lost_the_one_before_takes_a_burst_and_its_look_ahead_as_spent() {
+    // Redis came back empty: six hosts that were on the key's line (and may hold its units,
+    // valid up to a look ahead from now) renew parts, the sixth puts the key on a new line.
+    let redis = Redis::start();
+    let r = scripts_on(&redis).await;
+    let was_on_line = PartExtras {
+        on_line: true,
+        ..PartExtras::default()
+    };
+    for h in 0..6 {
+        crowd_renewal_with(&r, &format!("h{h}"), was_on_line.clone()).await;
+    }
+    let valid = forty_asks(&r).await;
+    // A burst (250 ms at 20 a second) and the look ahead (500 ms) less the unit kept back
+    // (4 units: 200 ms): nothing before 550 ms.
+    assert!(
+        valid[0] >= Duration::from_millis(530),
+        "first unit valid at {:?}",
+        valid[0]
+    );
+    // A fleet's first line (no host held anything) begins full, the parts' epoch as new.
+    let fresh = Redis::start();
+    let r = scripts_on(&fresh).await;
+    for h in 0..6 {
+        crowd_renewal(&r, &format!("h{h}")).await;
+    }
+    let valid = forty_asks(&r).await;
+    assert!(
+        valid[..3].iter().all(|v| *v < Duration::from_millis(50)),
+        "valid at {valid:?}"
+    );
 }

@@ -12,9 +12,19 @@
 -- line: the next unit and those within a window that shrinks as the line grows. A busy fleet
 -- queues in the order it asked, a few units each while few hosts wait, one when many do.
 --
+-- A line begins (a dimension's first unit) with what the hosts may still send of the parts
+-- they held taken as spent: each part as full as it was when its host last renewed, refilled
+-- at its share of the rate since, and a part full enough for a request sends one however small
+-- it is (a host's bucket lets a request above a full part go). Hosts that had just spent their
+-- parts cost the line nothing; a line begun after a fault (part.lua's "fault") takes a burst
+-- and its look ahead as spent: what the hosts not yet renewed may hold of the line before.
+--
 -- KEYS[1]  llmctl:{K}:line      hash: on ("1" once part.lua found the key crowded), t1..t4
 --                               (each dimension's theoretical arrival time, Redis ms),
---                               given_seq, ~headers (the fleet's last headers)
+--                               given_seq, ~headers (the fleet's last headers), and what the
+--                               hosts held when part.lua put the key on its line: held
+--                               ("share f1 f2 f3 f4 renewed_ms" for each part, comma
+--                               separated), fault ("1": begun while the parts were rebuilt)
 -- KEYS[2]  llmctl:{K}:given     sorted set: units given back, by the Redis time they are
 --                               valid at; member "id a1 a2 a3 a4" (their amounts)
 -- KEYS[3]  llmctl:{K}:cooldown  string: reason, expiring when the cooldown ends
@@ -115,12 +125,30 @@ else
   -- Then the line, unit by unit in the order asked: every unit valid within the look ahead,
   -- or one.
   local tat, tau = {}, {}
+  -- Where a dimension's line begins (see above).
+  local function begun(d, r)
+    if redis.call('HGET', KEYS[1], 'fault') == '1' then
+      return now + burst[d] / r + ahead
+    end
+    local spent = 0
+    for part in string.gmatch(redis.call('HGET', KEYS[1], 'held') or '', '[^,]+') do
+      local x = {}
+      for y in string.gmatch(part, '%S+') do x[#x + 1] = tonumber(y) or 0 end
+      if #x >= 6 and x[1] > 0 and burst[d] > 0 then
+        local level = math.min(x[1 + d] + math.max(now - x[6], 0) * r / burst[d], 1)
+        local holds = x[1] * burst[d] * level
+        if d == 1 and level >= 1 then holds = math.max(holds, 1) end
+        spent = spent + holds
+      end
+    end
+    return now + spent / r
+  end
   for d = 1, 4 do
     local biggest = 0
     for i = #offsets + 1, count do biggest = math.max(biggest, units[i][d]) end
     if rate[d] > 0 and biggest > 0 then
       local r = rate[d]
-      tat[d] = math.max(tonumber(redis.call('HGET', KEYS[1], 't' .. d) or '') or now, now)
+      tat[d] = math.max(tonumber(redis.call('HGET', KEYS[1], 't' .. d) or '') or begun(d, r), now)
       -- One unit of the burst (at most half) is never given: a unit that reaches the provider
       -- a little early (clocks, transit) still finds its bucket with room.
       tau[d] = math.max(burst[d] - math.min(biggest, burst[d] / 2), 0) / r

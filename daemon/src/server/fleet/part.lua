@@ -1,6 +1,9 @@
 -- Gives one host its part of one key's limits, atomically, on Redis' clock.
 --
--- KEYS[1]  llmctl:{K}:parts     hash: host -> "share slots expires_ms want want_slots", and
+-- KEYS[1]  llmctl:{K}:parts     hash: host -> "share slots expires_ms want want_slots f1 f2 f3
+--                               f4 held renewed_ms" (how full its part of each burst was when
+--                               it renewed, whether it held a part or a line's units then, and
+--                               when), and
 --                               "~bank" -> the burst given back and not yet taken, per dimension
 --                               (requests tokens input_tokens output_tokens), as shares of
 --                               each burst
@@ -12,7 +15,8 @@
 --                               set when a host renews knowing no part while Redis still
 --                               counts one as its (it restarted: its clients may have called
 --                               unlimited meanwhile)
--- KEYS[5]  llmctl:{K}:line      hash: the key's line (line.lua), "on" once the key is crowded
+-- KEYS[5]  llmctl:{K}:line      hash: the key's line (line.lua), "on" once the key is crowded,
+--                               and what the hosts held when it began (see below)
 -- ARGV     host, want (share of the limits wanted, may exceed 1), want_slots, in_use (slots
 --          in flight here), max_slots (-1: no concurrency limit), ttl_ms (0: give it all back),
 --          then how full this host's part of each burst is (0 to 1, four dimensions), the
@@ -20,13 +24,20 @@
 --          Redis time of the last headers this host took from the fleet (0: none), the share this
 --          host holds as it knows it (0: none), the live hosts it last counted (0: none), and
 --          how long a host whose lease lapsed is still counted as holding its part (ms), and
---          the key's burst in requests (0: none known)
+--          the key's burst in requests (0: none known), and whether this host was on the key's
+--          line (1: it may hold units a line gave)
 --
 -- A crowded key is not split: once more hosts hold or want a part than its burst has requests
 -- (an even part of the burst would be less than one request, which every host could send at
 -- once), the key goes on its line (line.lua) for good while it is used, and a host that renews
 -- gives its part back and is told to take units from the line; the hosts holding parts are
--- asked to renew at once, and come to the line too.
+-- asked to renew at once, and come to the line too. Until they come, they may still send
+-- what their parts hold: the line begins with that taken as spent ("held": each part's share,
+-- how full it was when last renewed and when, which line.lua refills at the line's rate; a
+-- silent host's part as full). A line that begins while the parts are rebuilt after a fault
+-- (a Redis that lost its state, when a host says it held a part or a line's units) cannot know
+-- what the hosts not yet renewed hold: it begins with a burst and its look ahead spent
+-- ("fault"). A fleet's very first line begins full.
 --
 -- A host whose lease lapsed has gone silent: crashed, or cut off from Redis while it still
 -- serves (a host without Redis keeps its part until its lease lapses, then serves an even part
@@ -84,6 +95,7 @@ local held_given = ARGV[13] ~= nil and ARGV[13] ~= ''
 local hosts_seen = math.max(tonumber(ARGV[14]) or 0, 0)
 local grace = math.max(tonumber(ARGV[15]) or 0, 0)
 local burst_units = tonumber(ARGV[16]) or 0
+local on_line = ARGV[17] == '1'
 
 local keep_ms = math.max(ttl, 60000) * 4
 local settle_until = tonumber(redis.call('GET', KEYS[3]) or '')
@@ -109,13 +121,22 @@ for i = 1, #raw, 2 do
       d = d + 1
     end
   else
-    local share, slots, exp, w, ws = string.match(v, '^(%S+) (%S+) (%S+) (%S+) (%S+)$')
+    local share, slots, exp, w, ws, rest = string.match(v, '^(%S+) (%S+) (%S+) (%S+) (%S+)(.*)$')
     exp = tonumber(exp)
+    -- (A record from a daemon before fills were kept: its part taken as full.)
+    local f, held_then, at = { 1, 1, 1, 1 }, false, now
+    local x = {}
+    for y in string.gmatch(rest or '', '%S+') do x[#x + 1] = tonumber(y) or 0 end
+    if #x >= 6 then
+      f = { x[1], x[2], x[3], x[4] }
+      held_then, at = x[5] == 1, x[6]
+    end
     if not (exp and exp > now) then
       -- (A host that held and wanted nothing had gone idle, not silent: it is not counted.)
       local used = (tonumber(share) or 0) > 0 or (tonumber(w) or 0) > 0
       if exp and name ~= host and used and exp + grace > now then
-        silent[#silent + 1] = { share = tonumber(share) or 0, until_ms = exp + grace }
+        silent[#silent + 1] = { share = tonumber(share) or 0, until_ms = exp + grace,
+          held_then = held_then }
       else
         -- Lapsed past its grace: its part is free, its burst unknown, so not banked.
         redis.call('HDEL', KEYS[1], name)
@@ -129,7 +150,8 @@ for i = 1, #raw, 2 do
     else
       others[#others + 1] = {
         name = name, share = tonumber(share) or 0, slots = tonumber(slots) or 0,
-        want = tonumber(w) or 0, want_slots = tonumber(ws) or 0,
+        want = tonumber(w) or 0, want_slots = tonumber(ws) or 0, fill = f,
+        held_then = held_then, at = at,
       }
     end
   end
@@ -164,6 +186,23 @@ silent_share = math.min(silent_share, 1.0)
 local line_on = KEYS[5] ~= nil and redis.call('HGET', KEYS[5], 'on') == '1'
 if KEYS[5] ~= nil and (line_on
     or (ttl > 0 and max_slots < 0 and burst_units > 0 and n + #silent > burst_units)) then
+  if not line_on then
+    -- What the hosts may still send of their parts: this one's as it holds it now, the others'
+    -- as they were when they renewed, a silent host's as full.
+    local held = { string.format('%.6f %.6f %.6f %.6f %.6f %d', math.max(before, held_here), fill[1], fill[2],
+      fill[3], fill[4], now) }
+    local fault = now < settle_until and (held_here > 0 or on_line)
+    for _, o in ipairs(others) do
+      held[#held + 1] = string.format('%.6f %.6f %.6f %.6f %.6f %d', o.share, o.fill[1],
+        o.fill[2], o.fill[3], o.fill[4], o.at)
+      fault = fault or (now < settle_until and o.held_then)
+    end
+    for _, o in ipairs(silent) do
+      held[#held + 1] = string.format('%.6f 1 1 1 1 %d', o.share, now)
+      fault = fault or (now < settle_until and o.held_then)
+    end
+    redis.call('HSET', KEYS[5], 'held', table.concat(held, ','), 'fault', fault and '1' or '0')
+  end
   redis.call('HDEL', KEYS[1], host)
   redis.call('HSET', KEYS[5], 'on', '1')
   redis.call('PEXPIRE', KEYS[5], keep_ms)
@@ -255,8 +294,9 @@ local held_slots = math.max(slots, in_use)
 if ttl <= 0 then
   redis.call('HDEL', KEYS[1], host)
 else
-  redis.call('HSET', KEYS[1], host, string.format('%.6f %d %d %.6f %d',
-    share, held_slots, now + ttl, want, want_slots))
+  redis.call('HSET', KEYS[1], host, string.format('%.6f %d %d %.6f %d %.6f %.6f %.6f %.6f %d %d',
+    share, held_slots, now + ttl, want, want_slots, fill[1], fill[2], fill[3], fill[4],
+    (held_here > 0 or on_line) and 1 or 0, now))
 end
 -- The fleet's last headers: what this host saw, or what another host saw since it last took.
 local headers_ms, headers_out = 0, ''

@@ -209,6 +209,7 @@ impl Fleet {
                 hosts_seen,
                 // (Lines off: no key is ever crowded.)
                 burst_units: if self.lines { burst_units(w) } else { 0.0 },
+                on_line: w.line_units.is_some(),
             };
             let answer = r
                 .part(

@@ -91,6 +91,9 @@ pub struct PartExtras {
     pub hosts_seen: u64,
     /// The key's burst in requests (0: none known): more hosts than that put it on its line.
     pub burst_units: f64,
+    /// Whether this host was on the key's line (it may hold units a line gave): a line that
+    /// begins while the parts are rebuilt after a fault takes them as spent.
+    pub on_line: bool,
 }
 
 /// One dimension of a key's line: its rate (units a ms; 0: not limited) and its burst.
@@ -387,6 +390,7 @@ impl FleetRedis {
             .arg(extras.hosts_seen)
             .arg(SILENT_HOST_GRACE.as_millis() as u64)
             .arg(format!("{:.6}", extras.burst_units.max(0.0)))
+            .arg(u8::from(extras.on_line))
             .invoke_async(&mut conn)
             .await?;
         // The twelfth on are read apart (tuples go to twelve).

@@ -406,6 +406,7 @@ pub async fn run(spec: &FleetScaleSpec) -> Result<FleetScaleResult, String> {
                         held: w.held.map_or(0.0, |p| p.share),
                         hosts_seen: part.held.as_ref().map_or(0, |p| p.hosts),
                         burst_units: burst_units(&w),
+                        on_line: w.line_units.is_some(),
                     };
                     part.renewing = true;
                     if let Some(held) = part.held.as_mut() {
