@@ -1,9 +1,11 @@
-//! Engine throughput: one acquire and its settle, on one thread, with 1 and 1,000 keys.
+//! Engine throughput: one acquire and its settle, on one thread, with 1 and 1,000 keys; and
+//! the cost of a grant on a key with a crowd waiting (200 and 10,000 callers), which should not
+//! grow with the crowd.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use llmctl_daemon::engine::{
     AcquireRequest, Acquired, Dimension, Engine, EngineConfig, KeyLimits, Now, Outcome, Period,
-    Rate,
+    Rate, WaiterAnswer,
 };
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -82,5 +84,83 @@ fn acquire_settle(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, acquire_settle);
+/// One key at 500 requests a second with `waiting` callers queued on it. Each iteration is what
+/// the daemon does for one grant: time moves on by one request's refill (2 ms), the queue is
+/// pumped (one grant), the grant is settled, a new caller queues behind the crowd (so it stays
+/// the same size), and the next wake-up is asked for.
+fn crowd_grant(c: &mut Criterion) {
+    let mut group = c.benchmark_group("engine grant with a crowd waiting");
+    group.throughput(Throughput::Elements(1));
+    for waiting in [200usize, 10_000] {
+        let base = Now {
+            mono: Instant::now(),
+            unix_ms: 1_800_000_000_000,
+        };
+        let limits = KeyLimits {
+            rates: vec![Rate::with_default_burst(
+                Dimension::Requests,
+                Period::Minute,
+                30_000.0,
+            )],
+            ..KeyLimits::default()
+        };
+        let config = EngineConfig {
+            max_waiters: waiting * 2,
+            ..EngineConfig::default()
+        };
+        let mut e =
+            Engine::new(config, vec![("p/m".to_string(), limits)], base, 1).expect("engine");
+        let req = AcquireRequest {
+            key: "p/m".into(),
+            requests: 1,
+            input_tokens: 500,
+            output_tokens: 200,
+            max_wait: Duration::from_secs(3_600),
+            ..AcquireRequest::default()
+        };
+        let outcome = Outcome {
+            status: 200,
+            input_tokens: 480,
+            output_tokens: 150,
+            usage_known: true,
+            attempt: 1,
+            ..Outcome::default()
+        };
+        // The burst goes at once; the crowd queues behind it.
+        let mut t = base;
+        let mut leases = Vec::new();
+        while e.waiting() < waiting {
+            match e.acquire(&req, t).expect("acquire") {
+                Acquired::Granted(g) => leases.push(g.lease_id),
+                Acquired::Queued(_) => {}
+                Acquired::NotGranted(r) => panic!("refused: {r:?}"),
+            }
+        }
+        for l in leases {
+            e.report(&l, &outcome, t).expect("report");
+        }
+        group.bench_with_input(
+            BenchmarkId::from_parameter(format!("{waiting} waiting")),
+            &waiting,
+            |b, _| {
+                b.iter(|| {
+                    t = t.after(Duration::from_millis(2));
+                    e.pump(t);
+                    for (_, answer) in e.drain_answers() {
+                        if let WaiterAnswer::Granted(g) = answer {
+                            black_box(e.report(&g.lease_id, &outcome, t).expect("report"));
+                        }
+                    }
+                    if let Acquired::Granted(g) = e.acquire(&req, t).expect("acquire") {
+                        black_box(e.report(&g.lease_id, &outcome, t).expect("report"));
+                    }
+                    black_box(e.next_wakeup(t));
+                })
+            },
+        );
+    }
+    group.finish();
+}
+
+criterion_group!(benches, acquire_settle, crowd_grant);
 criterion_main!(benches);

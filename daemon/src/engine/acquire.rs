@@ -144,8 +144,9 @@ impl Engine {
         }
         let wid = self.next_waiter;
         self.next_waiter += 1;
-        self.queue.insert(
-            (Reverse(priority), wid),
+        self.enqueue(
+            priority,
+            wid,
             Waiter {
                 key: id,
                 need,
@@ -154,7 +155,6 @@ impl Engine {
                 ctx,
             },
         );
-        self.waiter_priority.insert(wid, priority);
         self.pump(now);
         if let Some(pos) = self.answers.iter().position(|(w, _)| *w == wid) {
             let (_, answer) = self.answers.swap_remove(pos);
@@ -165,8 +165,7 @@ impl Engine {
         }
         // Checked after the pump, so a request that can go at once never finds the queue full.
         if self.queue.len() > self.config.max_waiters {
-            self.waiter_priority.remove(&wid);
-            self.queue.remove(&(Reverse(priority), wid));
+            self.unqueue((Reverse(priority), wid));
             return Err(EngineError::Exhausted {
                 what: "waiters",
                 limit: self.config.max_waiters,

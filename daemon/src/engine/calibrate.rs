@@ -38,6 +38,7 @@ impl Engine {
         for id in self.key_ids() {
             self.keys[id].scope = self.scope_of(id);
         }
+        self.recount_waiting();
     }
 
     /// Whether nothing limits requests on this key yet: no configured or learned bucket and no

@@ -86,7 +86,7 @@ use bucket::Bucket;
 use cooldowns::CooldownEntry;
 use keys::{KeyId, KeyState};
 use leases::{Lease, LeaseCtx, Probes};
-use queue::Waiter;
+use queue::{KeyQueue, Waiter, Waiting};
 use serde::{Deserialize, Serialize};
 use stats::{KeyStats, MinuteWindow, SinceCut, Unserved};
 use std::cmp::Reverse;
@@ -113,6 +113,12 @@ pub struct Engine {
     index: HashMap<String, KeyId>,
     /// Ordered by priority (highest first), then arrival.
     queue: BTreeMap<(Reverse<i32>, WaiterId), Waiter>,
+    /// The same waiters by key, in the same order and by deadline: the queue moves key by key
+    /// (`pump`), so a crowd on one key costs a grant no more than one waiter does.
+    queued: HashMap<KeyId, KeyQueue>,
+    /// What waits on each key's buckets (its waiters and those of the keys below it), by
+    /// priority: how long a new waiter waits is read from it, not from the whole queue.
+    waiting_on: HashMap<KeyId, BTreeMap<Reverse<i32>, Waiting>>,
     waiter_priority: HashMap<WaiterId, i32>,
     next_waiter: WaiterId,
     leases: HashMap<u64, Lease>,
@@ -164,6 +170,8 @@ impl Engine {
             keys: Vec::new(),
             index: HashMap::new(),
             queue: BTreeMap::new(),
+            queued: HashMap::new(),
+            waiting_on: HashMap::new(),
             waiter_priority: HashMap::new(),
             next_waiter: 1,
             leases: HashMap::new(),

@@ -216,6 +216,7 @@ impl Engine {
         for id in self.key_ids() {
             self.keys[id].scope = self.scope_of(id);
         }
+        self.recount_waiting();
         for c in cooldowns {
             if c.until_unix_ms > now.unix_ms
                 && validate_key(&c.key).is_ok()

@@ -2,6 +2,7 @@
 //! waiters out, and when the daemon should next look.
 
 use super::*;
+use std::collections::BTreeSet;
 
 /// An Acquire waiting for capacity, up to its deadline.
 #[derive(Debug)]
@@ -13,28 +14,147 @@ pub(super) struct Waiter {
     pub(super) ctx: LeaseCtx,
 }
 
+/// A waiter's place in the queue: priority (highest first), then arrival.
+pub(super) type Place = (Reverse<i32>, WaiterId);
+
+/// One key's waiters, in queue order and by deadline.
+#[derive(Debug, Default)]
+pub(super) struct KeyQueue {
+    order: BTreeSet<Place>,
+    deadlines: BTreeSet<(Instant, WaiterId)>,
+}
+
+/// What waits on one key's buckets at one priority: how many waiters, and their needs by
+/// `Dimension::index`.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Waiting {
+    count: u64,
+    need: [f64; 4],
+}
+
 impl Engine {
+    /// Puts a waiter in the queue.
+    pub(super) fn enqueue(&mut self, priority: i32, wid: WaiterId, w: Waiter) {
+        let q = self.queued.entry(w.key).or_default();
+        q.order.insert((Reverse(priority), wid));
+        q.deadlines.insert((w.deadline, wid));
+        self.count_waiting(w.key, priority, w.need, true);
+        self.queue.insert((Reverse(priority), wid), w);
+        self.waiter_priority.insert(wid, priority);
+    }
+
+    /// Takes the waiter at `place` out of the queue, counting nothing.
+    pub(super) fn unqueue(&mut self, place: Place) -> Option<Waiter> {
+        let w = self.queue.remove(&place)?;
+        self.waiter_priority.remove(&place.1);
+        if let Some(q) = self.queued.get_mut(&w.key) {
+            q.order.remove(&place);
+            q.deadlines.remove(&(w.deadline, place.1));
+            if q.order.is_empty() {
+                self.queued.remove(&w.key);
+            }
+        }
+        self.count_waiting(w.key, place.0 .0, w.need, false);
+        Some(w)
+    }
+
+    /// Adds (or takes away) a waiter of `id` to what waits on each key of its scope.
+    fn count_waiting(&mut self, id: KeyId, priority: i32, need: Need, add: bool) {
+        for si in 0..self.keys[id].scope.len() {
+            let k = self.keys[id].scope[si];
+            let on = self.waiting_on.entry(k).or_default();
+            let w = on.entry(Reverse(priority)).or_default();
+            if add {
+                w.count += 1;
+            } else {
+                w.count = w.count.saturating_sub(1);
+            }
+            for d in Dimension::ALL {
+                let n = need.amount(d);
+                w.need[d.index()] += if add { n } else { -n };
+            }
+            // (An empty entry goes, so no sum carries rounding once its waiters are gone.)
+            if w.count == 0 {
+                on.remove(&Reverse(priority));
+                if on.is_empty() {
+                    self.waiting_on.remove(&k);
+                }
+            }
+        }
+    }
+
+    /// Counts what waits on each key anew: the keys' scopes changed.
+    pub(super) fn recount_waiting(&mut self) {
+        self.waiting_on.clear();
+        let waiters: Vec<(KeyId, i32, Need)> = self
+            .queue
+            .iter()
+            .map(|((Reverse(p), _), w)| (w.key, *p, w.need))
+            .collect();
+        for (id, p, need) in waiters {
+            self.count_waiting(id, p, need, true);
+        }
+    }
+
+    /// What waits on key `k`'s bucket of `dim` ahead of a waiter of `priority` that came last
+    /// (every waiter of that priority or a higher one), `own` its own need there.
+    fn waiting_ahead(&self, k: KeyId, dim: Dimension, priority: i32, own: f64) -> f64 {
+        let total: f64 = self.waiting_on.get(&k).map_or(0.0, |on| {
+            on.range(..=Reverse(priority))
+                .map(|(_, w)| w.need[dim.index()])
+                .sum()
+        });
+        (total - own).max(0.0)
+    }
+
+    /// The first waiter of `id`, if any waits.
+    fn head_of(&self, id: KeyId) -> Option<Place> {
+        self.queued.get(&id).and_then(|q| q.order.first().copied())
+    }
+
     /// Moves the queue: grants every waiter that can go now, in priority then arrival order;
     /// a waiter that cannot go holds back the buckets it is short of from those behind it, so
     /// a large request at the head is never starved by small ones. Waiters held past their
     /// deadline by a cooldown are answered at once.
+    ///
+    /// The queue moves key by key: only each key's first waiter is looked at, in queue order
+    /// across keys (a heap of the keys' heads). A key's waiter that cannot go holds back the
+    /// rest of its key (they need the buckets it is short of); one that goes, or is answered,
+    /// puts the next of its key among the heads. So a grant costs a look at each key waiting,
+    /// not at each waiter, however large the crowd on one key.
     pub fn pump(&mut self, now: Now) {
         if self.queue.is_empty() {
             return;
         }
+        // (Each slot once: a crowd short of one bucket holds back no list of a crowd's length.)
         let mut blocked: Vec<Slot> = Vec::new();
-        let order: Vec<(Reverse<i32>, WaiterId)> = self.queue.keys().copied().collect();
-        for qk in order {
-            let Some(w) = self.queue.get(&qk) else {
+        let mut heads: BinaryHeap<Reverse<Place>> = self
+            .queued
+            .values()
+            .filter_map(|q| q.order.first().copied())
+            .map(Reverse)
+            .collect();
+        while let Some(Reverse(place)) = heads.pop() {
+            let Some(w) = self.queue.get(&place) else {
                 continue;
             };
-            let (id, need, enqueued, deadline) = (w.key, w.need, w.enqueued, w.deadline);
+            let (id, need, enqueued) = (w.key, w.need, w.enqueued);
             let probes = match self.gate(id, now.mono) {
                 Gate::Open(p) => p,
                 Gate::Until(until) => {
-                    if until > deadline || self.daily_on(id, now.mono).is_some() {
-                        if let Some(r) = self.remove_waiter(qk.1, now, Some(until)) {
-                            self.answers.push((qk.1, WaiterAnswer::NotGranted(r)));
+                    // The whole key waits until then: those whose deadline comes first (all of
+                    // them, on a spent daily quota) are answered now.
+                    let daily = self.daily_on(id, now.mono).is_some();
+                    let late: Vec<WaiterId> = self.queued.get(&id).map_or(Vec::new(), |q| {
+                        q.deadlines
+                            .iter()
+                            .take_while(|(deadline, _)| daily || *deadline < until)
+                            .map(|(_, wid)| *wid)
+                            .collect()
+                    });
+                    for wid in late {
+                        if let Some(r) = self.remove_waiter(wid, now, Some(until)) {
+                            self.answers.push((wid, WaiterAnswer::NotGranted(r)));
                         }
                     }
                     continue;
@@ -43,24 +163,29 @@ impl Engine {
             };
             if let Err(e) = self.check_fits(id, need) {
                 // A limit learned from headers shrank below what this waiter needs.
-                if let Some(mut r) = self.remove_waiter(qk.1, now, None) {
+                if let Some(mut r) = self.remove_waiter(place.1, now, None) {
                     r.code = RefusalCode::TooLarge;
                     r.reason = e.to_string();
-                    self.answers.push((qk.1, WaiterAnswer::NotGranted(r)));
+                    self.answers.push((place.1, WaiterAnswer::NotGranted(r)));
                 }
+                heads.extend(self.head_of(id).map(Reverse));
                 continue;
             }
             let mut short = Vec::new();
             if self.shortfall(id, need, now.mono, &blocked, &mut short) {
-                blocked.extend(short);
+                for slot in short {
+                    if !blocked.contains(&slot) {
+                        blocked.push(slot);
+                    }
+                }
                 continue;
             }
-            let Some(w) = self.queue.remove(&qk) else {
+            let Some(w) = self.unqueue(place) else {
                 continue;
             };
-            self.waiter_priority.remove(&qk.1);
             let grant = self.grant(id, need, w.ctx, probes, now, enqueued);
-            self.answers.push((qk.1, WaiterAnswer::Granted(grant)));
+            self.answers.push((place.1, WaiterAnswer::Granted(grant)));
+            heads.extend(self.head_of(id).map(Reverse));
         }
     }
 
@@ -76,6 +201,13 @@ impl Engine {
             Gate::ProbeInFlight => return None,
             Gate::Open(_) => {}
         }
+        // The last of its priority (a waiter just come): what waits ahead is what was counted
+        // on each bucket; another, the waiters ahead of it are summed.
+        let last = self
+            .queue
+            .range((Reverse(prio), wid)..)
+            .nth(1)
+            .is_none_or(|((Reverse(p), _), _)| *p != prio);
         let scope = self.keys[id].scope.clone();
         for &k in &scope {
             if let Some(max) = self.keys[k].concurrency_limit() {
@@ -89,12 +221,15 @@ impl Engine {
                 if n == 0.0 || !self.keys[k].buckets[bi].is_limited() {
                     continue;
                 }
-                let ahead: f64 = self
-                    .queue
-                    .range(..(Reverse(prio), wid))
-                    .filter(|(_, o)| self.keys[o.key].scope.contains(&k))
-                    .map(|(_, o)| o.need.amount(dim))
-                    .sum();
+                let ahead: f64 = if last {
+                    self.waiting_ahead(k, dim, prio, n)
+                } else {
+                    self.queue
+                        .range(..(Reverse(prio), wid))
+                        .filter(|(_, o)| self.keys[o.key].scope.contains(&k))
+                        .map(|(_, o)| o.need.amount(dim))
+                        .sum()
+                };
                 let b = &mut self.keys[k].buckets[bi];
                 b.refill(now);
                 at = at.max(b.ready_at(ahead + b.required(n)));
@@ -105,8 +240,8 @@ impl Engine {
 
     /// Takes a waiter out of the queue, counting nothing.
     fn dequeue(&mut self, wid: WaiterId) -> Option<Waiter> {
-        let prio = self.waiter_priority.remove(&wid)?;
-        self.queue.remove(&(Reverse(prio), wid))
+        let prio = *self.waiter_priority.get(&wid)?;
+        self.unqueue((Reverse(prio), wid))
     }
 
     pub(super) fn remove_waiter(
@@ -259,7 +394,14 @@ impl Engine {
     pub fn next_wakeup(&mut self, now: Now) -> Option<Instant> {
         let mut next = self.expiries.peek().map(|Reverse((at, _))| *at);
         let mut consider = |at: Instant| next = Some(next.map_or(at, |n: Instant| n.min(at)));
-        let waiters: Vec<(KeyId, Need)> = self.queue.values().map(|w| (w.key, w.need)).collect();
+        // Each key's first waiter: those behind it go after it.
+        let waiters: Vec<(KeyId, Need)> = self
+            .queued
+            .values()
+            .filter_map(|q| q.order.first())
+            .filter_map(|place| self.queue.get(place))
+            .map(|w| (w.key, w.need))
+            .collect();
         for (id, need) in waiters {
             match self.gate(id, now.mono) {
                 Gate::Until(u) => consider(u),

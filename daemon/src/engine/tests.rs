@@ -398,3 +398,51 @@ fn the_engine_names_nothing_of_the_wire_the_server_the_store_or_io() {
     }
     assert!(read > 20, "read {read} files of {}", dir.display());
 }
+
+/// A caller of `priority` on key "k" waiting at most `max_wait_ms`, at `ms`.
+fn wait_on_k(fx: &mut Fx, priority: i32, max_wait_ms: u64, ms: u64) -> Acquired {
+    fx.acquire_req(
+        AcquireRequest {
+            key: "k".into(),
+            priority,
+            max_wait: Duration::from_millis(max_wait_ms),
+            ..Default::default()
+        },
+        ms,
+    )
+}
+
+#[test]
+fn a_new_waiter_waits_for_what_waits_at_its_priority_or_above_and_is_refused_when_that_is_too_long()
+{
+    // 10 a second, the burst spent: each request ahead is 100 ms more.
+    let mut fx = rpm600_burst10();
+    for _ in 0..10 {
+        lease(&fx.acquire("k", 0, 0, 0, 0));
+    }
+    let crowd: Vec<WaiterId> = (0..20)
+        .map(|_| waiter(&wait_on_k(&mut fx, 0, 60_000, 0)))
+        .collect();
+    // Nothing waits at priority 5: the first goes in 100 ms, the second in 200 ms.
+    waiter(&wait_on_k(&mut fx, 5, 150, 0));
+    assert!(matches!(
+        wait_on_k(&mut fx, 5, 150, 0),
+        Acquired::NotGranted(_)
+    ));
+    waiter(&wait_on_k(&mut fx, 5, 250, 0));
+    // At priority 0, 22 wait ahead: 2.3 s.
+    assert!(matches!(
+        wait_on_k(&mut fx, 0, 2_200, 0),
+        Acquired::NotGranted(_)
+    ));
+    waiter(&wait_on_k(&mut fx, 0, 2_400, 0));
+    // 23 wait: a 24th goes in 2.4 s. A cancel in the middle of the crowd frees its place for
+    // those who come after.
+    assert_eq!(fx.e.waiting(), 23);
+    assert!(matches!(
+        wait_on_k(&mut fx, 0, 2_350, 0),
+        Acquired::NotGranted(_)
+    ));
+    fx.e.cancel(crowd[7], fx.now(0));
+    waiter(&wait_on_k(&mut fx, 0, 2_350, 0));
+}

@@ -65,7 +65,7 @@ impl Default for EngineConfig {
         EngineConfig {
             lease_ttl: Duration::from_secs(600),
             max_keys: 10_000,
-            max_waiters: 10_000,
+            max_waiters: 100_000,
             max_leases: 100_000,
             cooldown_base: Duration::from_secs(1),
             cooldown_max: Duration::from_secs(60),
