@@ -45,6 +45,18 @@ fn engine(keys: usize, base: Now) -> (Engine, Vec<AcquireRequest>) {
     (e, reqs)
 }
 
+/// A request answered, with its usage.
+fn answered() -> Outcome {
+    Outcome {
+        status: 200,
+        input_tokens: 480,
+        output_tokens: 150,
+        usage_known: true,
+        attempt: 1,
+        ..Outcome::default()
+    }
+}
+
 fn acquire_settle(c: &mut Criterion) {
     let mut group = c.benchmark_group("engine acquire+settle");
     group.throughput(Throughput::Elements(1));
@@ -54,14 +66,7 @@ fn acquire_settle(c: &mut Criterion) {
             unix_ms: 1_800_000_000_000,
         };
         let (mut e, reqs) = engine(keys, base);
-        let outcome = Outcome {
-            status: 200,
-            input_tokens: 480,
-            output_tokens: 150,
-            usage_known: true,
-            attempt: 1,
-            ..Outcome::default()
-        };
+        let outcome = answered();
         let now = base.after(Duration::from_secs(61));
         let mut i = 0usize;
         group.bench_with_input(
@@ -118,14 +123,7 @@ fn crowd_grant(c: &mut Criterion) {
             max_wait: Duration::from_secs(3_600),
             ..AcquireRequest::default()
         };
-        let outcome = Outcome {
-            status: 200,
-            input_tokens: 480,
-            output_tokens: 150,
-            usage_known: true,
-            attempt: 1,
-            ..Outcome::default()
-        };
+        let outcome = answered();
         // The burst goes at once; the crowd queues behind it.
         let mut t = base;
         let mut leases = Vec::new();

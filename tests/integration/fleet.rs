@@ -1160,26 +1160,13 @@ async fn a_crowded_key_goes_on_its_line_whose_units_never_exceed_a_burst_plus_th
     );
     assert_eq!(crowd_renewal(&r, "h0").await, (true, false));
     // 40 hosts ask for 3 units each, one after another, as fast as Redis answers.
-    let start = Instant::now();
-    let mut valid: Vec<Duration> = Vec::new();
-    let mut per_ask = Vec::new();
-    for h in 0..40 {
-        let sent = Instant::now();
-        let a = r
-            .line(&format!("h{h}"), "c", &line_ask(3))
-            .await
-            .expect("line.lua");
-        assert!(a.on);
-        per_ask.push(a.units.len());
-        valid.extend(a.units.iter().map(|u| sent + *u - start));
-    }
+    let (valid, per_ask) = forty_asks(&r).await;
     // The first takes what is there (the burst less the unit kept back, and what comes within
     // the look ahead); as the line grows, each gets its place and fewer units with it.
     assert_eq!(per_ask[0], 3);
     assert!(per_ask.iter().all(|&n| n >= 1), "{per_ask:?}");
     assert!(per_ask[30..].iter().all(|&n| n <= 2), "{per_ask:?}");
     // In no second are more units valid than one burst plus the limit.
-    valid.sort();
     for (i, v) in valid.iter().enumerate() {
         let within = valid[i..]
             .iter()
@@ -1217,11 +1204,13 @@ async fn a_crowded_key_goes_on_its_line_whose_units_never_exceed_a_burst_plus_th
     assert!(sent.elapsed() < Duration::from_secs(5));
 }
 
-/// The moments at which the line of key "c" (20 requests a second, a burst of 5) gives 40
-/// hosts 3 units each, asked one after another, from the first ask.
-async fn forty_asks(r: &FleetRedis) -> Vec<Duration> {
+/// The moments (sorted, from the first ask) at which the line of key "c" (20 requests a
+/// second, a burst of 5) gives 40 hosts 3 units each, asked one after another as fast as Redis
+/// answers, and how many each ask was given.
+async fn forty_asks(r: &FleetRedis) -> (Vec<Duration>, Vec<usize>) {
     let start = Instant::now();
     let mut valid = Vec::new();
+    let mut per_ask = Vec::new();
     for h in 0..40 {
         let sent = Instant::now();
         let a = r
@@ -1229,10 +1218,11 @@ async fn forty_asks(r: &FleetRedis) -> Vec<Duration> {
             .await
             .expect("line.lua");
         assert!(a.on);
+        per_ask.push(a.units.len());
         valid.extend(a.units.iter().map(|u| sent + *u - start));
     }
     valid.sort();
-    valid
+    (valid, per_ask)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1251,7 +1241,7 @@ async fn a_line_begun_while_hosts_hold_full_parts_takes_what_they_may_still_send
     }
     assert_eq!(crowd_renewal(&r, "h5").await, (true, true));
     let mut all = vec![Duration::ZERO; 5];
-    all.extend(forty_asks(&r).await);
+    all.extend(forty_asks(&r).await.0);
     all.sort();
     // The line gives only what comes back: with the parts' five, the provider's bucket of 5 at
     // 20 a second refuses none.
@@ -1271,7 +1261,7 @@ async fn a_line_begun_after_redis_lost_the_one_before_takes_a_burst_and_its_look
     for h in 0..6 {
         crowd_renewal_with(&r, &format!("h{h}"), was_on_line.clone()).await;
     }
-    let valid = forty_asks(&r).await;
+    let (valid, _) = forty_asks(&r).await;
     // A burst (250 ms at 20 a second) and the look ahead (500 ms) less the unit kept back
     // (4 units: 200 ms): nothing before 550 ms.
     assert!(
@@ -1285,7 +1275,7 @@ async fn a_line_begun_after_redis_lost_the_one_before_takes_a_burst_and_its_look
     for h in 0..6 {
         crowd_renewal(&r, &format!("h{h}")).await;
     }
-    let valid = forty_asks(&r).await;
+    let (valid, _) = forty_asks(&r).await;
     assert!(
         valid[..3].iter().all(|v| *v < Duration::from_millis(50)),
         "valid at {valid:?}"
