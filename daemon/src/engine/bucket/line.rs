@@ -14,6 +14,9 @@ pub struct Line {
     /// What requests settled below their estimate gave back, for the line (the host's next
     /// ask returns it), not kept here.
     returned: f64,
+    /// The largest unit that came in since the last grant: the line sizes each unit by the
+    /// request it is for, and one larger than the burst is held whole until that request goes.
+    largest: f64,
 }
 
 impl Bucket {
@@ -121,7 +124,15 @@ impl Bucket {
             .unwrap_or_default()
     }
 
-    /// The units valid by `now` come in; a level above one burst is cut to it. With a share
+    /// A grant took from it: a unit held whole for a request larger than the burst is spent.
+    pub(super) fn line_took(&mut self) {
+        if let Some(line) = &mut self.line {
+            line.largest = 0.0;
+        }
+    }
+
+    /// The units valid by `now` come in; a level above one burst (or above the largest unit
+    /// that came in since the last grant, which is one request's) is cut to it. With a share
     /// (the fleet's Redis does not answer: each host its limit ÷ N) it refills at its share
     /// too, up to its part of the burst or one unit, whole units still: a request never goes
     /// on a part of a unit, so N hosts never send N at once (`phase_line` spreads them).
@@ -138,8 +149,10 @@ impl Bucket {
             while line.pending.front().is_some_and(|p| p.0 <= now) {
                 if let Some((_, n)) = line.pending.pop_front() {
                     self.level += n;
+                    line.largest = line.largest.max(n);
                 }
             }
+            cap = cap.max(line.largest);
         }
         self.updated = self.updated.max(now);
         self.level = self.level.min(cap);

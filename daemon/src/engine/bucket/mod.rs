@@ -428,6 +428,7 @@ impl Bucket {
     /// it refills, so it never runs ahead.
     pub fn take(&mut self, n: f64, transit: Duration, now: Instant) {
         self.on_grant(now);
+        self.line_took();
         if self.level >= self.capacity_now(now) {
             self.updated = self.updated.max(now + transit);
         }

@@ -192,3 +192,30 @@ fn a_refusal_soon_after_a_cut_finds_the_limit_from_what_was_accepted_between() {
         .is_some());
     assert!((b.rate.limit - 816.0 * aimd::CUT).abs() < 1e-6);
 }
+
+#[test]
+fn on_a_line_a_request_larger_than_the_burst_goes_on_the_unit_given_for_it() {
+    // Tokens: 1,000 a second and a burst of 1,000, as the headers say (a probe's cut leaves a
+    // bucket this small too). The line sizes each unit by the request it is for: one of 1,500
+    // tokens is whole once valid, never cut to the burst (or its request could never go, and
+    // the host would ask on and on for units it cuts away).
+    let t = Instant::now();
+    let at = |ms: u64| t + Duration::from_millis(ms);
+    let mut b = Bucket::learned(Dimension::Tokens, t);
+    assert!(b.read_headers(&reading(60_000.0, 0.0, 1_000), t));
+    assert!(
+        (b.rate.capacity - 1_000.0).abs() < 5.0,
+        "{}",
+        b.rate.capacity
+    );
+    b.set_line(true, t);
+    b.add_units(&[(at(100), 1_500.0)], t);
+    b.refill(at(100));
+    b.refill(at(150));
+    assert!(b.has(1_500.0), "holds {}", b.level);
+    b.take(1_500.0, Duration::ZERO, at(150));
+    // What it holds after is a burst at most, as ever.
+    b.add_units(&[(at(200), 800.0), (at(200), 800.0)], at(150));
+    b.refill(at(250));
+    assert!(b.level <= 1_000.0, "holds {}", b.level);
+}
