@@ -284,19 +284,27 @@ impl Engine {
                     any = true;
                 }
             }
+            // Demand the learned limit holds back is noted before the limit may step up, so
+            // a waiter held back now can go on the slot the step adds. (Only demand the
+            // learned limit holds back may raise it.)
+            let held_back = |key: &KeyState| {
+                key.concurrency_limit()
+                    .is_some_and(|max| key.in_flight >= max || blocked.contains(&(k, CONCURRENCY)))
+            };
+            if held_back(key) {
+                if let Some(max) = key.concurrency_limit() {
+                    if let Some(c) = key.concurrency.as_mut().filter(|c| c.limit <= max) {
+                        c.on_short();
+                    }
+                }
+            }
             let configured = key.max_concurrency;
             if let Some(c) = &mut key.concurrency {
                 stepped |= c.step(now, configured);
             }
-            if let Some(max) = key.concurrency_limit() {
-                if key.in_flight >= max || blocked.contains(&(k, CONCURRENCY)) {
-                    // Only demand the learned limit holds back may raise it.
-                    if let Some(c) = key.concurrency.as_mut().filter(|c| c.limit <= max) {
-                        c.on_short();
-                    }
-                    short.push((k, CONCURRENCY));
-                    any = true;
-                }
+            if held_back(key) {
+                short.push((k, CONCURRENCY));
+                any = true;
             }
             if stepped {
                 self.mark_dirty(k);
