@@ -107,6 +107,13 @@ impl Engine {
         (total - own).max(0.0)
     }
 
+    /// Each key's first waiter: those behind it go after it.
+    fn heads(&self) -> impl Iterator<Item = Place> + '_ {
+        self.queued
+            .values()
+            .filter_map(|q| q.order.first().copied())
+    }
+
     /// The first waiter of `id`, if any waits.
     fn head_of(&self, id: KeyId) -> Option<Place> {
         self.queued.get(&id).and_then(|q| q.order.first().copied())
@@ -128,12 +135,7 @@ impl Engine {
         }
         // (Each slot once: a crowd short of one bucket holds back no list of a crowd's length.)
         let mut blocked: Vec<Slot> = Vec::new();
-        let mut heads: BinaryHeap<Reverse<Place>> = self
-            .queued
-            .values()
-            .filter_map(|q| q.order.first().copied())
-            .map(Reverse)
-            .collect();
+        let mut heads: BinaryHeap<Reverse<Place>> = self.heads().map(Reverse).collect();
         while let Some(Reverse(place)) = heads.pop() {
             let Some(w) = self.queue.get(&place) else {
                 continue;
@@ -394,12 +396,9 @@ impl Engine {
     pub fn next_wakeup(&mut self, now: Now) -> Option<Instant> {
         let mut next = self.expiries.peek().map(|Reverse((at, _))| *at);
         let mut consider = |at: Instant| next = Some(next.map_or(at, |n: Instant| n.min(at)));
-        // Each key's first waiter: those behind it go after it.
         let waiters: Vec<(KeyId, Need)> = self
-            .queued
-            .values()
-            .filter_map(|q| q.order.first())
-            .filter_map(|place| self.queue.get(place))
+            .heads()
+            .filter_map(|place| self.queue.get(&place))
             .map(|w| (w.key, w.need))
             .collect();
         for (id, need) in waiters {

@@ -2,7 +2,7 @@
 //! with the answer, what lapses, the even split while Redis does not answer, and giving every
 //! part back when the daemon stops.
 
-use super::line::{burst_units, line_ask, tries_line};
+use super::line::{line_ask, tries_line};
 use super::messages::renew_text;
 use super::redis::{PartAnswer, PartExtras, SILENT_HOST_GRACE};
 use super::{now, Fleet, Shared, IDLE_SLICES, LEASE_SLICES, MIN_RENEWAL_GAP, RENEW_SLICES};
@@ -199,18 +199,17 @@ impl Fleet {
                 .fleet_offer(&w.key, w.share, now())
                 .unwrap_or(w.fill);
             // New headers from this host's provider ride along with the renewal.
-            let extras = PartExtras {
-                fill,
+            let mut extras = PartExtras {
                 headers: (w.headers_seq != sent_seq && !w.headers.is_empty())
                     .then(|| serde_json::to_string(&*w.headers).ok())
                     .flatten(),
                 seen_headers_ms: seen_ms,
-                held: w.held.map_or(0.0, |p| p.share),
-                hosts_seen,
-                // (Lines off: no key is ever crowded.)
-                burst_units: if self.lines { burst_units(w) } else { 0.0 },
-                on_line: w.line_units.is_some(),
+                ..PartExtras::of(w, fill, hosts_seen)
             };
+            if !self.lines {
+                // (Lines off: no key is ever crowded.)
+                extras.burst_units = 0.0;
+            }
             let answer = r
                 .part(
                     &self.view.host,

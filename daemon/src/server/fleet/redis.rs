@@ -9,6 +9,7 @@
 //! messages go on each key's sharded channel (`SPUBLISH` to `llmctl:{K}:fleet`, heard with
 //! `SSUBSCRIBE` by the hosts that know the key) instead of one channel every node relays.
 
+use crate::engine::FleetWant;
 use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
 use redis::cluster::ClusterClientBuilder;
 use redis::cluster_async::ClusterConnection;
@@ -94,6 +95,21 @@ pub struct PartExtras {
     /// Whether this host was on the key's line (it may hold units a line gave): a line that
     /// begins while the parts are rebuilt after a fault takes them as spent.
     pub on_line: bool,
+}
+
+impl PartExtras {
+    /// What a renewal of `w`'s part says of it (`fill`: how full its part is, read now;
+    /// `hosts_seen`: the live hosts it last counted), no headers with it.
+    pub fn of(w: &FleetWant, fill: [f64; 4], hosts_seen: u64) -> PartExtras {
+        PartExtras {
+            fill,
+            held: w.held.map_or(0.0, |p| p.share),
+            hosts_seen,
+            burst_units: super::line::burst_units(w),
+            on_line: w.line_units.is_some(),
+            ..PartExtras::default()
+        }
+    }
 }
 
 /// One dimension of a key's line: its rate (units a ms; 0: not limited) and its burst.

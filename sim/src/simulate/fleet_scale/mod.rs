@@ -25,9 +25,9 @@ use llmctl_daemon::engine::{
     Period, Rate, WaiterAnswer, WaiterId,
 };
 use llmctl_daemon::server::fleet_scripts::{
-    answered_part, apply_line, burst_units, cooldown_text, due, give_back_ask, is_idle, line_ask,
-    parse_message, renew_text, tries_line, FleetRedis, Held, LineAnswer, LineAsk, Message,
-    PartAnswer, PartExtras, Target, CHANNEL, IDLE_SLICES, LEASE_SLICES, TICK,
+    answered_part, apply_line, cooldown_text, due, give_back_ask, is_idle, line_ask, parse_message,
+    renew_text, tries_line, FleetRedis, Held, LineAnswer, LineAsk, Message, PartAnswer, PartExtras,
+    Target, CHANNEL, IDLE_SLICES, LEASE_SLICES, TICK,
 };
 use serde::Serialize;
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -399,15 +399,8 @@ pub async fn run(spec: &FleetScaleSpec) -> Result<FleetScaleResult, String> {
                         .engine
                         .fleet_offer(&w.key, w.share, n)
                         .unwrap_or(w.fill);
-                    let extras = PartExtras {
-                        fill,
-                        headers: None,
-                        seen_headers_ms: 0,
-                        held: w.held.map_or(0.0, |p| p.share),
-                        hosts_seen: part.held.as_ref().map_or(0, |p| p.hosts),
-                        burst_units: burst_units(&w),
-                        on_line: w.line_units.is_some(),
-                    };
+                    let extras =
+                        PartExtras::of(&w, fill, part.held.as_ref().map_or(0, |p| p.hosts));
                     part.renewing = true;
                     if let Some(held) = part.held.as_mut() {
                         held.idle_since = idle_since;
