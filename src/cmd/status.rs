@@ -53,6 +53,8 @@ fn key_json_core(k: &pb::KeyStatus) -> Value {
             "learned_limit": (b.learned_limit > 0.0).then_some(b.learned_limit),
             "learned_capacity": (b.learned_capacity > 0.0).then_some(b.learned_capacity),
             "learned_source": (!b.learned_source.is_empty()).then_some(&b.learned_source),
+            "headers_limit": (b.headers_limit > 0.0).then_some(b.headers_limit),
+            "beneath_headers": b.beneath_headers,
         })).collect::<Vec<_>>(),
         "provider": (!k.provider.is_empty()).then_some(&k.provider),
         "output_counted_as": k.output_counted_as,
@@ -113,6 +115,13 @@ pub fn limit_words(b: &pb::Bucket) -> String {
         s += " effective";
         if let Some(from) = source {
             s += &format!(", from {}", from.name());
+        }
+        if b.beneath_headers {
+            // Refusals the headers did not predict: something in between limits less.
+            s += &format!(
+                " beneath headers' {:.0}/{per} (a limit in between)",
+                b.headers_limit
+            );
         }
         if configured {
             s += &format!("; configured {:.0}", b.configured_limit);
@@ -494,5 +503,30 @@ mod tests {
         let j = window_json(&closed);
         assert_eq!(j["used"], serde_json::Value::Null);
         assert_eq!(j["closed"], true);
+    }
+
+    #[test]
+    fn a_limit_in_between_names_the_headers_it_is_beneath() {
+        let b = pb::Bucket {
+            limit: 1150.0,
+            source: "aimd".into(),
+            source_code: pb::LimitSource::Aimd as i32,
+            capacity_source_code: pb::LimitSource::Aimd as i32,
+            period_code: pb::Period::Minute as i32,
+            headers_limit: 60_000.0,
+            beneath_headers: true,
+            ..Default::default()
+        };
+        assert_eq!(
+            limit_words(&b),
+            "1150/min effective, from aimd beneath headers' 60000/min (a limit in between)"
+        );
+        let k = pb::KeyStatus {
+            buckets: vec![b],
+            ..Default::default()
+        };
+        let j = key_json_core(&k);
+        assert_eq!(j["buckets"][0]["beneath_headers"], true);
+        assert_eq!(j["buckets"][0]["headers_limit"], 60_000.0);
     }
 }

@@ -120,6 +120,14 @@ impl Engine {
                 _ => None,
             };
             changed |= key.buckets[i].read_headers(hl, now);
+            // What the headers say is left may not count what is in flight yet (sent before
+            // the answer was written, arriving after): whether they predict a refusal is read
+            // with it taken, so a refusal of one of those is theirs.
+            let outstanding = match dim {
+                Dimension::Requests => key.in_flight as f64,
+                _ => key.stats.tokens_outstanding as f64,
+            };
+            key.buckets[i].headers_took(outstanding, now);
             if let (true, Some(rem), None) = (first_answer, hl.remaining, key.fleet) {
                 // The first answer on a key nothing was known of: what the provider said remained
                 // was before every request in flight now (each was granted after it, while
@@ -220,14 +228,42 @@ impl Engine {
         }
     }
 
+    /// Whether a refusal is one the provider's headers did not predict: they said there was
+    /// room for the refused request in every dimension they describe (the refusal's own, when
+    /// it carries them; else the last ones, less what was granted since). Then something in
+    /// between (a gateway, nginx) enforces less than they describe.
+    pub(super) fn unpredicted(&self, lease: &Lease, outcome: &Outcome, now: Instant) -> bool {
+        let told: Vec<_> = outcome
+            .signals
+            .limits
+            .iter()
+            .filter_map(|(d, l)| l.remaining.map(|r| (*d, r)))
+            .collect();
+        if !told.is_empty() {
+            // What is left after a request is what it needed less: it had room if what
+            // remains covers what it needed.
+            return told
+                .iter()
+                .all(|&(d, r)| r >= lease.need.amount(d).max(1.0));
+        }
+        let said: Vec<bool> = self.keys[lease.key]
+            .buckets
+            .iter()
+            .filter_map(|b| b.headers_said_room(now))
+            .collect();
+        !said.is_empty() && said.iter().all(|&room| room)
+    }
+
     /// A 429 or 529 on a request our buckets let through: the limit is lower than we think
-    /// (a header-less provider, a wrong config, another consumer of the key). Lowers the
-    /// effective rate of the dimension that refused, found by probing from then on.
+    /// (a header-less provider, a wrong config, another consumer of the key, a limiter in
+    /// between: `beneath`, a refusal the headers did not predict). Lowers the effective rate
+    /// of the dimension that refused, found by probing from then on.
     pub(super) fn refused(
         &mut self,
         id: KeyId,
         lease: &Lease,
         outcome: &Outcome,
+        beneath: bool,
         until: Instant,
         now: Now,
     ) {
@@ -236,7 +272,7 @@ impl Engine {
         let fault_until = self.fault_in_force(id, now.mono);
         let says_nothing = dim == Dimension::Requests
             && outcome.signals.retry_after.is_none()
-            && self.probed_bucket(id, outcome).is_some();
+            && (beneath || self.probed_bucket(id, outcome).is_some());
         let answered = super::report::answered_at(outcome.answered_unix_ms, lease.granted_at, now);
         let key = &mut self.keys[id];
         key.stats.recent_grants.refused(lease.granted_at, answered);
@@ -296,14 +332,26 @@ impl Engine {
             c.refusals += 1;
         }
         let since_cut = key.stats.since_cut.and_then(|c| {
-            let elapsed = now.mono.saturating_duration_since(c.at);
+            let mut elapsed = now.mono.saturating_duration_since(c.at);
             let counted = match dim {
                 // The requests it refused meanwhile (this one aside) too: a provider that
                 // counts them (OpenAI says it does) took them out of what it refilled, and
                 // what it accepted alone would hold the rate well under its limit for as long
                 // as the creep takes to find it again. One that does not count them is
                 // overestimated by them, which costs a cut more at most.
-                Dimension::Requests => c.requests + c.refusals.saturating_sub(1),
+                // Of requests, what was sent from when requests went again up to this one,
+                // less what was refused: those still in flight were taken (a refusal comes
+                // back at once), so the answers' latency does not count as a lower limit.
+                Dimension::Requests => {
+                    let sent = lease.granted_at.saturating_duration_since(c.at);
+                    match key.stats.recent_grants.within(lease.granted_at, sent) {
+                        Some(n) if sent > Duration::ZERO => {
+                            elapsed = sent;
+                            n + c.refusals.saturating_sub(1)
+                        }
+                        _ => c.requests + c.refusals.saturating_sub(1),
+                    }
+                }
                 Dimension::Tokens => c.tokens,
                 Dimension::InputTokens | Dimension::OutputTokens => return None,
             };
@@ -325,6 +373,7 @@ impl Engine {
                 since_cut: since_cut.map(|(m, _)| m),
                 last_window,
                 fault_until,
+                beneath,
             },
             now.mono,
         );
@@ -337,8 +386,10 @@ impl Engine {
         }
         self.mark_dirty(id);
         if let Some(from) = cut {
+            // What the provider takes is measured from when requests go again: the cooldown
+            // sends nothing, and counting it would take our idleness for its limit.
             self.keys[id].stats.since_cut = Some(SinceCut {
-                at: now.mono,
+                at: until.max(now.mono),
                 requests: 0,
                 tokens: 0,
                 refusals: 0,

@@ -42,6 +42,10 @@ pub struct ConcurrencyProbe {
     demand: bool,
     /// How long at `refused_at - 1` before trying one more.
     creep_every: Duration,
+    /// Taken from evidence alone (refusals that named nothing but came with more in flight
+    /// than any accepted request had), not from the provider's words: a refusal with fewer in
+    /// flight than an accepted request had refutes it.
+    pub inferred: bool,
 }
 
 /// What a refusal says about concurrency: the words of self-hosted servers and proxies that
@@ -78,6 +82,7 @@ impl ConcurrencyProbe {
         probe: &mut Option<ConcurrencyProbe>,
         in_flight: u64,
         granted_at: Instant,
+        inferred: bool,
         now: Instant,
     ) -> Result<bool, u64> {
         let learned = in_flight.saturating_sub(1);
@@ -94,10 +99,13 @@ impl ConcurrencyProbe {
                     last_change: now,
                     demand: false,
                     creep_every: probe::CREEP_FIRST,
+                    inferred,
                 });
                 Ok(true)
             }
             Some(p) => {
+                // The provider's words confirm what evidence suggested.
+                p.inferred &= inferred;
                 if learned >= p.limit {
                     // Granted while more were allowed: says nothing the limit does not.
                     return Ok(false);
@@ -176,14 +184,71 @@ impl KeyState {
 impl Engine {
     /// A refusal that names requests in flight: the key learns a concurrency limit (and its
     /// rate is not cut for it). True when it was taken as one.
-    pub(super) fn concurrency_refused(&mut self, lease: &Lease, now: Now) -> bool {
+    /// What the provider had in flight when `lease` was granted, itself counted: the grants
+    /// not yet answered then (answers that came back before their reports left out), else
+    /// our count at the grant.
+    pub(super) fn in_flight_then(&self, lease: &Lease) -> u64 {
+        self.keys[lease.key]
+            .stats
+            .recent_grants
+            .in_flight_at(lease.granted_at)
+            .map_or(lease.in_flight_at_grant, |n| {
+                n.clamp(1, lease.in_flight_at_grant.max(1))
+            })
+    }
+
+    /// Whether a refusal that names nothing tracks requests in flight, as a server's limit of
+    /// them would: it came with as many in flight as any request the provider accepted lately
+    /// had, or more (theirs are counted as we saw them, ahead of the server's by answers not
+    /// yet reported), or, once a concurrency was inferred, with at most one fewer. A request
+    /// alone in flight, or none accepted lately, says nothing of it.
+    pub(super) fn tracks_in_flight(&mut self, lease: &Lease, now: Instant) -> bool {
+        let f = self.in_flight_then(lease);
+        let key = &mut self.keys[lease.key];
+        let highest = key.stats.accepted_in_flight.highest(now);
+        if f < 2 || highest == 0 {
+            return false;
+        }
+        match &key.concurrency {
+            Some(c) if c.inferred => highest <= f + 1,
+            Some(_) => false,
+            None => highest <= f,
+        }
+    }
+
+    /// A refusal that does not track requests in flight: a concurrency inferred from evidence
+    /// alone was a rate limit's doing, and is dropped (the rate learns it instead).
+    pub(super) fn concurrency_refuted(&mut self, lease: &Lease, now: Now) {
+        let in_flight = self.in_flight_then(lease);
+        let key = &mut self.keys[lease.key];
+        if !key.concurrency.as_ref().is_some_and(|c| c.inferred) {
+            return;
+        }
+        key.concurrency = None;
+        let name = key.name.clone();
+        self.mark_dirty(lease.key);
+        let msg = format!(
+            "concurrency limit dropped: the provider refused a request granted with {in_flight} in flight, fewer than one it accepted lately"
+        );
+        self.event(now, &name, EventKind::Calibrated, msg);
+    }
+
+    pub(super) fn concurrency_refused(&mut self, lease: &Lease, inferred: bool, now: Now) -> bool {
         let id = lease.key;
+        // Inferred, it is as many as the provider had in flight; named, as many as we count
+        // (the words say so whatever the count).
+        let in_flight = if inferred {
+            self.in_flight_then(lease)
+        } else {
+            lease.in_flight_at_grant
+        };
         let key = &mut self.keys[id];
         let before = key.effective_concurrency().map(|c| c.0);
         match ConcurrencyProbe::refused(
             &mut key.concurrency,
-            lease.in_flight_at_grant,
+            in_flight,
             lease.granted_at,
+            inferred,
             now.mono,
         ) {
             Err(_) => {
@@ -202,10 +267,14 @@ impl Engine {
         self.mark_dirty(id);
         if before != after {
             let from = before.map_or(String::new(), |b| format!("from {b} "));
+            let why = if inferred {
+                ", more than any it accepted lately had"
+            } else {
+                ""
+            };
             let msg = format!(
-                "concurrency limit lowered {from}to {} (probing): the provider refused a request with {} in flight",
+                "concurrency limit lowered {from}to {} (probing): the provider refused a request with {in_flight} in flight{why}",
                 after.unwrap_or(0),
-                lease.in_flight_at_grant
             );
             self.event(now, &name, EventKind::Calibrated, msg);
         }
@@ -249,7 +318,10 @@ mod tests {
         let t0 = Instant::now();
         let at = |ms: u64| t0 + Duration::from_millis(ms);
         let mut p = None;
-        assert_eq!(ConcurrencyProbe::refused(&mut p, 9, at(0), at(0)), Ok(true));
+        assert_eq!(
+            ConcurrencyProbe::refused(&mut p, 9, at(0), false, at(0)),
+            Ok(true)
+        );
         let c = p.as_mut().expect("probe");
         assert_eq!(c.limit, 8);
         // No demand, no climb; demand, but not for long enough at the refused level.
@@ -261,7 +333,7 @@ mod tests {
         // Refused there again (9 in flight): back to 8, and the next try above waits twice as
         // long.
         assert_eq!(
-            ConcurrencyProbe::refused(&mut p, 9, at(5_100), at(5_300)),
+            ConcurrencyProbe::refused(&mut p, 9, at(5_100), false, at(5_300)),
             Ok(true)
         );
         let c = p.as_mut().expect("probe");
@@ -271,7 +343,7 @@ mod tests {
         assert!(c.step_for_test(at(5_300 + 10_000)));
         // A request granted while more were allowed says nothing new.
         assert_eq!(
-            ConcurrencyProbe::refused(&mut p, 10, at(5_000), at(20_000)),
+            ConcurrencyProbe::refused(&mut p, 10, at(5_000), false, at(20_000)),
             Ok(false)
         );
     }
@@ -282,9 +354,9 @@ mod tests {
         let t0 = Instant::now();
         let at = |ms: u64| t0 + Duration::from_millis(ms);
         let mut p = None;
-        ConcurrencyProbe::refused(&mut p, 15, at(0), at(10)).expect("sane");
+        ConcurrencyProbe::refused(&mut p, 15, at(0), false, at(10)).expect("sane");
         for n in [12, 9, 14, 11] {
-            ConcurrencyProbe::refused(&mut p, n, at(0), at(12)).expect("sane");
+            ConcurrencyProbe::refused(&mut p, n, at(0), false, at(12)).expect("sane");
         }
         let c = p.as_mut().expect("probe");
         assert_eq!((c.limit, c.refused_at), (8, 9));
@@ -298,9 +370,9 @@ mod tests {
         let t0 = Instant::now();
         let at = |ms: u64| t0 + Duration::from_millis(ms);
         let mut p = None;
-        ConcurrencyProbe::refused(&mut p, 20, at(0), at(0)).expect("sane");
+        ConcurrencyProbe::refused(&mut p, 20, at(0), false, at(0)).expect("sane");
         // Another consumer took most of it for a while: refused with 4 in flight.
-        ConcurrencyProbe::refused(&mut p, 4, at(700), at(800)).expect("sane");
+        ConcurrencyProbe::refused(&mut p, 4, at(700), false, at(800)).expect("sane");
         let c = p.as_mut().expect("probe");
         assert_eq!((c.limit, c.refused_at, c.approach_to), (3, 4, 19));
         // Back quickly to just under where the refusal before came, then rarely above it.
@@ -318,9 +390,9 @@ mod tests {
     fn absurd_concurrency_is_ignored() {
         let t0 = Instant::now();
         let mut p = None;
-        assert_eq!(ConcurrencyProbe::refused(&mut p, 1, t0, t0), Err(0));
+        assert_eq!(ConcurrencyProbe::refused(&mut p, 1, t0, false, t0), Err(0));
         assert_eq!(
-            ConcurrencyProbe::refused(&mut p, probe::MAX + 2, t0, t0),
+            ConcurrencyProbe::refused(&mut p, probe::MAX + 2, t0, false, t0),
             Err(probe::MAX + 1)
         );
         assert!(p.is_none());

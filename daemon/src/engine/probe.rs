@@ -129,6 +129,10 @@ pub struct Aimd {
     /// request whose refusal found that window was granted (the grants of the second before
     /// it, those refused then left out, are its allowance).
     window: Option<Instant>,
+    /// It learns a limiter in between (a gateway, nginx) that the provider's headers do not
+    /// describe: refusals they did not predict made it, beneath the headers' limit, and it is
+    /// found as a limit no header names is (its window, its short backoff).
+    beneath: bool,
 }
 
 /// What a provider's refusal (a 429 or 529) tells a bucket's probe.
@@ -152,6 +156,9 @@ pub struct ProviderRefusal {
     pub last_window: Option<f64>,
     /// Set while a fault sends requests this limiter did not see: until when.
     pub fault_until: Option<Instant>,
+    /// The provider's headers said there was room for the refused request: something in
+    /// between enforces less than they describe.
+    pub beneath: bool,
 }
 
 /// What a step or the end of a fault did to a probe.
@@ -181,6 +188,7 @@ impl Aimd {
             steady: 0,
             plateau_since: None,
             window: None,
+            beneath: false,
         }
     }
 
@@ -201,6 +209,31 @@ impl Aimd {
         a
     }
 
+    /// The probe of a limiter in between that a refusal the headers did not predict revealed,
+    /// on a bucket of `period_ms`: nothing is known of it but that it took `accepted` per
+    /// period in the second before (a lower bound of what it allows), so it starts there, or
+    /// at first contact's few a second, in slow start, as a key nothing is known of does.
+    pub fn beneath(accepted: Option<f64>, period_ms: f64, now: Instant) -> Aimd {
+        let start = aimd::START_PER_SEC * period_ms / 1000.0;
+        let mut a = Aimd::at(accepted.map_or(start, |n| n.max(start)), true, false, now);
+        a.beneath = true;
+        a
+    }
+
+    /// Whether it learns a limiter in between, beneath the headers' limit.
+    pub fn is_beneath(&self) -> bool {
+        self.beneath
+    }
+
+    /// A refusal the headers did not predict came while it was in slow start: what it sent
+    /// found the limiter in between, and it learns that one from now on.
+    pub fn in_slow_start_beneath(&mut self) -> bool {
+        if self.slow_start {
+            self.beneath = true;
+        }
+        self.beneath
+    }
+
     /// Units per period it allows.
     pub fn rate(&self) -> f64 {
         self.rate
@@ -211,8 +244,23 @@ impl Aimd {
         self.last_refused_rate
     }
 
+    /// Whether something waited on its bucket since its last step.
+    pub fn has_demand(&self) -> bool {
+        self.demand
+    }
+
+    pub fn is_slow_start(&self) -> bool {
+        self.slow_start
+    }
+
     pub fn is_first_contact(&self) -> bool {
         self.first_contact
+    }
+
+    /// The provider named its limits: no longer a first contact, it goes on in slow start
+    /// up to them.
+    pub fn limits_named(&mut self) {
+        self.first_contact = false;
     }
 
     /// The burst it allows on a bucket of `period_ms`: a quarter second of its rate, at least

@@ -175,6 +175,41 @@ fn drive(
     millis: u64,
     refusal: impl Fn(u64, i64) -> Outcome,
 ) -> Run {
+    drive_through(
+        workers,
+        Latency {
+            answer: latency,
+            spread: 0,
+            refusal: latency,
+        },
+        millis,
+        |ms, _| provider.admit(ms),
+        |answer, unix_ms| match answer {
+            Ok(()) => ok(200),
+            Err(wait) => refusal(wait, unix_ms),
+        },
+    )
+    .0
+}
+
+/// How long answers take: `answer` ms and up to `spread` more (spread evenly), a refusal
+/// `refusal` ms.
+struct Latency {
+    answer: u64,
+    spread: u64,
+    refusal: u64,
+}
+
+/// `drive` through whatever admits: `admit(ms, in_flight)` (the request itself not counted)
+/// says whether a request goes, the answer to it is `answer(admitted, unix_ms)`, back after
+/// `latency`. Returns the run and the engine, for its status at the end.
+fn drive_through(
+    workers: usize,
+    latency: Latency,
+    millis: u64,
+    mut admit: impl FnMut(u64, usize) -> Result<(), u64>,
+    answer: impl Fn(Result<(), u64>, i64) -> Outcome,
+) -> (Run, Fx) {
     let mut fx = Fx::new(vec![]);
     let mut flights: Vec<(u64, String, Result<(), u64>)> = Vec::new();
     let mut run = Run {
@@ -185,11 +220,8 @@ fn drive(
     for ms in 0..millis {
         flights.sort_by_key(|f| f.0);
         while flights.first().is_some_and(|f| f.0 <= ms) {
-            let (_, lease_id, answer) = flights.remove(0);
-            let o = match answer {
-                Ok(()) => ok(200),
-                Err(wait) => refusal(wait, T0_UNIX + ms as i64),
-            };
+            let (_, lease_id, admitted) = flights.remove(0);
+            let o = answer(admitted, T0_UNIX + ms as i64);
             fx.e.report(&lease_id, &o, fx.now(ms)).expect("report");
         }
         for _ in 0..workers {
@@ -209,12 +241,18 @@ fn drive(
                 }
                 _ => break,
             };
-            let answer = provider.admit(ms);
-            if answer.is_err() {
+            let in_flight = flights.iter().filter(|f| f.2.is_ok()).count();
+            let admitted = admit(ms, in_flight);
+            if admitted.is_err() {
                 run.refused.push(ms);
             }
             run.sent.push(ms);
-            flights.push((ms + latency, g.lease_id, answer));
+            let back = ms
+                + match admitted {
+                    Ok(()) => latency.answer + (run.sent.len() as u64 * 37) % (latency.spread + 1),
+                    Err(_) => latency.refusal,
+                };
+            flights.push((back, g.lease_id, admitted));
         }
         if ms % 100 == 0 {
             if let Some(b) =
@@ -227,7 +265,7 @@ fn drive(
             }
         }
     }
-    run
+    (run, fx)
 }
 
 /// A header-less provider's 429 naming its delay in retry-after-ms.
@@ -940,4 +978,161 @@ fn a_header_less_limit_that_counts_refusals_is_measured_at_it_after_the_first_cu
         "{accepted} accepted in 15 s of the {allowed} allowed; refused at {:?}",
         run.refused
     );
+}
+
+/// A generous provider's answer: limit headers far above what a gateway before it allows.
+fn generous(unix_ms: i64) -> Outcome {
+    let mut o = with_headers(
+        200,
+        &[
+            ("x-ratelimit-limit-requests", "60000"),
+            ("x-ratelimit-remaining-requests", "59990"),
+            ("x-ratelimit-reset-requests", "10ms"),
+        ],
+        unix_ms,
+    );
+    o.usage_known = true;
+    o
+}
+
+/// A gateway's 429 (nginx's `limit_req` or `limit_conn`): an HTML page, no headers, no delay.
+fn gateway_refusal(unix_ms: i64) -> Outcome {
+    let mut o = with_headers(429, &[], unix_ms);
+    o.error_message = "429 Too Many Requests".into();
+    o
+}
+
+#[test]
+fn a_gateway_beneath_generous_headers_is_learned_as_a_limit_of_its_own() {
+    // nginx's limit_req (20/s, a burst of 5, refused requests not counted) in front of a
+    // provider whose headers say 60,000 a minute with nearly all of it left: 96 workers,
+    // answers after 150 to 450 ms, refusals at once. The refusals the headers did not predict are a
+    // limit in between, learned beneath them; believing the headers refused more than half.
+    let mut gateway = ModelProvider::full(20.0, 5.0, false);
+    let (run, mut fx) = drive_through(
+        96,
+        Latency {
+            answer: 150,
+            spread: 300,
+            refusal: 1,
+        },
+        40_000,
+        |ms, _| gateway.admit(ms),
+        |admitted, unix_ms| match admitted {
+            Ok(()) => generous(unix_ms),
+            Err(_) => gateway_refusal(unix_ms),
+        },
+    );
+    let after = Run::after;
+    let share = after(&run.refused, 0) / after(&run.sent, 0);
+    assert!(
+        share <= 0.03,
+        "{} of {} refused: {:?}",
+        run.refused.len(),
+        run.sent.len(),
+        run.refused
+    );
+    let accepted = after(&run.sent, 10_000) - after(&run.refused, 10_000);
+    // (0.875 of it on this model, 0.7 to 0.9 behind nginx: short of the 0.9 sought.)
+    assert!(
+        accepted / 30.0 >= 17.0,
+        "{:.1} accepted per second",
+        accepted / 30.0
+    );
+    // Shown as what it is: a limit found by probing, beneath the headers' limit, which is
+    // still read. (A concurrency may be inferred beside it, at about its rate times the
+    // answers' latency, where both explain the refusals.)
+    let st = fx.key_status("h", 40_000);
+    let b = bucket_of(&st, Dimension::Requests);
+    assert_eq!(b.bucket.source, LimitSource::Aimd);
+    assert!(b.beneath_headers, "{b:?}");
+    assert_eq!(b.headers_limit, Some(60_000.0));
+    assert!(b.bucket.limit <= 1_500.0, "{b:?}");
+}
+
+#[test]
+fn a_refusal_the_headers_predicted_is_no_limit_in_between() {
+    // The provider's own 429 says nothing remains: the headers' limit is what refused, and
+    // nothing is learned beneath it.
+    let mut fx = Fx::new(vec![]);
+    report(&mut fx, "p", 200, &requests_headers("600", "3", "10ms"), 0);
+    report(
+        &mut fx,
+        "p",
+        429,
+        &requests_headers("600", "0", "100ms"),
+        10,
+    );
+    let b = bucket_of(&fx.key_status("p", 20), Dimension::Requests);
+    assert!(!b.beneath_headers, "{b:?}");
+    // The same refusal with room left in the headers is one they did not predict.
+    let mut fx = Fx::new(vec![]);
+    report(
+        &mut fx,
+        "g",
+        200,
+        &requests_headers("600", "500", "10ms"),
+        0,
+    );
+    report(
+        &mut fx,
+        "g",
+        429,
+        &requests_headers("600", "490", "10ms"),
+        10,
+    );
+    let b = bucket_of(&fx.key_status("g", 20), Dimension::Requests);
+    assert!(b.beneath_headers, "{b:?}");
+    assert_eq!(b.bucket.source, LimitSource::Aimd);
+    // With no headers on the refusal, the last ones less what went since decide: a request
+    // larger than the burst they describe went from a full bucket into debt, so its refusal
+    // was theirs to predict.
+    let mut fx = Fx::new(vec![]);
+    let tokens = [
+        ("x-ratelimit-limit-tokens", "60000".to_string()),
+        ("x-ratelimit-remaining-tokens", "1000".to_string()),
+        ("x-ratelimit-reset-tokens", "0s".to_string()),
+    ];
+    report(&mut fx, "q", 200, &tokens, 0);
+    let big = lease(&fx.acquire("q", 1_500, 0, 60_000, 10));
+    fx.e.report(&big, &gateway_refusal(T0_UNIX + 20), fx.now(20))
+        .expect("report");
+    let st = fx.key_status("q", 30);
+    assert!(st.buckets.iter().all(|b| !b.beneath_headers), "{st:?}");
+}
+
+#[test]
+fn refusals_that_track_requests_in_flight_are_a_concurrency_limit_not_a_rate() {
+    // nginx's limit_conn 8 with nothing in its 429 to say so, with and without the provider's
+    // generous headers behind it: answers after 200 to 400 ms (so in flight and rate part),
+    // 96 workers. What is learned is 8 in flight, and the rate is left alone.
+    for headers in [true, false] {
+        let mut n = 0u64;
+        let (run, mut fx) = drive_through(
+            96,
+            Latency {
+                answer: 200,
+                spread: 200,
+                refusal: 1,
+            },
+            30_000,
+            |_, in_flight| if in_flight >= 8 { Err(0) } else { Ok(()) },
+            |admitted, unix_ms| match admitted {
+                Ok(()) if headers => generous(unix_ms),
+                Ok(()) => ok(200),
+                Err(_) => gateway_refusal(unix_ms),
+            },
+        );
+        n += run.refused.len() as u64;
+        let st = fx.key_status("h", 30_000);
+        assert_eq!(st.max_concurrency, 8, "headers {headers}: {st:?}");
+        let accepted = Run::after(&run.sent, 5_000) - Run::after(&run.refused, 5_000);
+        // 8 in flight for 300 ms each on average: 26.7 a second.
+        assert!(
+            accepted / 25.0 >= 24.0,
+            "headers {headers}: {:.1} accepted per second",
+            accepted / 25.0
+        );
+        assert!(n <= 10, "headers {headers}: {n} refused: {:?}", run.refused);
+    }
 }

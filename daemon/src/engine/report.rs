@@ -136,17 +136,26 @@ impl Engine {
                 )
             })
             .flatten();
-        let concurrency = class.is_retryable()
+        let named = class.is_retryable()
             && super::concurrency::names_concurrency(
                 outcome.status,
                 &outcome.error_type,
                 &outcome.error_message,
             );
+        // A refusal that names nothing may still track requests in flight; one that names a
+        // delay is a rate's (a limit of requests in flight cannot know when a slot frees).
+        let tracks = !named
+            && rate_limited
+            && window.is_none()
+            && daily.is_none()
+            && outcome.signals.retry_after.is_none()
+            && self.tracks_in_flight(&lease, now.mono);
+        let concurrency = named || tracks;
         if let Some(closed) = &window {
             self.window_refused(&lease, closed, now)?;
         } else if let Some(quota) = &daily {
             self.daily_refused(&lease, quota, now)?;
-        } else if concurrency && self.concurrency_refused(&lease, now) {
+        } else if concurrency && self.concurrency_refused(&lease, tracks, now) {
             // Too many in flight, not too fast: no cut of the rate, and no cooldown beyond
             // the provider's own delay (a slot frees when a request in flight finishes).
             if rate_limited {
@@ -165,6 +174,7 @@ impl Engine {
                 }
             }
         } else if rate_limited {
+            self.concurrency_refuted(&lease, now);
             self.cool_after_refusal(&lease, &class, outcome, now)?;
         }
         self.record_breaker(id, lease_no, &class, now);
@@ -206,6 +216,9 @@ impl Engine {
         }
         let stats = &mut self.keys[lease.key].stats;
         stats.first_success.get_or_insert(now.mono);
+        stats
+            .accepted_in_flight
+            .accepted(lease.in_flight_at_grant, now.mono);
         stats.succeeded.add(base, now.mono, 1);
         let tokens = if outcome.usage_known {
             outcome.input_tokens + outcome.output_tokens
@@ -215,7 +228,12 @@ impl Engine {
         stats
             .succeeded_tokens
             .add(base, now.mono, u32::try_from(tokens).unwrap_or(u32::MAX));
-        if let Some(c) = stats.since_cut.as_mut() {
+        // Only what was sent since requests went again measures what the provider takes.
+        if let Some(c) = stats
+            .since_cut
+            .as_mut()
+            .filter(|c| lease.granted_at >= c.at)
+        {
             c.requests += 1;
             c.tokens += tokens;
         }
@@ -238,7 +256,11 @@ impl Engine {
             (_, t) => format!("provider answered {} {t}", outcome.status),
         };
         let name = self.keys[id].name.clone();
-        let base = self.probed_backoff(id, outcome, now.mono);
+        // A limiter in between the headers did not predict is found as one that names
+        // nothing is, its backoff included.
+        let beneath = super::calibrate::refused_dimension(outcome) == Dimension::Requests
+            && self.unpredicted(lease, outcome, now.mono);
+        let base = self.probed_backoff(id, outcome, beneath, now.mono);
         // The next run of accepted requests begins with the next grant.
         self.keys[id].stats.run_start = None;
         let until = self.install_cooldown_from(
@@ -250,7 +272,7 @@ impl Engine {
             super::cooldowns::Origin::Here,
             now,
         )?;
-        self.refused(id, lease, outcome, until, now);
+        self.refused(id, lease, outcome, beneath, until, now);
         Ok(())
     }
 
@@ -259,10 +281,23 @@ impl Engine {
     /// herd's first contact),
     /// two requests' worth at the rate refused, at least `PROBED_BACKOFF_MIN`: the rate is cut
     /// as well, so a whole second of nothing would only waste what the provider allows.
-    fn probed_backoff(&self, id: KeyId, outcome: &Outcome, now: Instant) -> Duration {
+    fn probed_backoff(
+        &self,
+        id: KeyId,
+        outcome: &Outcome,
+        beneath: bool,
+        now: Instant,
+    ) -> Duration {
         let base = self.config.cooldown_base;
         let key = &self.keys[id];
-        let probed = self.probed_bucket(id, outcome).map(|i| &key.buckets[i]);
+        let probed = self
+            .probed_bucket(id, outcome)
+            .or_else(|| {
+                beneath
+                    .then(|| key.find_minute_bucket(Dimension::Requests))
+                    .flatten()
+            })
+            .map(|i| &key.buckets[i]);
         match probed {
             Some(b) if b.rate().limit.is_finite() && b.rate().limit > 0.0 => {
                 let per_request = b.rate().period.millis() / b.rate().limit;

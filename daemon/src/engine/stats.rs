@@ -47,6 +47,8 @@ pub(super) struct KeyStats {
     pub(super) since_cut: Option<SinceCut>,
     /// When the requests of the last second were granted, those refused since left out.
     pub(super) recent_grants: RecentGrants,
+    /// The most in flight that a request the provider accepted lately was granted with.
+    pub(super) accepted_in_flight: InFlightSeen,
     /// Requests refused for want of capacity, once there was one.
     pub(super) unserved: Option<Box<Unserved>>,
     /// When the key was last asked for, and its clients' pauses.
@@ -72,6 +74,49 @@ pub(super) struct SinceCut {
     pub(super) tokens: u64,
     /// Refusals since the cut, the one being read included.
     pub(super) refusals: u64,
+}
+
+/// The most requests in flight that a request the provider accepted was granted with, over
+/// the last one to two `InFlightSeen::EPOCH`s: whether a refusal tracks requests in flight
+/// (it came with more in flight than any accepted request had) or not.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct InFlightSeen {
+    epoch: Option<Instant>,
+    current: u64,
+    previous: u64,
+}
+
+impl InFlightSeen {
+    pub(super) const EPOCH: Duration = Duration::from_secs(1);
+
+    fn roll(&mut self, now: Instant) {
+        let Some(e) = self.epoch else {
+            self.epoch = Some(now);
+            return;
+        };
+        let elapsed = now.saturating_duration_since(e);
+        if elapsed >= Self::EPOCH {
+            self.previous = if elapsed >= 2 * Self::EPOCH {
+                0
+            } else {
+                self.current
+            };
+            self.current = 0;
+            self.epoch = Some(now);
+        }
+    }
+
+    /// A request granted with `in_flight` (itself counted) was accepted.
+    pub(super) fn accepted(&mut self, in_flight: u64, now: Instant) {
+        self.roll(now);
+        self.current = self.current.max(in_flight);
+    }
+
+    /// The most any accepted request lately had (0: none was accepted lately).
+    pub(super) fn highest(&mut self, now: Instant) -> u64 {
+        self.roll(now);
+        self.current.max(self.previous)
+    }
 }
 
 /// The grants of about the last `PROBED_WINDOW`, for a provider that says nothing: how many
@@ -164,6 +209,21 @@ impl RecentGrants {
         )
     }
 
+    /// The grants made at or before `at` that the provider had not answered by then (the one
+    /// made at `at` and answered later included), when it kept them all: what the provider
+    /// had in flight then, with answers that came back before their reports left out.
+    pub fn in_flight_at(&self, at: Instant) -> Option<u64> {
+        if self.overflowed {
+            return None;
+        }
+        Some(
+            self.at
+                .iter()
+                .filter(|g| g.at <= at && g.answered.is_none_or(|a| a > at))
+                .count() as u64,
+        )
+    }
+
     /// When the grants holding a place in a window held as `hold` at `now` leave it, when it
     /// kept them all.
     fn holding(&self, now: Instant, hold: Hold) -> Option<Vec<Instant>> {
@@ -213,8 +273,9 @@ impl RecentGrants {
         }
     }
 
-    /// Long enough for a refusal of a request granted a moment ago to look back a second.
-    const KEPT_FOR: Duration = Duration::from_secs(3);
+    /// Long enough for a refusal of a request granted a moment ago to look back a second, and
+    /// to count what was sent between two cuts (`BETWEEN_CUTS`).
+    const KEPT_FOR: Duration = Duration::from_secs(6);
 }
 
 /// Counts per whole second over the last 60 seconds, measured from `base`.

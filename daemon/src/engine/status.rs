@@ -14,6 +14,11 @@ pub struct BucketStatus {
     pub learned_limit: Option<f64>,
     pub learned_capacity: Option<f64>,
     pub learned_source: Option<LimitSource>,
+    /// What the provider's headers name, whatever is enforced.
+    pub headers_limit: Option<f64>,
+    /// Probing found a limit beneath the headers': refusals they did not predict came from
+    /// something in between (a gateway, nginx).
+    pub beneath_headers: bool,
 }
 
 impl BucketStatus {
@@ -27,6 +32,8 @@ impl BucketStatus {
             learned_limit: learned.map(|l| l.0),
             learned_capacity: learned.and_then(|l| l.1),
             learned_source: learned.map(|l| l.2),
+            headers_limit: b.headers_limit(),
+            beneath_headers: b.probed_beneath_headers(),
         }
     }
 }

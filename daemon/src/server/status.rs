@@ -121,6 +121,8 @@ fn key_status(k: KeyStatus) -> pb::KeyStatus {
                 source_code: codes::source(Some(b.bucket.source)),
                 capacity_source_code: codes::source(Some(b.capacity_source)),
                 learned_source_code: codes::source(b.learned_source),
+                headers_limit: b.headers_limit.unwrap_or(0.0),
+                beneath_headers: b.beneath_headers,
             })
             .collect(),
         in_flight: k.in_flight as i64,

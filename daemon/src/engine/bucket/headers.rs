@@ -13,6 +13,26 @@ pub struct HeaderView {
     /// Inferred capacity, once a reading had both `remaining` and `reset`.
     pub capacity: Option<f64>,
     samples: Samples,
+    /// What the headers say is left, and when: the last `remaining`, less what was taken
+    /// since, refilled at their limit. Whether they predicted a refusal.
+    left: Option<(f64, Instant)>,
+}
+
+impl HeaderView {
+    /// What they say is left at `now`, on a bucket of `period_ms`.
+    pub fn left(&self, period_ms: f64, now: Instant) -> Option<f64> {
+        let (left, at) = self.left?;
+        let ms = now.saturating_duration_since(at).as_secs_f64() * 1000.0;
+        let whole = self.capacity.unwrap_or(self.limit);
+        Some((left + ms * self.limit / period_ms).min(whole.max(left)))
+    }
+
+    /// `n` units were taken at `now`.
+    pub(super) fn took(&mut self, n: f64, period_ms: f64, now: Instant) {
+        if let Some(left) = self.left(period_ms, now) {
+            self.left = Some((left - n, now));
+        }
+    }
 }
 
 /// The last few capacity estimates; their median resists a reading taken while the provider's
@@ -56,8 +76,12 @@ impl Bucket {
                 limit,
                 capacity: None,
                 samples: Samples::default(),
+                left: None,
             });
             view.limit = limit;
+            if let Some(rem) = hl.remaining {
+                view.left = Some((rem, now));
+            }
             if let (Some(rem), Some(reset)) = (hl.remaining, hl.reset) {
                 // Continuous refill: what is left plus what comes back before it is full. The
                 // reset may be up to its granularity longer than written; reading it short
@@ -97,6 +121,29 @@ impl Bucket {
         changed
     }
 
+    /// What the headers say is left counts `n` more units as taken (requests in flight when
+    /// they were read).
+    pub fn headers_took(&mut self, n: f64, now: Instant) {
+        let period_ms = self.rate.period.millis();
+        if let Some(h) = &mut self.headers {
+            h.took(n, period_ms, now);
+        }
+    }
+
+    /// Whether the provider's headers said there was room for what was taken last (None: they
+    /// named nothing left, or the bucket is a fleet's part, whose headers count the other
+    /// hosts' grants it does not see).
+    pub fn headers_said_room(&self, now: Instant) -> Option<bool> {
+        if self.share < 1.0 {
+            return None;
+        }
+        let left = self
+            .headers
+            .as_ref()?
+            .left(self.rate.period.millis(), now)?;
+        Some(left >= 0.0)
+    }
+
     /// Brings back what was learned before a restart.
     pub fn restore_learned(
         &mut self,
@@ -115,6 +162,7 @@ impl Bucket {
                 limit,
                 capacity,
                 samples,
+                left: None,
             });
         }
         if let Some((rate, refused)) = probe.filter(|p| valid(p.0)) {

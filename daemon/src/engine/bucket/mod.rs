@@ -340,6 +340,16 @@ impl Bucket {
 
     /// The lower of what the headers say and what probing found: limit, capacity (the
     /// headers' only) and where it came from.
+    /// The limit the provider's headers name, if they named one.
+    pub fn headers_limit(&self) -> Option<f64> {
+        self.headers.as_ref().map(|h| h.limit)
+    }
+
+    /// Whether its probe learns a limiter in between, beneath the headers' limit.
+    pub fn probed_beneath_headers(&self) -> bool {
+        self.aimd.as_ref().is_some_and(Aimd::is_beneath)
+    }
+
     pub fn learned_limit(&self) -> Option<(f64, Option<f64>, LimitSource)> {
         let headers = self
             .headers
@@ -361,9 +371,12 @@ impl Bucket {
         self.headers.is_some() || self.aimd.is_some()
     }
 
-    /// Whether only probing finds its limit: nothing configured, no headers, probed.
+    /// Whether only probing finds its limit: nothing configured, no headers, probed; or probed
+    /// beneath the headers, for a limiter in between that they do not describe.
     pub fn is_probed_only(&self) -> bool {
-        self.aimd.is_some() && self.configured.is_none() && self.headers.is_none()
+        self.aimd.as_ref().is_some_and(|a| {
+            a.is_beneath() || (self.configured.is_none() && self.headers.is_none())
+        })
     }
 
     /// Requests no `aimd::WINDOW` may take, when only probing finds the limit and its last cut
@@ -428,6 +441,7 @@ impl Bucket {
     /// it refills, so it never runs ahead.
     pub fn take(&mut self, n: f64, transit: Duration, now: Instant) {
         self.on_grant(now);
+        self.headers_took(n, now);
         self.line_took();
         if self.level >= self.capacity_now(now) {
             self.updated = self.updated.max(now + transit);

@@ -24,15 +24,26 @@ impl Bucket {
         }
     }
 
-    /// The provider names its limits: a key nothing was known of needs no probing for them.
-    /// True when a first-contact probe ended.
+    /// The provider names its limits: a key nothing was known of needs no probing for them,
+    /// but the way to it may hold a narrower limiter than they describe (a gateway, nginx).
+    /// With a crowd waiting on it, its slow start goes on up to their limit, as a
+    /// connection's does up to the window its peer advertised, and ends there; with nothing
+    /// waiting there is no crowd to release at once, and the headers rule. A fleet's part is
+    /// held to its share of them anyway (and its headers may be another host's). True when a
+    /// first-contact probe was told.
     pub fn end_first_contact(&mut self) -> bool {
-        if self.aimd.as_ref().is_some_and(Aimd::is_first_contact) {
+        let ceiling = self.ceiling();
+        let in_fleet = self.share < 1.0;
+        let Some(a) = self.aimd.as_mut().filter(|a| a.is_first_contact()) else {
+            return false;
+        };
+        if a.rate() >= ceiling || !a.has_demand() || in_fleet {
             self.aimd = None;
-            self.recompute();
-            return true;
+        } else {
+            a.limits_named();
         }
-        false
+        self.recompute();
+        true
     }
 
     /// Starts probing a bucket nothing is known of.
@@ -58,7 +69,15 @@ impl Bucket {
         let before = self.rate.limit;
         let current = self.rate.limit.is_finite().then_some(self.rate.limit);
         let probed = self.aimd.as_ref().map(Aimd::rate);
-        let cut = Aimd::refused(&mut self.aimd, current, &r, self.rate.period.millis(), now);
+        let period_ms = self.rate.period.millis();
+        let cut = if r.beneath && !self.aimd.as_mut().is_some_and(Aimd::in_slow_start_beneath) {
+            // The headers said there was room: what they describe is not what refused. The
+            // limiter in between is found as one nothing names is, from what it took.
+            self.aimd = Some(Aimd::beneath(r.last_window, period_ms, now));
+            true
+        } else {
+            Aimd::refused(&mut self.aimd, current, &r, period_ms, now)
+        };
         if cut || self.aimd.as_ref().map(Aimd::rate) != probed {
             self.recompute();
         }
@@ -116,12 +135,23 @@ impl Bucket {
             return false;
         };
         let before = a.rate();
+        let slow_start = a.is_slow_start();
         match a.step(ceiling, period_ms, now) {
             Moved::Not => return false,
             Moved::Rate => {}
             Moved::Ended => self.aimd = None,
         }
         let changed = self.recompute();
+        if slow_start && self.aimd.is_none() {
+            // Slow start carried the headers' rate with nothing refused: the way to the
+            // provider holds no narrower limit, and what the headers say is left may go (a
+            // fixed window's allowance, a burst) instead of what the ramp let its bucket hold.
+            self.refill(now);
+            if let Some(left) = self.headers.as_ref().and_then(|h| h.left(period_ms, now)) {
+                let cap = self.capacity_now(now) - self.set_aside;
+                self.level = self.level.max(left.min(cap) * self.share);
+            }
+        }
         changed || self.aimd.as_ref().is_some_and(|a| a.rate() != before)
     }
 }

@@ -61,6 +61,7 @@ fn aimd_cuts_then_approaches_then_creeps() {
         since_cut: None,
         last_window: None,
         fault_until: None,
+        beneath: false,
     };
     assert_eq!(b.refused(refusal(t), t), Some(f64::INFINITY));
     assert_eq!(b.source, LimitSource::Aimd);
@@ -132,6 +133,7 @@ fn a_fault_cuts_once_and_what_it_left_is_refused_without_a_cut_until_a_clean_int
         since_cut: None,
         last_window: None,
         fault_until,
+        beneath: false,
     };
     assert!(b.refused(refusal(ms(0), Some(ms(5000))), ms(0)).is_some());
     assert!((b.rate.limit - 1020.0).abs() < 1e-9);
@@ -171,6 +173,7 @@ fn a_refusal_soon_after_a_cut_finds_the_limit_from_what_was_accepted_between() {
         since_cut,
         last_window: None,
         fault_until: None,
+        beneath: false,
     };
     assert!(b.refused(refusal(ms(0), 960.0, None), ms(0)).is_some());
     assert!((b.rate.limit - 816.0).abs() < 1e-9);

@@ -453,7 +453,7 @@ class Event(_message.Message):
     def __init__(self, unix_ms: _Optional[int] = ..., key: _Optional[str] = ..., kind: _Optional[str] = ..., message: _Optional[str] = ..., kind_code: _Optional[_Union[EventKind, str]] = ...) -> None: ...
 
 class Bucket(_message.Message):
-    __slots__ = ("dimension", "period", "limit", "capacity", "level", "source", "capacity_source", "configured_limit", "configured_capacity", "learned_limit", "learned_capacity", "learned_source", "dimension_code", "period_code", "source_code", "capacity_source_code", "learned_source_code")
+    __slots__ = ("dimension", "period", "limit", "capacity", "level", "source", "capacity_source", "configured_limit", "configured_capacity", "learned_limit", "learned_capacity", "learned_source", "dimension_code", "period_code", "source_code", "capacity_source_code", "learned_source_code", "headers_limit", "beneath_headers")
     DIMENSION_FIELD_NUMBER: _ClassVar[int]
     PERIOD_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
@@ -471,6 +471,8 @@ class Bucket(_message.Message):
     SOURCE_CODE_FIELD_NUMBER: _ClassVar[int]
     CAPACITY_SOURCE_CODE_FIELD_NUMBER: _ClassVar[int]
     LEARNED_SOURCE_CODE_FIELD_NUMBER: _ClassVar[int]
+    HEADERS_LIMIT_FIELD_NUMBER: _ClassVar[int]
+    BENEATH_HEADERS_FIELD_NUMBER: _ClassVar[int]
     dimension: str
     period: str
     limit: float
@@ -488,7 +490,9 @@ class Bucket(_message.Message):
     source_code: LimitSource
     capacity_source_code: LimitSource
     learned_source_code: LimitSource
-    def __init__(self, dimension: _Optional[str] = ..., period: _Optional[str] = ..., limit: _Optional[float] = ..., capacity: _Optional[float] = ..., level: _Optional[float] = ..., source: _Optional[str] = ..., capacity_source: _Optional[str] = ..., configured_limit: _Optional[float] = ..., configured_capacity: _Optional[float] = ..., learned_limit: _Optional[float] = ..., learned_capacity: _Optional[float] = ..., learned_source: _Optional[str] = ..., dimension_code: _Optional[_Union[Dimension, str]] = ..., period_code: _Optional[_Union[Period, str]] = ..., source_code: _Optional[_Union[LimitSource, str]] = ..., capacity_source_code: _Optional[_Union[LimitSource, str]] = ..., learned_source_code: _Optional[_Union[LimitSource, str]] = ...) -> None: ...
+    headers_limit: float
+    beneath_headers: bool
+    def __init__(self, dimension: _Optional[str] = ..., period: _Optional[str] = ..., limit: _Optional[float] = ..., capacity: _Optional[float] = ..., level: _Optional[float] = ..., source: _Optional[str] = ..., capacity_source: _Optional[str] = ..., configured_limit: _Optional[float] = ..., configured_capacity: _Optional[float] = ..., learned_limit: _Optional[float] = ..., learned_capacity: _Optional[float] = ..., learned_source: _Optional[str] = ..., dimension_code: _Optional[_Union[Dimension, str]] = ..., period_code: _Optional[_Union[Period, str]] = ..., source_code: _Optional[_Union[LimitSource, str]] = ..., capacity_source_code: _Optional[_Union[LimitSource, str]] = ..., learned_source_code: _Optional[_Union[LimitSource, str]] = ..., headers_limit: _Optional[float] = ..., beneath_headers: bool = ...) -> None: ...
 
 class KeyStatus(_message.Message):
     __slots__ = ("key", "buckets", "in_flight", "max_concurrency", "queue_depth", "queue_wait_p50_ms", "queue_wait_p95_ms", "rate_limited_total", "rate_limited_per_minute", "tokens_reserved", "tokens_used", "cooldown_remaining_ms", "fallbacks_total", "requests_total", "granted_total", "cooldown_reason", "tokens_outstanding", "ancestors", "last_headers", "requests_per_second", "rejected_total", "fallbacks_per_minute", "retries_total", "give_ups_total", "breaker", "breaker_open_remaining_ms", "provider", "output_counted_as", "output_counted_as_source", "headers_ignored_total", "fleet_shared", "fleet_share", "fleet_slots", "output_tokens_estimate", "undeclared_tokens_reserved", "undeclared_tokens_used", "concurrency_source", "learned_concurrency", "daily_quota_until_unix_ms", "daily_quota", "fixed_window_ms", "breaker_code", "provider_code", "output_counted_as_code", "output_counted_as_source_code", "concurrency_source_code", "settled_at_estimate_total", "plan_windows", "fleet_line", "cancelled_total", "settled_total", "withdrawn_total", "expired_total")

@@ -1016,6 +1016,20 @@ export type Bucket = Message<"llmctl.v1.Bucket"> & {
      * @generated from field: llmctl.v1.LimitSource learned_source_code = 17;
      */
     learnedSourceCode: LimitSource;
+    /**
+     * The limit the provider's headers name, whatever is enforced; 0 when they named none.
+     *
+     * @generated from field: double headers_limit = 18;
+     */
+    headersLimit: number;
+    /**
+     * Probing found a limit beneath the headers' limit: refusals the headers did not predict
+     * (they said there was room) came from something in between (a gateway, nginx), learned as
+     * a limit of its own (source aimd); the stricter is enforced.
+     *
+     * @generated from field: bool beneath_headers = 19;
+     */
+    beneathHeaders: boolean;
 };
 /**
  * Describes the message llmctl.v1.Bucket.
