@@ -1136,3 +1136,50 @@ fn refusals_that_track_requests_in_flight_are_a_concurrency_limit_not_a_rate() {
         assert!(n <= 10, "headers {headers}: {n} refused: {:?}", run.refused);
     }
 }
+
+#[test]
+fn a_crowd_waiting_at_the_first_answer_goes_as_slow_start_reaches_the_headers_then_at_once() {
+    // 20 callers at once on a key nothing is known of: slow start's first 4 go. The first
+    // answer names 600 a minute with 50 left. With 16 waiting, the crowd is not released at
+    // once (a gateway in between would refuse most of it): slow start goes on beneath the
+    // headers, and once it reaches their limit, what they say is left goes at once.
+    let mut fx = Fx::new(vec![]);
+    let mut first = Vec::new();
+    let mut waiting = Vec::new();
+    for _ in 0..20 {
+        match fx.acquire("c", 0, 0, 10_000, 0) {
+            Acquired::Granted(g) => first.push(g.lease_id),
+            Acquired::Queued(w) => waiting.push(w),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(first.len(), bucket::aimd::START_BURST as usize);
+    let h = requests_headers("600", "50", "10s");
+    let h: Vec<(&str, &str)> = h.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let mut o = with_headers(200, &h, T0_UNIX + 50);
+    o.usage_known = true;
+    fx.e.report(&first[0], &o, fx.now(50)).expect("report");
+    let released_at_once = granted_ids(&fx.e.drain_answers()).len();
+    let b = bucket_of(&fx.key_status("c", 50), Dimension::Requests);
+    assert_eq!(b.bucket.source, LimitSource::Aimd, "{b:?}");
+    assert!(
+        released_at_once <= 2,
+        "{released_at_once} released at the first answer"
+    );
+    // Slow start doubles past 10 a second at its next step: the headers rule, and the rest go.
+    let mut granted = released_at_once;
+    for ms in (60..=400).step_by(10) {
+        fx.e.pump(fx.now(ms));
+        granted += granted_ids(&fx.e.drain_answers()).len();
+    }
+    let b = bucket_of(&fx.key_status("c", 400), Dimension::Requests);
+    assert_eq!(
+        (b.bucket.limit, b.bucket.source),
+        (600.0, LimitSource::Headers)
+    );
+    assert_eq!(
+        granted,
+        waiting.len(),
+        "the crowd went once slow start ended"
+    );
+}
